@@ -1,0 +1,256 @@
+// Package binaries provides the real control-plane binaries the local backend
+// runs: kube-apiserver, etcd and etcdutl, built from pinned upstream Go source
+// (k8s.io/kubernetes and go.etcd.io/etcd through the Go module proxy) and cached
+// per version.
+//
+// A build happens once per version per machine. It takes place in a nested Go
+// module generated in the cache (so the huge dependency graph of
+// k8s.io/kubernetes never touches the suite's go.mod), under a file lock so that
+// parallel test processes wait for one build instead of racing. Users who
+// already have binaries point INFORMER_CONFORMANCE_ASSETS at a directory that
+// holds them, like envtest's KUBEBUILDER_ASSETS.
+package binaries
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Defaults used when neither Versions fields nor the environment say otherwise.
+const (
+	DefaultKubeVersion = "v1.36.3"
+	DefaultEtcdVersion = "v3.6.16"
+)
+
+// Environment variables read by FromEnv and Ensure.
+const (
+	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.36.x).
+	EnvKubeVersion = "KUBE_VERSION"
+	// EnvEtcdVersion selects the etcd version (3.5.x or 3.6.x).
+	EnvEtcdVersion = "ETCD_VERSION"
+	// EnvAssets names a directory holding prebuilt kube-apiserver, etcd and
+	// etcdutl; when set nothing is built and the versions are not checked.
+	EnvAssets = "INFORMER_CONFORMANCE_ASSETS"
+	// EnvCacheDir overrides the cache root (default: $XDG_CACHE_HOME/informer-conformance).
+	EnvCacheDir = "INFORMER_CONFORMANCE_CACHE"
+)
+
+// Names of the binaries inside an assets directory.
+const (
+	KubeAPIServer = "kube-apiserver"
+	Etcd          = "etcd"
+	Etcdutl       = "etcdutl"
+)
+
+// Versions selects what to build. Zero fields mean the defaults.
+type Versions struct {
+	KubeAPIServer string // e.g. v1.36.3
+	Etcd          string // e.g. v3.6.16
+}
+
+// Paths are absolute paths to executables.
+type Paths struct {
+	KubeAPIServer string
+	Etcd          string
+	Etcdutl       string
+	// Versions the paths were built for; empty when they came from an assets directory.
+	Versions Versions
+}
+
+// Options tune Ensure. The zero value builds into the default cache and is silent.
+type Options struct {
+	// CacheDir is the cache root; default $INFORMER_CONFORMANCE_CACHE or the user cache dir.
+	CacheDir string
+	// AssetsDir, when set, is used instead of building (default $INFORMER_CONFORMANCE_ASSETS).
+	AssetsDir string
+	// Progress receives one line per build step; nil discards them.
+	Progress io.Writer
+}
+
+var (
+	kubeVersionRE = regexp.MustCompile(`^v?1\.(\d+)\.(\d+)$`)
+	etcdVersionRE = regexp.MustCompile(`^v?3\.(\d+)\.(\d+)$`)
+)
+
+// Supported kube-apiserver minor versions.
+const (
+	MinKubeMinor = 31
+	MaxKubeMinor = 36
+)
+
+// FromEnv returns the versions selected by KUBE_VERSION and ETCD_VERSION,
+// defaults filled in and validated.
+func FromEnv() (Versions, error) {
+	return Versions{KubeAPIServer: os.Getenv(EnvKubeVersion), Etcd: os.Getenv(EnvEtcdVersion)}.Normalize()
+}
+
+// Normalize fills in defaults, adds the leading "v" and validates the versions.
+func (v Versions) Normalize() (Versions, error) {
+	if v.KubeAPIServer == "" {
+		v.KubeAPIServer = DefaultKubeVersion
+	}
+	if v.Etcd == "" {
+		v.Etcd = DefaultEtcdVersion
+	}
+	m := kubeVersionRE.FindStringSubmatch(v.KubeAPIServer)
+	if m == nil {
+		return v, fmt.Errorf("kube-apiserver version %q is not a release version like v1.36.3 (set %s)", v.KubeAPIServer, EnvKubeVersion)
+	}
+	if minor, _ := strconv.Atoi(m[1]); minor < MinKubeMinor || minor > MaxKubeMinor {
+		return v, fmt.Errorf("kube-apiserver version %s is not supported: choose 1.%d.x to 1.%d.x (set %s)", v.KubeAPIServer, MinKubeMinor, MaxKubeMinor, EnvKubeVersion)
+	}
+	if v.KubeAPIServer[0] != 'v' {
+		v.KubeAPIServer = "v" + v.KubeAPIServer
+	}
+	m = etcdVersionRE.FindStringSubmatch(v.Etcd)
+	if m == nil {
+		return v, fmt.Errorf("etcd version %q is not a release version like v3.6.16 (set %s)", v.Etcd, EnvEtcdVersion)
+	}
+	if minor, _ := strconv.Atoi(m[1]); minor < 5 || minor > 6 {
+		return v, fmt.Errorf("etcd version %s is not supported: choose 3.5.x or 3.6.x (set %s)", v.Etcd, EnvEtcdVersion)
+	}
+	if v.Etcd[0] != 'v' {
+		v.Etcd = "v" + v.Etcd
+	}
+	return v, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.AssetsDir == "" {
+		o.AssetsDir = os.Getenv(EnvAssets)
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = os.Getenv(EnvCacheDir)
+	}
+	if o.CacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return o, fmt.Errorf("find a cache directory (set %s): %w", EnvCacheDir, err)
+		}
+		o.CacheDir = filepath.Join(base, "informer-conformance")
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o, nil
+}
+
+// Ensure returns the binaries for v, building and caching whatever is missing.
+// With an assets directory it only checks that the three executables are there.
+func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Paths{}, err
+	}
+	if opts.AssetsDir != "" {
+		return fromAssets(opts.AssetsDir)
+	}
+	if v, err = v.Normalize(); err != nil {
+		return Paths{}, err
+	}
+	p := Paths{
+		KubeAPIServer: filepath.Join(opts.CacheDir, "bin", "kube-apiserver", v.KubeAPIServer, KubeAPIServer),
+		Etcd:          filepath.Join(opts.CacheDir, "bin", "etcd", v.Etcd, Etcd),
+		Etcdutl:       filepath.Join(opts.CacheDir, "bin", "etcd", v.Etcd, Etcdutl),
+		Versions:      v,
+	}
+	if err := ensureBuilt(ctx, opts, "etcd-"+v.Etcd, []string{p.Etcd, p.Etcdutl}, func(work string) error {
+		return buildEtcd(ctx, opts.Progress, work, v.Etcd, filepath.Dir(p.Etcd))
+	}); err != nil {
+		return Paths{}, fmt.Errorf("build etcd %s: %w", v.Etcd, err)
+	}
+	if err := ensureBuilt(ctx, opts, "kube-apiserver-"+v.KubeAPIServer, []string{p.KubeAPIServer}, func(work string) error {
+		return buildKubeAPIServer(ctx, opts.Progress, work, v.KubeAPIServer, filepath.Dir(p.KubeAPIServer))
+	}); err != nil {
+		return Paths{}, fmt.Errorf("build kube-apiserver %s: %w", v.KubeAPIServer, err)
+	}
+	return p, nil
+}
+
+func fromAssets(dir string) (Paths, error) {
+	p := Paths{
+		KubeAPIServer: filepath.Join(dir, KubeAPIServer),
+		Etcd:          filepath.Join(dir, Etcd),
+		Etcdutl:       filepath.Join(dir, Etcdutl),
+	}
+	var errs []error
+	for _, f := range []string{p.KubeAPIServer, p.Etcd, p.Etcdutl} {
+		if err := checkExecutable(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Paths{}, fmt.Errorf("%s=%s must hold kube-apiserver, etcd and etcdutl (unset it to build them from source): %w", EnvAssets, dir, err)
+	}
+	return p, nil
+}
+
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+func allExecutable(paths []string) bool {
+	for _, p := range paths {
+		if checkExecutable(p) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureBuilt runs build unless every output exists, holding a per-target file
+// lock so parallel processes build once and the others wait and reuse it.
+func ensureBuilt(ctx context.Context, opts Options, name string, outputs []string, build func(work string) error) error {
+	if allExecutable(outputs) {
+		return nil
+	}
+	lockDir := filepath.Join(opts.CacheDir, "locks")
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return err
+	}
+	lock := flock.New(filepath.Join(lockDir, name+".lock"))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", lock.Path(), err)
+	}
+	if !locked {
+		fmt.Fprintf(opts.Progress, "waiting for another process building %s (lock %s)\n", name, lock.Path())
+		if _, err := lock.TryLockContext(ctx, 250*time.Millisecond); err != nil {
+			return fmt.Errorf("wait for lock %s: %w", lock.Path(), err)
+		}
+	}
+	defer lock.Unlock()
+	if allExecutable(outputs) { // built by whoever held the lock
+		return nil
+	}
+	work := filepath.Join(opts.CacheDir, "src", name)
+	if err := os.RemoveAll(work); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	start := time.Now()
+	fmt.Fprintf(opts.Progress, "building %s from source (once per version; a few minutes) in %s\n", name, work)
+	if err := build(work); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Progress, "built %s in %s\n", name, time.Since(start).Round(time.Second))
+	return nil
+}

@@ -1,0 +1,203 @@
+package binaries
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+)
+
+// The mains are kept as .txt so the suite's module never compiles them; they
+// become a module of their own in the build directory.
+//
+//go:embed modules/kube-apiserver/main.go.txt modules/etcd/etcd/main.go.txt modules/etcd/etcdutl/main.go.txt
+var modules embed.FS
+
+// goTool runs the go command in dir with a clean module environment.
+type goTool struct {
+	ctx      context.Context
+	bin      string
+	dir      string
+	progress io.Writer
+}
+
+func newGoTool(ctx context.Context, dir string, progress io.Writer) (*goTool, error) {
+	bin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("the Go toolchain (go) is not on PATH: install Go 1.26 or newer, or set %s to a directory with prebuilt kube-apiserver, etcd and etcdutl", EnvAssets)
+	}
+	return &goTool{ctx: ctx, bin: bin, dir: dir, progress: progress}, nil
+}
+
+func (g *goTool) run(args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(g.ctx, g.bin, args...)
+	cmd.Dir = g.dir
+	// GOWORK=off: a go.work of the caller must not pull the build into it.
+	// GOFLAGS cleared: -mod=vendor or similar from the caller's env would break it.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	start := time.Now()
+	fmt.Fprintf(g.progress, "  go %s\n", strings.Join(args, " "))
+	err := cmd.Run()
+	if err != nil {
+		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), g.dir, err, tail(stderr.String(), 40))
+	}
+	fmt.Fprintf(g.progress, "  ... %s\n", time.Since(start).Round(100*time.Millisecond))
+	return stdout.Bytes(), nil
+}
+
+// modFile downloads mod@version and parses its go.mod.
+func (g *goTool) modFile(mod, version string) (*modfile.File, error) {
+	out, err := g.run("mod", "download", "-json", mod+"@"+version)
+	if err != nil {
+		return nil, fmt.Errorf("%s@%s is not available from the Go module proxy (is the version right?): %w", mod, version, err)
+	}
+	var info struct{ GoMod, Error string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		return nil, fmt.Errorf("parse go mod download output: %w", err)
+	}
+	if info.Error != "" {
+		return nil, fmt.Errorf("%s@%s: %s", mod, version, info.Error)
+	}
+	data, err := os.ReadFile(info.GoMod)
+	if err != nil {
+		return nil, err
+	}
+	return modfile.Parse(info.GoMod, data, nil)
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n")
+}
+
+// header copies the go and godebug lines of upstream's go.mod, so the binary
+// gets the language and GODEBUG defaults upstream releases it with.
+func header(module string, upstream *modfile.File) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "module %s\n\n", module)
+	if upstream.Go != nil {
+		fmt.Fprintf(&b, "go %s\n\n", upstream.Go.Version)
+	}
+	for _, d := range upstream.Godebug {
+		fmt.Fprintf(&b, "godebug %s=%s\n", d.Key, d.Value)
+	}
+	return b.String()
+}
+
+func writeMain(work, embedded, dst string) error {
+	src, err := modules.ReadFile(embedded)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(work, dst)), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(work, dst), src, 0o644)
+}
+
+// install builds pkg into outDir/name atomically.
+func (g *goTool) install(pkg, outDir, name, ldflags string) error {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(outDir, "."+name+".tmp")
+	if _, err := g.run("build", "-trimpath", "-ldflags", ldflags, "-o", tmp, pkg); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(outDir, name))
+}
+
+// buildKubeAPIServer builds upstream's kube-apiserver main from
+// k8s.io/kubernetes@version. The staging modules (k8s.io/api, apiserver, ...)
+// are replaced in upstream's go.mod by local directories, which a dependency
+// cannot use, so they are replaced here by their published v0.<minor>.<patch>.
+func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, outDir string) error {
+	g, err := newGoTool(ctx, work, progress)
+	if err != nil {
+		return err
+	}
+	upstream, err := g.modFile("k8s.io/kubernetes", version)
+	if err != nil {
+		return err
+	}
+	staging := "v0" + strings.TrimPrefix(version, "v1")
+	var b strings.Builder
+	b.WriteString(header("informer-conformance.local/kube-apiserver", upstream))
+	fmt.Fprintf(&b, "\nrequire k8s.io/kubernetes %s\n\nreplace (\n", version)
+	n := 0
+	for _, r := range upstream.Replace {
+		if strings.HasPrefix(r.New.Path, "./staging/") {
+			fmt.Fprintf(&b, "\t%s => %s %s\n", r.Old.Path, r.Old.Path, staging)
+			n++
+		}
+	}
+	b.WriteString(")\n")
+	if n == 0 {
+		return fmt.Errorf("k8s.io/kubernetes@%s go.mod has no staging replacements; unexpected layout", version)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := writeMain(work, "modules/kube-apiserver/main.go.txt", "main.go"); err != nil {
+		return err
+	}
+	if _, err := g.run("mod", "tidy"); err != nil {
+		return err
+	}
+	minor := strings.Split(version, ".")[1]
+	ldflags := strings.Join([]string{
+		"-s", "-w",
+		"-X", "k8s.io/component-base/version.gitVersion=" + version,
+		"-X", "k8s.io/component-base/version.gitMajor=1",
+		"-X", "k8s.io/component-base/version.gitMinor=" + minor,
+		"-X", "k8s.io/component-base/version.gitTreeState=clean",
+		"-X", "k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z",
+		"-X", "k8s.io/client-go/pkg/version.gitVersion=" + version,
+	}, " ")
+	return g.install(".", outDir, KubeAPIServer, ldflags)
+}
+
+// buildEtcd builds etcd (etcdmain.Main) and etcdutl from go.etcd.io/etcd@version.
+func buildEtcd(ctx context.Context, progress io.Writer, work, version, outDir string) error {
+	g, err := newGoTool(ctx, work, progress)
+	if err != nil {
+		return err
+	}
+	upstream, err := g.modFile("go.etcd.io/etcd/server/v3", version)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(header("informer-conformance.local/etcd", upstream))
+	fmt.Fprintf(&b, "\nrequire (\n\tgo.etcd.io/etcd/server/v3 %[1]s\n\tgo.etcd.io/etcd/etcdutl/v3 %[1]s\n\tgo.etcd.io/etcd/pkg/v3 %[1]s\n)\n", version)
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	for _, m := range []string{"etcd", "etcdutl"} {
+		if err := writeMain(work, "modules/etcd/"+m+"/main.go.txt", m+"/main.go"); err != nil {
+			return err
+		}
+	}
+	if _, err := g.run("mod", "tidy"); err != nil {
+		return err
+	}
+	if err := g.install("./etcd", outDir, Etcd, "-s -w"); err != nil {
+		return err
+	}
+	return g.install("./etcdutl", outDir, Etcdutl, "-s -w")
+}

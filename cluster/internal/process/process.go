@@ -1,0 +1,198 @@
+// Package process starts and stops the control-plane processes of the local
+// backend so that none outlives the program that started it.
+//
+// Every child runs in its own process group (signals reach anything it forks)
+// with PR_SET_PDEATHSIG=SIGKILL, so it dies when the test binary dies, even on
+// SIGKILL of the test binary, where no Go code can run. The kernel sends the
+// death signal when the *thread* that forked the child exits (golang/go#27505),
+// so all children are forked from one goroutine locked to its OS thread for the
+// life of the program: that thread exits only with the program.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Process is one run of a binary. Start it once; to restart, make a new one.
+type Process struct {
+	Name    string   // for messages, e.g. "kube-apiserver-0"
+	Path    string   // executable
+	Args    []string // without argv[0]
+	Env     []string // appended to os.Environ()
+	LogPath string   // stdout and stderr are appended here
+
+	cmd     *exec.Cmd
+	log     *os.File
+	done    chan struct{}
+	waitErr error
+}
+
+type spawnReq struct {
+	cmd *exec.Cmd
+	res chan error
+}
+
+var (
+	spawnOnce sync.Once
+	spawnCh   chan spawnReq
+)
+
+// spawn runs cmd.Start on the dedicated, never-exiting, locked OS thread.
+func spawn(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnCh = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the program
+			for r := range spawnCh {
+				r.res <- r.cmd.Start()
+			}
+		}()
+	})
+	res := make(chan error, 1)
+	spawnCh <- spawnReq{cmd: cmd, res: res}
+	return <-res
+}
+
+// Start execs the process. Its output goes to LogPath, after a marker line.
+func (p *Process) Start() error {
+	if p.cmd != nil {
+		return fmt.Errorf("start %s: already started", p.Name)
+	}
+	log, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start %s: open log: %w", p.Name, err)
+	}
+	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), p.Path, strings.Join(p.Args, " "))
+	cmd := exec.Command(p.Path, p.Args...)
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.Stdout = log
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := spawn(cmd); err != nil {
+		log.Close()
+		return fmt.Errorf("start %s (%s): %w", p.Name, p.Path, err)
+	}
+	p.cmd, p.log, p.done = cmd, log, make(chan struct{})
+	go func() {
+		p.waitErr = cmd.Wait()
+		fmt.Fprintf(log, "=== %s: exited: %v\n", time.Now().Format(time.RFC3339Nano), exitString(p.waitErr))
+		log.Close()
+		close(p.done)
+	}()
+	return nil
+}
+
+func exitString(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// Pid of the running process (0 before Start).
+func (p *Process) Pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Running reports whether the process was started and has not exited.
+func (p *Process) Running() bool {
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ExitErr is how the process ended; valid once Done is closed.
+func (p *Process) ExitErr() error { return p.waitErr }
+
+// Signal sends sig to the process group.
+func (p *Process) Signal(sig syscall.Signal) error {
+	if !p.Running() {
+		return nil
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s to %s: %w", sig, p.Name, err)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL and waits until the process is gone.
+func (p *Process) Kill() {
+	if p.done == nil {
+		return
+	}
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Terminate sends SIGTERM and waits for the exit until ctx ends; then it
+// kills the process and returns ctx's error. The process is gone on return.
+func (p *Process) Terminate(ctx context.Context) error {
+	if p.done == nil {
+		return nil
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		p.Kill()
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		p.Kill()
+		return fmt.Errorf("%s did not exit after SIGTERM, killed: %w", p.Name, ctx.Err())
+	}
+}
+
+// WaitReady polls check every interval until it succeeds, the process exits,
+// or ctx ends. The error of an early exit carries the tail of the log.
+func (p *Process) WaitReady(ctx context.Context, interval time.Duration, check func(context.Context) error) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last error
+	for {
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited before it was ready (%s); last lines of %s:\n%s", p.Name, exitString(p.waitErr), p.LogPath, LogTail(p.LogPath, 20))
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready: %w (last check: %v); log: %s", p.Name, ctx.Err(), last, p.LogPath)
+		case <-t.C:
+		}
+	}
+}
+
+// LogTail returns the last n lines of a log file, for error messages.
+func LogTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

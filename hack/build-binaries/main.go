@@ -1,0 +1,32 @@
+// Command build-binaries builds (or finds in the cache) the kube-apiserver,
+// etcd and etcdutl binaries the local backend runs, and prints their paths.
+//
+//	go run ./hack/build-binaries [-kube-version v1.36.3] [-etcd-version v3.6.16]
+//
+// Versions default to $KUBE_VERSION / $ETCD_VERSION, then to the pinned defaults.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+)
+
+func main() {
+	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.36.x)")
+	etcd := flag.String("etcd-version", os.Getenv(binaries.EnvEtcdVersion), "etcd version (3.5.x or 3.6.x)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p, err := binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: *kube, Etcd: *etcd}, binaries.Options{Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build-binaries:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("kube-apiserver %s\netcd %s\netcdutl %s\n", p.KubeAPIServer, p.Etcd, p.Etcdutl)
+}
