@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -106,6 +107,7 @@ type Cluster struct {
 	apiservers []*apiserver
 	etcdClient *clientv3.Client
 	closed     bool
+	owner      *flock.Flock // held while the default work dir is in use
 }
 
 type apiserver struct {
@@ -188,7 +190,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 func (c *Cluster) prepare() error {
 	var err error
 	if c.work = c.opts.WorkDir; c.work == "" {
-		if c.work, err = os.MkdirTemp("", "informer-conformance-"+c.name+"-"); err != nil {
+		ReapStale()
+		if c.work, c.owner, err = newWorkDir(c.name); err != nil {
 			return err
 		}
 	} else if err := os.MkdirAll(c.work, 0o755); err != nil {
@@ -526,9 +529,14 @@ func (c *Cluster) apiserverArgs(a *apiserver) []string {
 		"authorization-mode":               "RBAC",
 		// No controller-manager creates the default service account.
 		"disable-admission-plugins": "ServiceAccount",
-		// Specs compact etcd when they mean to; production's periodic
-		// compaction is the auto-compaction profile.
-		"etcd-compaction-interval": "0",
+		// Specs compact etcd when they mean to (production's periodic
+		// compaction is the auto-compaction profile). Not 0: with 0 the
+		// apiserver starts no compactor at all (apiserver
+		// storagebackend/factory/etcd3.go, startCompactorOnce), so it never
+		// watches compact_rev_key and its watch cache keeps serving lists at
+		// compacted resourceVersions forever. A year never elapses in a test,
+		// and the compactor's watch loop runs.
+		"etcd-compaction-interval": "8760h",
 		// All apiservers advertise 127.0.0.1, which the endpoints of the
 		// kubernetes service may not hold.
 		"endpoint-reconciler-type": "none",
@@ -680,6 +688,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	errs = append(errs, c.etcdPort.Release(), c.etcdPeerPort.Release())
 	if c.opts.WorkDir == "" && !c.opts.KeepWorkDir && c.work != "" {
 		errs = append(errs, os.RemoveAll(c.work))
+	}
+	if c.owner != nil {
+		errs = append(errs, c.owner.Unlock())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close local cluster %s: %w", c.name, err)

@@ -34,8 +34,9 @@ type Reservation struct {
 	lock *flock.Flock
 }
 
-// Dir is where the per-port lock files live.
-func Dir() string { return filepath.Join(os.TempDir(), "informer-conformance-ports") }
+// Dir is where the per-port lock files live. It is fixed, not under $TMPDIR,
+// so processes with different temporary directories still see each other.
+func Dir() string { return "/tmp/informer-conformance-ports" }
 
 // Reserve returns a port free on 127.0.0.1 and reserved for this process.
 func Reserve() (*Reservation, error) {

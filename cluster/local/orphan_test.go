@@ -1,0 +1,150 @@
+package local_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+)
+
+// helperEnv makes the test binary act as a parent that starts a cluster,
+// reports it on stdout and waits to be killed.
+const helperEnv = "LOCAL_TEST_ORPHAN_HELPER"
+
+type helperReport struct {
+	Pids    map[string]int
+	Ports   []int
+	WorkDir string
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		runHelper()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper() {
+	c, err := local.Start(context.Background(), local.Options{APIServers: 2})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	r := helperReport{Pids: c.Pids(), WorkDir: c.WorkDir()}
+	for _, u := range []string{c.APIServerURL(0), c.APIServerURL(1), c.EtcdURL()} {
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(u, "https://"))
+		n, _ := strconv.Atoi(port)
+		r.Ports = append(r.Ports, n)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(r)
+	select {} // until killed
+}
+
+// alive reports whether pid exists and is not a zombie (a dead child that
+// its new parent has not reaped yet is gone for our purposes).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
+}
+
+// TestNoOrphans kills a test process that started etcd and two
+// kube-apiservers, without giving it any chance to clean up (SIGKILL), or
+// the way Ctrl-C does (SIGINT), and asserts that every process it started
+// dies, its ports become free and its work directory is reaped.
+func TestNoOrphans(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), helperEnv+"=1")
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			line, err := bufio.NewReader(out).ReadBytes('\n')
+			if err != nil {
+				t.Fatalf("helper did not report its cluster: %v", err)
+			}
+			var r helperReport
+			if err := json.Unmarshal(line, &r); err != nil {
+				t.Fatalf("helper report %q: %v", line, err)
+			}
+			if len(r.Pids) != 3 {
+				t.Fatalf("helper runs %v, want etcd and two kube-apiservers", r.Pids)
+			}
+			for name, pid := range r.Pids {
+				if !alive(pid) {
+					t.Fatalf("%s (pid %d) not running before the kill", name, pid)
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
+				for _, pid := range r.Pids {
+					if alive(pid) {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+			var lastErr error
+			if err == nil {
+				// A zombie's threads may still be closing its sockets.
+				err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
+					for _, port := range r.Ports {
+						ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+						if err != nil {
+							lastErr = err
+							return false, nil
+						}
+						ln.Close()
+					}
+					return true, nil
+				})
+				if err != nil {
+					t.Errorf("ports %v not free within 30 s after the parent died: %v", r.Ports, lastErr)
+				}
+			}
+			if err != nil && lastErr == nil {
+				for name, pid := range r.Pids {
+					if alive(pid) {
+						t.Errorf("%s (pid %d) survived the %s of its parent; killing it", name, pid, sig)
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+				return
+			}
+			removed := local.ReapStale()
+			if _, err := os.Stat(r.WorkDir); err == nil {
+				t.Errorf("work dir %s of the dead parent not reaped (reaped %v)", r.WorkDir, removed)
+			}
+		})
+	}
+}
