@@ -163,15 +163,15 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 		Etcdutl:       filepath.Join(opts.CacheDir, "bin", "etcd", v.Etcd, Etcdutl),
 		Versions:      v,
 	}
-	if err := ensureBuilt(ctx, opts, "etcd-"+v.Etcd, []string{p.Etcd, p.Etcdutl}, func(work string) error {
-		return buildEtcd(ctx, opts.Progress, work, v.Etcd, filepath.Dir(p.Etcd))
-	}); err != nil {
-		return Paths{}, fmt.Errorf("build etcd %s: %w", v.Etcd, err)
-	}
 	if err := ensureBuilt(ctx, opts, "kube-apiserver-"+v.KubeAPIServer, []string{p.KubeAPIServer}, func(work string) error {
 		return buildKubeAPIServer(ctx, opts.Progress, work, v.KubeAPIServer, filepath.Dir(p.KubeAPIServer))
 	}); err != nil {
 		return Paths{}, fmt.Errorf("build kube-apiserver %s: %w", v.KubeAPIServer, err)
+	}
+	if err := ensureBuilt(ctx, opts, "etcd-"+v.Etcd, []string{p.Etcd, p.Etcdutl}, func(work string) error {
+		return buildEtcd(ctx, opts.Progress, work, v.Etcd, filepath.Dir(p.Etcd))
+	}); err != nil {
+		return Paths{}, fmt.Errorf("build etcd %s: %w", v.Etcd, err)
 	}
 	return p, nil
 }

@@ -50,7 +50,7 @@ const (
 	// DefaultGracefulTimeout bounds a graceful stop. kube-apiserver with
 	// default flags keeps open watches for its 60 s shutdown timeout.
 	DefaultGracefulTimeout = 90 * time.Second
-	readyPollInterval      = 50 * time.Millisecond
+	readyPollInterval      = 25 * time.Millisecond
 )
 
 // Options configure a cluster. The zero value is a single apiserver with the
@@ -173,11 +173,25 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
 	start := time.Now()
-	if err := c.StartEtcd(ctx); err != nil {
+	// etcd and the apiservers start at once: kube-apiserver spends its first
+	// second on CPU-bound set-up before it needs etcd, and its etcd client
+	// retries. c is not shared yet, so the two need no lock between them.
+	startCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	etcdDone := make(chan error, 1)
+	go func() {
+		err := c.startEtcdLocked(startCtx)
+		if err != nil {
+			cancel(err)
+		}
+		etcdDone <- err
+	}()
+	apiErr := c.startAPIServersLocked(startCtx, c.allIndexes())
+	if err := <-etcdDone; err != nil {
 		return c, err
 	}
-	if err := c.startAPIServers(ctx, c.allIndexes()); err != nil {
-		return c, err
+	if apiErr != nil {
+		return c, apiErr
 	}
 	if err := c.grantTestUser(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)

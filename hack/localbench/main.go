@@ -1,0 +1,252 @@
+// Command localbench measures the local backend on this machine and prints a
+// markdown table: cold start to ready with cached binaries, apiserver restart
+// downtime (hard, graceful, graceful with an informer's watch open, with the
+// default flags and the fast-graceful-shutdown profile), etcd restart and
+// compaction time.
+//
+//	go run ./hack/localbench [-n 5] [-history 2000] [-slow 1]
+//
+// Downtime is measured from the stop signal until /readyz of the new process
+// answers ok (what RestartAPIServer waits for). -slow N adds N samples of the graceful
+// restart with a watch open on default flags (about a minute per sample).
+// Run nothing else meanwhile: on 2 cores any other load shows in the numbers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+)
+
+type row struct {
+	name    string
+	samples []time.Duration
+}
+
+func main() {
+	n := flag.Int("n", 5, "samples per measurement")
+	history := flag.Int("history", 2000, "etcd revisions written before measuring compaction")
+	slow := flag.Int("slow", 0, "samples of a graceful restart with a watch open on default flags (~60 s each)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *n, *history, *slow); err != nil {
+		fmt.Fprintln(os.Stderr, "localbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, n, history, slowN int) error {
+	v, err := binaries.FromEnv()
+	if err != nil {
+		return err
+	}
+	bins, err := binaries.Ensure(ctx, v, binaries.Options{Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	opts := local.Options{Binaries: bins}
+	var rows []*row
+	add := func(name string) *row { r := &row{name: name}; rows = append(rows, r); return r }
+
+	cold := add("cold start to ready (etcd + kube-apiserver + certs + RBAC)")
+	for i := range n {
+		fmt.Fprintf(os.Stderr, "cold start %d/%d\n", i+1, n)
+		start := time.Now()
+		c, err := local.Start(ctx, opts)
+		if err != nil {
+			return err
+		}
+		cold.samples = append(cold.samples, time.Since(start))
+		if err := c.Close(ctx); err != nil {
+			return err
+		}
+	}
+
+	c, err := local.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	timedN := func(r *row, samples int, f func() error) error {
+		for i := range samples {
+			fmt.Fprintf(os.Stderr, "%s %d/%d\n", r.name, i+1, samples)
+			start := time.Now()
+			if err := f(); err != nil {
+				return fmt.Errorf("%s: %w", r.name, err)
+			}
+			r.samples = append(r.samples, time.Since(start))
+		}
+		return nil
+	}
+	timed := func(r *row, what string, f func() error) error {
+		for i := range n {
+			fmt.Fprintf(os.Stderr, "%s %d/%d\n", what, i+1, n)
+			start := time.Now()
+			if err := f(); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			r.samples = append(r.samples, time.Since(start))
+		}
+		return nil
+	}
+	if err := timed(add("kube-apiserver hard restart (SIGKILL to ready)"), "hard restart", func() error {
+		return c.RestartAPIServer(ctx, 0, cluster.Hard)
+	}); err != nil {
+		return err
+	}
+	// What a client sees: the apiserver answers requests before /readyz is
+	// ok; two post-start hooks (rbac/bootstrap-roles,
+	// scheduling/bootstrap-system-priority-classes) start with a fixed 1 s
+	// wait.Poll in kube-apiserver 1.36 and hold /readyz back.
+	cs0, err := clientset(c)
+	if err != nil {
+		return err
+	}
+	if err := timed(add("kube-apiserver hard restart (SIGKILL to first successful GET)"), "hard restart, client view", func() error {
+		return firstGET(ctx, c, cs0)
+	}); err != nil {
+		return err
+	}
+	if err := timed(add("kube-apiserver graceful restart, no watch open (SIGTERM to ready)"), "graceful restart", func() error {
+		return c.RestartAPIServer(ctx, 0, cluster.Graceful)
+	}); err != nil {
+		return err
+	}
+	if err := timed(add("etcd hard restart (SIGKILL to healthy)"), "etcd restart", func() error {
+		return c.RestartEtcd(ctx, cluster.Hard)
+	}); err != nil {
+		return err
+	}
+	compact := add(fmt.Sprintf("etcd compaction of %d revisions (as kube-apiserver does)", history))
+	cs, err := clientset(c)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		fmt.Fprintf(os.Stderr, "compaction %d/%d: writing %d revisions\n", i+1, n, history)
+		if err := writeHistory(ctx, cs, history); err != nil {
+			return err
+		}
+		start := time.Now()
+		if _, err := c.CompactEtcd(ctx, 0); err != nil {
+			return err
+		}
+		compact.samples = append(compact.samples, time.Since(start))
+	}
+
+	// Graceful restarts while an informer-like watch is open.
+	watching := func(c *local.Cluster, r *row, samples int) error {
+		cs, err := clientset(c)
+		if err != nil {
+			return err
+		}
+		return timedN(r, samples, func() error {
+			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			defer w.Stop()
+			return c.RestartAPIServer(ctx, 0, cluster.Graceful)
+		})
+	}
+	p, err := local.LoadProfile("fast-graceful-shutdown")
+	if err != nil {
+		return err
+	}
+	fast, err := local.Start(ctx, local.Options{Binaries: bins, Profile: p})
+	if err != nil {
+		return err
+	}
+	defer fast.Close(context.WithoutCancel(ctx))
+	if err := watching(fast, add("kube-apiserver graceful restart, watch open, profile fast-graceful-shutdown"), n); err != nil {
+		return err
+	}
+	if slowN > 0 {
+		if err := watching(c, add("kube-apiserver graceful restart, watch open, default flags"), slowN); err != nil {
+			return err
+		}
+	}
+
+	fmt.Printf("\nlocal backend, kube-apiserver %s, etcd %s, %d samples each (cached binaries)\n\n", v.KubeAPIServer, v.Etcd, n)
+	fmt.Println("| measurement | min | median | max |")
+	fmt.Println("|---|---:|---:|---:|")
+	for _, r := range rows {
+		s := slices.Clone(r.samples)
+		slices.Sort(s)
+		fmt.Printf("| %s | %s | %s | %s |\n", r.name, fmtDur(s[0]), fmtDur(s[len(s)/2]), fmtDur(s[len(s)-1]))
+	}
+	return nil
+}
+
+func clientset(c *local.Cluster) (kubernetes.Interface, error) {
+	cfg, err := c.RESTConfig(cluster.Admin)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 1000, 1000
+	return kubernetes.NewForConfig(cfg)
+}
+
+// writeHistory makes n etcd revisions by updating one configmap.
+func writeHistory(ctx context.Context, cs kubernetes.Interface, n int) error {
+	cm, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "history", metav1.GetOptions{})
+	if err != nil {
+		cm, err = cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "history"}, Data: map[string]string{}}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data["i"] = fmt.Sprint(i)
+		if cm, err = cs.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstGET kills apiserver 0, starts it again in the background and returns
+// when a GET through cs first succeeds.
+func firstGET(ctx context.Context, c *local.Cluster, cs kubernetes.Interface) error {
+	if err := c.StopAPIServer(ctx, 0, cluster.Hard); err != nil {
+		return err
+	}
+	started := make(chan error, 1)
+	go func() { started <- c.StartAPIServer(ctx, 0) }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := cs.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			return <-started
+		}
+		select {
+		case err := <-started:
+			if err != nil {
+				return err
+			}
+			started <- nil // ready, so the next GET succeeds
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
