@@ -43,8 +43,16 @@ func (s *seen) handler() cache.ResourceEventHandler {
 	}
 }
 
-func (s *seen) Adds() []string    { s.mu.Lock(); defer s.mu.Unlock(); return append([]string(nil), s.adds...) }
-func (s *seen) Deletes() []string { s.mu.Lock(); defer s.mu.Unlock(); return append([]string(nil), s.deletes...) }
+func (s *seen) Adds() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.adds...)
+}
+func (s *seen) Deletes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.deletes...)
+}
 
 func pod(name string) *corev1.Pod {
 	return &corev1.Pod{
