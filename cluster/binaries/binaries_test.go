@@ -120,3 +120,16 @@ func TestUnknownVersionFromProxy(t *testing.T) {
 		t.Errorf("want a clear error for a version the proxy lacks, got %v", err)
 	}
 }
+
+func TestUnavailableModules(t *testing.T) {
+	stderr := `go: informer-conformance.local/kube-apiserver imports
+	k8s.io/kubernetes/pkg/kubeapiserver/options imports
+	k8s.io/cluster-bootstrap/util/tokens: k8s.io/cluster-bootstrap@v0.31.14: verifying module: k8s.io/cluster-bootstrap@v0.31.14: reading https://proxy.example/sumdb/sum.golang.org/lookup/k8s.io/cluster-bootstrap@v0.31.14: 404 Not Found
+	k8s.io/cri-client/pkg/logs: k8s.io/cri-client@v0.31.14: reading https://proxy.example/k8s.io/cri-client/@v/v0.31.14.zip: 403 Forbidden
+	k8s.io/cri-client/pkg/x: k8s.io/cri-client@v0.31.14: reading https://proxy.example/k8s.io/cri-client/@v/v0.31.14.zip: 403 Forbidden`
+	got := unavailableModules(stderr)
+	want := []string{"k8s.io/cluster-bootstrap@v0.31.14", "k8s.io/cri-client@v0.31.14"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("unavailableModules = %v, want %v", got, want)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,6 +53,10 @@ func (g *goTool) run(args ...string) ([]byte, error) {
 	fmt.Fprintf(g.progress, "  go %s\n", strings.Join(args, " "))
 	err := cmd.Run()
 	if err != nil {
+		if missing := unavailableModules(stderr.String()); len(missing) > 0 {
+			return nil, fmt.Errorf("the Go module proxy (GOPROXY) does not serve %s, which this build needs: pick a version whose modules it serves, point GOPROXY at one that has them, or set %s to prebuilt binaries\n%s",
+				strings.Join(missing, ", "), EnvAssets, tail(stderr.String(), 10))
+		}
 		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), g.dir, err, tail(stderr.String(), 40))
 	}
 	fmt.Fprintf(g.progress, "  ... %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -75,6 +81,23 @@ func (g *goTool) modFile(mod, version string) (*modfile.File, error) {
 		return nil, err
 	}
 	return modfile.Parse(info.GoMod, data, nil)
+}
+
+// unavailable matches the go command's words for a module version the proxy
+// or the checksum database does not have.
+var unavailable = regexp.MustCompile(`(\S+@v\S+?): (?:verifying module: \S+: )?reading \S+: (?:403 Forbidden|404 Not Found|410 Gone)`)
+
+func unavailableModules(stderr string) []string {
+	seen := map[string]bool{}
+	var mods []string
+	for _, m := range unavailable.FindAllStringSubmatch(stderr, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			mods = append(mods, m[1])
+		}
+	}
+	sort.Strings(mods)
+	return mods
 }
 
 func tail(s string, lines int) string {
@@ -156,9 +179,9 @@ func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, 
 	if err := writeMain(work, "modules/kube-apiserver/main.go.txt", "main.go"); err != nil {
 		return err
 	}
-	if _, err := g.run("mod", "tidy"); err != nil {
-		return err
-	}
+	// No `go mod tidy`: it would also resolve the tests of every dependency
+	// and fail on modules the build never needs. `go build -mod=mod` (see
+	// run) resolves and verifies just what the binary imports.
 	minor := strings.Split(version, ".")[1]
 	ldflags := strings.Join([]string{
 		"-s", "-w",
@@ -192,9 +215,6 @@ func buildEtcd(ctx context.Context, progress io.Writer, work, version, outDir st
 		if err := writeMain(work, "modules/etcd/"+m+"/main.go.txt", m+"/main.go"); err != nil {
 			return err
 		}
-	}
-	if _, err := g.run("mod", "tidy"); err != nil {
-		return err
 	}
 	if err := g.install("./etcd", outDir, Etcd, "-s -w"); err != nil {
 		return err
