@@ -81,7 +81,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 		return err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	timedN := func(r *row, samples int, f func() error) error {
+	timed := func(r *row, samples int, f func() error) error {
 		for i := range samples {
 			fmt.Fprintf(os.Stderr, "%s %d/%d\n", r.name, i+1, samples)
 			start := time.Now()
@@ -92,18 +92,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 		}
 		return nil
 	}
-	timed := func(r *row, what string, f func() error) error {
-		for i := range n {
-			fmt.Fprintf(os.Stderr, "%s %d/%d\n", what, i+1, n)
-			start := time.Now()
-			if err := f(); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
-			r.samples = append(r.samples, time.Since(start))
-		}
-		return nil
-	}
-	if err := timed(add("kube-apiserver hard restart (SIGKILL to ready)"), "hard restart", func() error {
+	if err := timed(add("kube-apiserver hard restart (SIGKILL to ready)"), n, func() error {
 		return c.RestartAPIServer(ctx, 0, cluster.Hard)
 	}); err != nil {
 		return err
@@ -116,17 +105,17 @@ func run(ctx context.Context, n, history, slowN int) error {
 	if err != nil {
 		return err
 	}
-	if err := timed(add("kube-apiserver hard restart (SIGKILL to first successful GET)"), "hard restart, client view", func() error {
+	if err := timed(add("kube-apiserver hard restart (SIGKILL to first successful GET)"), n, func() error {
 		return firstGET(ctx, c, cs0)
 	}); err != nil {
 		return err
 	}
-	if err := timed(add("kube-apiserver graceful restart, no watch open (SIGTERM to ready)"), "graceful restart", func() error {
+	if err := timed(add("kube-apiserver graceful restart, no watch open (SIGTERM to ready)"), n, func() error {
 		return c.RestartAPIServer(ctx, 0, cluster.Graceful)
 	}); err != nil {
 		return err
 	}
-	if err := timed(add("etcd hard restart (SIGKILL to healthy)"), "etcd restart", func() error {
+	if err := timed(add("etcd hard restart (SIGKILL to healthy)"), n, func() error {
 		return c.RestartEtcd(ctx, cluster.Hard)
 	}); err != nil {
 		return err
@@ -154,7 +143,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 		if err != nil {
 			return err
 		}
-		return timedN(r, samples, func() error {
+		return timed(r, samples, func() error {
 			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
 			if err != nil {
 				return err
