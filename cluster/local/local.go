@@ -186,12 +186,21 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 		etcdDone <- err
 	}()
-	apiErr := c.startAPIServersLocked(startCtx, c.allIndexes())
+	// The first apiserver bootstraps the empty etcd alone: two bootstrapping
+	// at once race (kube-apiserver 1.33 exits with "cannot create cluster IP
+	// allocator: ... another caller has already initialized the resource").
+	// Real HA control planes join one by one, too.
+	apiErr := c.startAPIServersLocked(startCtx, []int{0})
 	if err := <-etcdDone; err != nil {
 		return c, err
 	}
 	if apiErr != nil {
 		return c, apiErr
+	}
+	if rest := c.allIndexes()[1:]; len(rest) > 0 {
+		if err := c.startAPIServersLocked(ctx, rest); err != nil {
+			return c, err
+		}
 	}
 	if err := c.grantTestUser(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)

@@ -100,6 +100,12 @@ func TestPodSurvivesRestarts(t *testing.T) {
 	c := startCluster(t, local.Options{})
 	ctx := testCtx(t)
 	cs := clientset(t, c, cluster.TestUser, c.APIServerURL(0))
+	if want := c.Binaries().Versions.KubeAPIServer; want != "" {
+		v, err := cs.Discovery().ServerVersion()
+		if err != nil || v.GitVersion != want {
+			t.Fatalf("server version = %v, %v; want the built %s", v, err, want)
+		}
+	}
 	created, err := cs.CoreV1().Pods("default").Create(ctx, newPod("survivor"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create pod as test user: %v", err)
