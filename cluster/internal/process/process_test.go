@@ -45,7 +45,15 @@ func TestReadyTimeout(t *testing.T) {
 // TestTerminateEscalates: a process that ignores SIGTERM is killed when the
 // graceful stop's context ends, and is gone on return.
 func TestTerminateEscalates(t *testing.T) {
-	p := sh(t, "trap '' TERM; while :; do sleep 1; done")
+	marker := filepath.Join(t.TempDir(), "trapped")
+	p := sh(t, "trap '' TERM; touch "+marker+"; while :; do sleep 1; done")
+	// Only once the trap is set does SIGTERM get ignored.
+	if err := p.WaitReady(context.Background(), 10*time.Millisecond, func(context.Context) error {
+		_, err := os.Stat(marker)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := p.Terminate(ctx); err == nil || !strings.Contains(err.Error(), "did not exit after SIGTERM") {
