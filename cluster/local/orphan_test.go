@@ -16,12 +16,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 )
 
 // helperEnv makes the test binary act as a parent that starts a cluster,
-// reports it on stdout and waits to be killed.
-const helperEnv = "LOCAL_TEST_ORPHAN_HELPER"
+// reports it on stdout and waits to be killed; brokenEnv makes that parent
+// start its children without the parent-death signal (negative control).
+const (
+	helperEnv = "LOCAL_TEST_ORPHAN_HELPER"
+	brokenEnv = "LOCAL_TEST_ORPHAN_HELPER_NO_PDEATHSIG"
+)
 
 type helperReport struct {
 	Pids    map[string]int
@@ -38,6 +43,9 @@ func TestMain(m *testing.M) {
 }
 
 func runHelper() {
+	if os.Getenv(brokenEnv) == "1" {
+		process.DisableParentDeathSignalForTest()
+	}
 	c, err := local.Start(context.Background(), local.Options{APIServers: 2})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
@@ -73,40 +81,14 @@ func alive(pid int) bool {
 func TestNoOrphans(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), helperEnv+"=1")
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			line, err := bufio.NewReader(out).ReadBytes('\n')
-			if err != nil {
-				t.Fatalf("helper did not report its cluster: %v", err)
-			}
-			var r helperReport
-			if err := json.Unmarshal(line, &r); err != nil {
-				t.Fatalf("helper report %q: %v", line, err)
-			}
-			if len(r.Pids) != 3 {
-				t.Fatalf("helper runs %v, want etcd and two kube-apiservers", r.Pids)
-			}
-			for name, pid := range r.Pids {
-				if !alive(pid) {
-					t.Fatalf("%s (pid %d) not running before the kill", name, pid)
-				}
-			}
+			cmd, r := startHelper(t, false)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
+			err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
 				for _, pid := range r.Pids {
 					if alive(pid) {
 						return false, nil
@@ -146,5 +128,74 @@ func TestNoOrphans(t *testing.T) {
 				t.Errorf("work dir %s of the dead parent not reaped (reaped %v)", r.WorkDir, removed)
 			}
 		})
+	}
+}
+
+// startHelper runs the test binary as a parent that starts a cluster (etcd
+// and two kube-apiservers) and returns what it reported.
+func startHelper(t *testing.T, broken bool) (*exec.Cmd, helperReport) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	if broken {
+		cmd.Env = append(cmd.Env, brokenEnv+"=1")
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("helper did not report its cluster: %v", err)
+	}
+	var r helperReport
+	if err := json.Unmarshal(line, &r); err != nil {
+		t.Fatalf("helper report %q: %v", line, err)
+	}
+	if len(r.Pids) != 3 {
+		t.Fatalf("helper runs %v, want etcd and two kube-apiservers", r.Pids)
+	}
+	for name, pid := range r.Pids {
+		if !alive(pid) {
+			t.Fatalf("%s (pid %d) not running before the kill", name, pid)
+		}
+	}
+	return cmd, r
+}
+
+// TestOrphanDetectionNegativeControl proves TestNoOrphans can fail: a parent
+// that starts its children without the parent-death signal leaves them
+// running when it is SIGKILLed, and alive() sees them.
+func TestOrphanDetectionNegativeControl(t *testing.T) {
+	cmd, r := startHelper(t, true)
+	t.Cleanup(func() {
+		for _, pid := range r.Pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.RemoveAll(r.WorkDir)
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// Give the kernel as long as TestNoOrphans needed to kill them had it
+	// been asked to: they must still be there.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
+		for _, pid := range r.Pids {
+			if !alive(pid) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err == nil {
+		t.Fatalf("without the parent-death signal a child died with its parent anyway: %v; the orphan test proves nothing", r.Pids)
 	}
 }

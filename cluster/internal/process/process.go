@@ -44,7 +44,14 @@ type spawnReq struct {
 var (
 	spawnOnce sync.Once
 	spawnCh   chan spawnReq
+	// deathSignal is what children get when this program dies.
+	deathSignal = syscall.SIGKILL
 )
+
+// DisableParentDeathSignalForTest makes later children survive the death of
+// this program. It exists only for the negative control that proves the
+// orphan test can fail; nothing else may call it.
+func DisableParentDeathSignalForTest() { deathSignal = 0 }
 
 // spawn runs cmd.Start on the dedicated, never-exiting, locked OS thread.
 func spawn(cmd *exec.Cmd) error {
@@ -76,7 +83,7 @@ func (p *Process) Start() error {
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout = log
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
 	if err := spawn(cmd); err != nil {
 		log.Close()
 		return fmt.Errorf("start %s (%s): %w", p.Name, p.Path, err)
