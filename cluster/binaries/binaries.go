@@ -81,6 +81,11 @@ var (
 	etcdVersionRE = regexp.MustCompile(`^v?3\.(\d+)\.(\d+)$`)
 )
 
+// recipe names how binaries are built; bump it when the mains in modules/
+// or the build flags change, so cached binaries of an older recipe are not
+// reused.
+const recipe = "r1"
+
 // Supported kube-apiserver minor versions.
 const (
 	MinKubeMinor = 31
@@ -157,10 +162,11 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 	if v, err = v.Normalize(); err != nil {
 		return Paths{}, err
 	}
+	bin := filepath.Join(opts.CacheDir, "bin", recipe)
 	p := Paths{
-		KubeAPIServer: filepath.Join(opts.CacheDir, "bin", "kube-apiserver", v.KubeAPIServer, KubeAPIServer),
-		Etcd:          filepath.Join(opts.CacheDir, "bin", "etcd", v.Etcd, Etcd),
-		Etcdutl:       filepath.Join(opts.CacheDir, "bin", "etcd", v.Etcd, Etcdutl),
+		KubeAPIServer: filepath.Join(bin, "kube-apiserver", v.KubeAPIServer, KubeAPIServer),
+		Etcd:          filepath.Join(bin, "etcd", v.Etcd, Etcd),
+		Etcdutl:       filepath.Join(bin, "etcd", v.Etcd, Etcdutl),
 		Versions:      v,
 	}
 	if err := ensureBuilt(ctx, opts, "kube-apiserver-"+v.KubeAPIServer, []string{p.KubeAPIServer}, func(work string) error {
