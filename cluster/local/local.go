@@ -266,32 +266,22 @@ func (c *Cluster) makeCredentials() error {
 			sans.dns = append(sans.dns, s)
 		}
 	}
-	specs := []struct {
+	var admin, user keyPair
+	for _, x := range []struct {
 		dst  *keyPair
 		spec certSpec
 	}{
 		{&c.apiserverCert, sans},
 		{&c.etcdServerCert, certSpec{name: "etcd-server", cn: "etcd", server: true, client: true, ips: loopback, dns: []string{"localhost"}}},
 		{&c.etcdClientCert, certSpec{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", client: true}},
-	}
-	c.userCerts = map[cluster.User]keyPair{cluster.Admin: {}, cluster.TestUser: {}}
-	admin, user := c.userCerts[cluster.Admin], c.userCerts[cluster.TestUser]
-	specs = append(specs,
-		struct {
-			dst  *keyPair
-			spec certSpec
-		}{&admin, certSpec{name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true}},
-		struct {
-			dst  *keyPair
-			spec certSpec
-		}{&user, certSpec{name: "test-user", cn: string(cluster.TestUser), client: true}},
-	)
-	for _, s := range specs {
-		if *s.dst, err = c.pki.issue(s.spec); err != nil {
+		{&admin, certSpec{name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true}},
+		{&user, certSpec{name: "test-user", cn: string(cluster.TestUser), client: true}},
+	} {
+		if *x.dst, err = c.pki.issue(x.spec); err != nil {
 			return err
 		}
 	}
-	c.userCerts[cluster.Admin], c.userCerts[cluster.TestUser] = admin, user
+	c.userCerts = map[cluster.User]keyPair{cluster.Admin: admin, cluster.TestUser: user}
 	if c.saKey, err = c.pki.newServiceAccountKey(); err != nil {
 		return err
 	}
