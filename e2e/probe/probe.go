@@ -1,0 +1,128 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Options configure a probe.
+type Options struct {
+	// Namespace limits the informer (default: all namespaces).
+	Namespace string
+	// Resync is the factory's resync period (default 0: none).
+	Resync time.Duration
+	// Informer picks the informer from the factory (default: pods).
+	Informer func(informers.SharedInformerFactory) cache.SharedIndexInformer
+	// WrapHandler, when set, wraps the recording handler; negative controls
+	// use it to drop events the way a broken controller would.
+	WrapHandler func(cache.ResourceEventHandler) cache.ResourceEventHandler
+}
+
+// Probe is an informer under observation: built on a SharedInformerFactory
+// the way controllers build it, with an instrumented client.
+type Probe struct {
+	Recorder *Recorder
+	Client   kubernetes.Interface
+	Factory  informers.SharedInformerFactory
+	Informer cache.SharedIndexInformer
+	stop     chan struct{}
+}
+
+// Pods picks the pod informer.
+func Pods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+	return f.Core().V1().Pods().Informer()
+}
+
+// New builds (does not start) a probe on cfg.
+func New(cfg *rest.Config, opts Options) (*Probe, error) {
+	rec := &Recorder{}
+	cs, err := kubernetes.NewForConfig(Instrument(cfg, rec))
+	if err != nil {
+		return nil, fmt.Errorf("probe client: %w", err)
+	}
+	var fopts []informers.SharedInformerOption
+	if opts.Namespace != "" {
+		fopts = append(fopts, informers.WithNamespace(opts.Namespace))
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync, fopts...)
+	pick := opts.Informer
+	if pick == nil {
+		pick = Pods
+	}
+	inf := pick(factory)
+	var h cache.ResourceEventHandler = recordingHandler{rec: rec}
+	if opts.WrapHandler != nil {
+		h = opts.WrapHandler(h)
+	}
+	if _, err := inf.AddEventHandler(h); err != nil {
+		return nil, fmt.Errorf("probe handler: %w", err)
+	}
+	return &Probe{Recorder: rec, Client: cs, Factory: factory, Informer: inf, stop: make(chan struct{})}, nil
+}
+
+// Start runs the factory's informers.
+func (p *Probe) Start() { p.Factory.Start(p.stop) }
+
+// WaitForSync waits for the first sync until ctx ends and records its time.
+func (p *Probe) WaitForSync(ctx context.Context) error {
+	if !cache.WaitForCacheSync(ctx.Done(), p.Informer.HasSynced) {
+		return fmt.Errorf("informer did not sync: %w", context.Cause(ctx))
+	}
+	p.Recorder.MarkSynced(time.Now())
+	return nil
+}
+
+// Stop stops the informers and waits for their goroutines (Factory.Shutdown).
+func (p *Probe) Stop() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	p.Factory.Shutdown()
+}
+
+// recordingHandler records every call with what identifies the object.
+type recordingHandler struct{ rec *Recorder }
+
+func (h recordingHandler) OnAdd(obj any, inInitialList bool) {
+	e := eventFor(Add, obj)
+	e.InInitialList = inInitialList
+	h.rec.addEvent(e)
+}
+
+func (h recordingHandler) OnUpdate(oldObj, newObj any) {
+	e := eventFor(Update, newObj)
+	if m, err := meta.Accessor(oldObj); err == nil {
+		e.OldUID, e.OldResourceVersion = string(m.GetUID()), m.GetResourceVersion()
+	}
+	h.rec.addEvent(e)
+}
+
+func (h recordingHandler) OnDelete(obj any) {
+	tomb := false
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		tomb, obj = true, t.Obj
+	}
+	e := eventFor(Delete, obj)
+	e.Tombstone = tomb
+	h.rec.addEvent(e)
+}
+
+func eventFor(kind EventKind, obj any) Event {
+	e := Event{Time: time.Now(), Kind: kind}
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		e.Key = key
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		e.UID, e.ResourceVersion = string(m.GetUID()), m.GetResourceVersion()
+	}
+	return e
+}

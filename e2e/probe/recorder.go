@@ -1,0 +1,158 @@
+// Package probe observes a client-go informer from the outside, the way the
+// conformance specs need: every handler call, every HTTP request of its
+// client (with what each watch stream carried and how it ended) and every
+// TCP dial, all timestamped in one append-only, lock-protected recorder.
+// From that record it classifies each re-initialisation (a LIST, or a WATCH
+// with sendInitialEvents=true, after the first sync) and its cause.
+//
+// It is plain Go (no Ginkgo) so its parts can be unit-tested on recorded
+// sequences; e2e wires it into specs and reports.
+package probe
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// EventKind is the handler that was called.
+type EventKind string
+
+const (
+	Add    EventKind = "Add"
+	Update EventKind = "Update"
+	Delete EventKind = "Delete"
+)
+
+// Event is one handler call.
+type Event struct {
+	Time            time.Time `json:"time"`
+	Kind            EventKind `json:"kind"`
+	Key             string    `json:"key"`
+	UID             string    `json:"uid"`
+	ResourceVersion string    `json:"resourceVersion"`
+	// OldUID and OldResourceVersion are the old object's, for updates.
+	OldUID             string `json:"oldUID,omitempty"`
+	OldResourceVersion string `json:"oldResourceVersion,omitempty"`
+	// Tombstone: the delete carried a cache.DeletedFinalStateUnknown.
+	Tombstone bool `json:"tombstone,omitempty"`
+	// InInitialList: an Add from the initial list (client-go's isInInitialList).
+	InInitialList bool `json:"inInitialList,omitempty"`
+}
+
+// UIDChanged reports an Update whose old and new objects differ in UID: the
+// same name was deleted and recreated and the informer saw only an update.
+func (e Event) UIDChanged() bool { return e.Kind == Update && e.OldUID != "" && e.OldUID != e.UID }
+
+// Request is one HTTP request of the informer's client.
+type Request struct {
+	ID                   int       `json:"id"`
+	Start                time.Time `json:"start"`
+	End                  time.Time `json:"end"` // response body closed or request failed; zero while open
+	Method               string    `json:"method"`
+	Path                 string    `json:"path"`
+	Watch                bool      `json:"watch,omitempty"`
+	ResourceVersion      string    `json:"resourceVersion,omitempty"`
+	ResourceVersionMatch string    `json:"resourceVersionMatch,omitempty"`
+	SendInitialEvents    bool      `json:"sendInitialEvents,omitempty"`
+	TimeoutSeconds       string    `json:"timeoutSeconds,omitempty"`
+	Limit                string    `json:"limit,omitempty"`
+	Status               int       `json:"status,omitempty"` // 0: no response
+	// Err is the transport error of the request, or how the body ended when
+	// it did not end with a clean EOF (e.g. "http2: client connection lost").
+	Err string `json:"err,omitempty"`
+	// CleanEOF: the (watch) body ended with io.EOF: the server closed it.
+	CleanEOF bool `json:"cleanEOF,omitempty"`
+	// Watch streams: events seen, an ERROR event's status, the
+	// initial-events-end bookmark of a streaming list.
+	Events           int    `json:"events,omitempty"`
+	ErrorCode        int32  `json:"errorCode,omitempty"`
+	ErrorReason      string `json:"errorReason,omitempty"`
+	ErrorMessage     string `json:"errorMessage,omitempty"`
+	InitialEventsEnd bool   `json:"initialEventsEnd,omitempty"`
+}
+
+// Duration of the request until its body closed (or until now if open).
+func (r Request) Duration() time.Duration {
+	if r.End.IsZero() {
+		return time.Since(r.Start)
+	}
+	return r.End.Sub(r.Start)
+}
+
+// Reinitialises reports whether the request (re)loads the whole state: a
+// LIST, or a WATCH that asks for initial events (a streaming list). The
+// probe's client serves only its informer, whose only plain GETs are lists.
+func (r Request) Reinitialises() bool {
+	return (!r.Watch && r.Method == "GET") || (r.Watch && r.SendInitialEvents)
+}
+
+// Dial is one TCP dial of the informer's client.
+type Dial struct {
+	Time time.Time `json:"time"`
+	Addr string    `json:"addr"`
+	Err  string    `json:"err,omitempty"`
+}
+
+// Recorder is the append-only, lock-protected record of one informer.
+type Recorder struct {
+	mu       sync.Mutex
+	events   []Event
+	requests []Request
+	dials    []Dial
+	synced   time.Time
+}
+
+// Record is a consistent copy of everything recorded so far.
+type Record struct {
+	Events   []Event   `json:"events"`
+	Requests []Request `json:"requests"`
+	Dials    []Dial    `json:"dials"`
+	// Synced is when the informer first reported HasSynced.
+	Synced time.Time `json:"synced"`
+}
+
+func (r *Recorder) addEvent(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *Recorder) addDial(d Dial) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dials = append(r.dials, d)
+}
+
+// startRequest appends req and returns its ID.
+func (r *Recorder) startRequest(req Request) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req.ID = len(r.requests) + 1
+	r.requests = append(r.requests, req)
+	return req.ID
+}
+
+// updateRequest changes a recorded request in place (the only mutation: a
+// request's outcome arrives after it started).
+func (r *Recorder) updateRequest(id int, f func(*Request)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.requests[id-1])
+}
+
+// MarkSynced records the time of the first sync (later calls are ignored).
+func (r *Recorder) MarkSynced(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.synced.IsZero() {
+		r.synced = t
+	}
+}
+
+// Snapshot copies the record.
+func (r *Recorder) Snapshot() Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Record{Events: slices.Clone(r.events), Requests: slices.Clone(r.requests), Dials: slices.Clone(r.dials), Synced: r.synced}
+}
