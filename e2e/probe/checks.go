@@ -1,0 +1,171 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Object identifies a version of an object.
+type Object struct {
+	Key             string `json:"key"`
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+func objectOf(obj any) (Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return Object{}, err
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return Object{}, err
+	}
+	return Object{Key: key, UID: string(m.GetUID()), ResourceVersion: m.GetResourceVersion()}, nil
+}
+
+// Lister reads the server's current state with a quorum read.
+type Lister func(ctx context.Context) ([]Object, error)
+
+// QuorumPods lists pods in namespace ("" = all) with resourceVersion "",
+// which kube-apiserver serves from etcd with a quorum read.
+func QuorumPods(cs kubernetes.Interface, namespace string) Lister {
+	return func(ctx context.Context) ([]Object, error) {
+		l, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{ResourceVersion: ""})
+		if err != nil {
+			return nil, fmt.Errorf("quorum list of pods: %w", err)
+		}
+		objs := make([]Object, 0, len(l.Items))
+		for i := range l.Items {
+			o, err := objectOf(&l.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, o)
+		}
+		return objs, nil
+	}
+}
+
+// StoreObjects lists an informer store as Objects.
+func StoreObjects(s cache.Store) ([]Object, error) {
+	var objs []Object
+	for _, item := range s.List() {
+		o, err := objectOf(item.(runtime.Object))
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// Converged returns nil when the store holds exactly the server's objects
+// (same keys, UIDs and resourceVersions), else an error with the diff.
+func Converged(ctx context.Context, store cache.Store, server Lister) error {
+	want, err := server(ctx)
+	if err != nil {
+		return err
+	}
+	got, err := StoreObjects(store)
+	if err != nil {
+		return err
+	}
+	if d := diff(got, want); d != "" {
+		return fmt.Errorf("informer store differs from a quorum read of the server:\n%s", d)
+	}
+	return nil
+}
+
+func diff(store, server []Object) string {
+	byKey := func(objs []Object) map[string]Object {
+		m := make(map[string]Object, len(objs))
+		for _, o := range objs {
+			m[o.Key] = o
+		}
+		return m
+	}
+	s, v := byKey(store), byKey(server)
+	var lines []string
+	for k, so := range s {
+		vo, ok := v[k]
+		switch {
+		case !ok:
+			lines = append(lines, fmt.Sprintf("  %s: in the store (uid %s rv %s), gone from the server", k, so.UID, so.ResourceVersion))
+		case so != vo:
+			lines = append(lines, fmt.Sprintf("  %s: store uid %s rv %s, server uid %s rv %s", k, so.UID, so.ResourceVersion, vo.UID, vo.ResourceVersion))
+		}
+	}
+	for k, vo := range v {
+		if _, ok := s[k]; !ok {
+			lines = append(lines, fmt.Sprintf("  %s: on the server (uid %s rv %s), missing from the store", k, vo.UID, vo.ResourceVersion))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// DeletesObserved returns nil when every deleted object (by key and UID)
+// reached a Delete handler, as the object or as a DeletedFinalStateUnknown
+// tombstone; else an error naming the missed ones.
+func DeletesObserved(rec Record, deleted []Object) error {
+	seen := map[[2]string]bool{}
+	for _, e := range rec.Events {
+		if e.Kind == Delete {
+			seen[[2]string{e.Key, e.UID}] = true
+		}
+	}
+	var missed []string
+	for _, d := range deleted {
+		if !seen[[2]string{d.Key, d.UID}] {
+			missed = append(missed, fmt.Sprintf("%s (uid %s)", d.Key, d.UID))
+		}
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("deleted on the server but never delivered to a Delete handler: %s", strings.Join(missed, ", "))
+	}
+	return nil
+}
+
+// UIDChanges returns the Updates whose old and new UIDs differ: an object
+// deleted and recreated under the same name, seen by the informer only as an
+// update (client-go's documented behaviour after a relist).
+func UIDChanges(rec Record) []Event {
+	var out []Event
+	for _, e := range rec.Events {
+		if e.UIDChanged() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// LeakCheck snapshots the goroutines running now; its Find reports the ones
+// started since that are still running (after, say, Factory.Shutdown).
+type LeakCheck struct{ baseline goleak.Option }
+
+// NewLeakCheck takes the baseline.
+func NewLeakCheck() *LeakCheck { return &LeakCheck{baseline: goleak.IgnoreCurrent()} }
+
+// Find retries for a while (goleak's default) and returns the leaked
+// goroutines as an error. Idle HTTP connections of the client's transport
+// are not the informer's and are ignored.
+func (l *LeakCheck) Find() error {
+	return goleak.Find(l.baseline,
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*http2clientConnReadLoop).run"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
+	)
+}

@@ -1,0 +1,144 @@
+package probe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+const convergeTimeout = 30 * time.Second
+
+// dropDeletes is a broken controller's handler: it never sees deletes.
+type dropDeletes struct{ cache.ResourceEventHandler }
+
+func (dropDeletes) OnDelete(any) {}
+
+// TestChecksAndTheirNegativeControls runs each check against a working
+// informer (it passes) and against a deliberately broken setup (it fails).
+func TestChecksAndTheirNegativeControls(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	admin, _ := c.RESTConfig(cluster.Admin)
+	writer := kubernetes.NewForConfigOrDie(admin)
+	server := probe.QuorumPods(writer, "default")
+	user, _ := c.RESTConfig(cluster.TestUser)
+
+	start := func(t *testing.T, opts probe.Options) *probe.Probe {
+		opts.Namespace = "default"
+		p, err := probe.New(user, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Start()
+		t.Cleanup(p.Stop)
+		if err := p.WaitForSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eventuallyConverged := func(t *testing.T, p *probe.Probe) error {
+		var last error
+		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, convergeTimeout, true, func(ctx context.Context) (bool, error) {
+			last = probe.Converged(ctx, p.Informer.GetStore(), server)
+			return last == nil, nil
+		})
+		return last
+	}
+	// deletePod deletes a fresh pod and returns what was deleted.
+	deletePod := func(t *testing.T, name string) probe.Object {
+		created, err := writer.CoreV1().Pods("default").Create(ctx, pod(name), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writer.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return probe.Object{Key: "default/" + name, UID: string(created.UID)}
+	}
+
+	t.Run("working informer passes every check", func(t *testing.T) {
+		leaks := probe.NewLeakCheck()
+		p := start(t, probe.Options{})
+		gone := deletePod(t, "checked")
+		if _, err := writer.CoreV1().Pods("default").Create(ctx, pod("kept"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := eventuallyConverged(t, p); err != nil {
+			t.Fatalf("convergence: %v", err)
+		}
+		if err := probe.DeletesObserved(p.Recorder.Snapshot(), []probe.Object{gone}); err != nil {
+			t.Errorf("delete accounting: %v", err)
+		}
+		p.Stop()
+		if err := leaks.Find(); err != nil {
+			t.Errorf("goroutines left after Factory.Shutdown: %v", err)
+		}
+	})
+
+	t.Run("negative control: a handler that drops deletes fails delete accounting", func(t *testing.T) {
+		p := start(t, probe.Options{WrapHandler: func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return dropDeletes{h} }})
+		gone := deletePod(t, "dropped")
+		if err := eventuallyConverged(t, p); err != nil {
+			t.Fatalf("the store itself must converge: %v", err)
+		}
+		err := probe.DeletesObserved(p.Recorder.Snapshot(), []probe.Object{gone})
+		if err == nil || !strings.Contains(err.Error(), "default/dropped") {
+			t.Errorf("want delete accounting to name default/dropped, got %v", err)
+		}
+	})
+
+	t.Run("negative control: a store that misses an object fails convergence", func(t *testing.T) {
+		p := start(t, probe.Options{})
+		if err := eventuallyConverged(t, p); err != nil {
+			t.Fatal(err)
+		}
+		obj, exists, err := p.Informer.GetStore().GetByKey("default/kept")
+		if err != nil || !exists {
+			t.Fatalf("default/kept not in the store: %v", err)
+		}
+		if err := p.Informer.GetStore().Delete(obj); err != nil {
+			t.Fatal(err)
+		}
+		err = probe.Converged(ctx, p.Informer.GetStore(), server)
+		if err == nil || !strings.Contains(err.Error(), "default/kept: on the server") {
+			t.Errorf("want the diff to name default/kept as missing from the store, got %v", err)
+		}
+	})
+
+	t.Run("negative control: a goroutine left running fails the leak check", func(t *testing.T) {
+		leaks := probe.NewLeakCheck()
+		release := make(chan struct{})
+		go func() { <-release }()
+		defer close(release)
+		if err := leaks.Find(); err == nil {
+			t.Errorf("a goroutine started after the baseline and still running was not reported")
+		}
+	})
+}
+
+func TestUIDChanges(t *testing.T) {
+	rec := probe.Record{Events: []probe.Event{
+		{Kind: probe.Update, Key: "ns/a", UID: "u2", OldUID: "u1"},
+		{Kind: probe.Update, Key: "ns/b", UID: "u3", OldUID: "u3"},
+		{Kind: probe.Add, Key: "ns/c", UID: "u4"},
+	}}
+	got := probe.UIDChanges(rec)
+	if len(got) != 1 || got[0].Key != "ns/a" {
+		t.Errorf("UIDChanges = %v, want only ns/a", got)
+	}
+}

@@ -1,0 +1,128 @@
+package probe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+const eventTimeout = 30 * time.Second
+
+func pod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}},
+	}
+}
+
+// TestProbeRecordsARealInformer: against a real apiserver behind the fault
+// proxy, the probe records the initial sync (streaming list or LIST), every
+// handler call, the dials, and after the proxy resets the connection, the
+// transport error and the resumed watch; with the watch resumable there is
+// no re-initialisation.
+func TestProbeRecordsARealInformer(t *testing.T) {
+	for _, streaming := range []bool{true, false} {
+		name := map[bool]string{true: "streaming list", false: "list"}[streaming]
+		t.Run(name, func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, features.WatchListClient, streaming)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(context.Background())
+			p, err := faultproxy.Start(strings.TrimPrefix(c.APIServerURL(0), "https://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			admin, err := c.RESTConfig(cluster.Admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writer := kubernetes.NewForConfigOrDie(admin)
+			if _, err := writer.CoreV1().Pods("default").Create(ctx, pod("a"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := c.RESTConfigFor(cluster.TestUser, p.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, err := probe.New(cfg, probe.Options{Namespace: "default"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr.Start()
+			defer pr.Stop()
+			if err := pr.WaitForSync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rec := pr.Recorder.Snapshot()
+			first := rec.Requests[0]
+			if streaming && !(first.Watch && first.SendInitialEvents) {
+				t.Errorf("first request %+v: want a streaming list", first)
+			}
+			if !streaming && (first.Watch || first.Method != "GET") {
+				t.Errorf("first request %+v: want a LIST", first)
+			}
+			if len(rec.Dials) != 1 || len(rec.Events) != 1 || rec.Events[0].Kind != probe.Add || !rec.Events[0].InInitialList {
+				t.Errorf("after sync: dials %v events %v; want one dial and one initial Add", rec.Dials, rec.Events)
+			}
+			if streaming {
+				// The initial-events-end bookmark is seen by the time the informer syncs.
+				if !first.InitialEventsEnd {
+					t.Errorf("streaming list %+v: initial-events-end bookmark not recorded", first)
+				}
+			}
+
+			p.ResetAll()
+			if err := writer.CoreV1().Pods("default").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, eventTimeout, true, func(context.Context) (bool, error) {
+				for _, e := range pr.Recorder.Snapshot().Events {
+					if e.Kind == probe.Delete && e.Key == "default/a" {
+						return true, nil
+					}
+				}
+				return false, nil
+			})
+			if err != nil {
+				t.Fatalf("no Delete of default/a within %s: %+v", eventTimeout, pr.Recorder.Snapshot())
+			}
+			rec = pr.Recorder.Snapshot()
+			if len(rec.Dials) != 2 {
+				t.Errorf("dials %v: want a second one after the reset", rec.Dials)
+			}
+			var sawReset bool
+			for _, r := range rec.Requests {
+				if r.Watch && strings.Contains(r.Err, "reset") || strings.Contains(r.Err, "EOF") || strings.Contains(r.Err, "connection lost") {
+					sawReset = true
+				}
+			}
+			if !sawReset {
+				t.Errorf("no request recorded the reset: %+v", rec.Requests)
+			}
+			for _, ri := range probe.Reinitialisations(rec) {
+				t.Logf("re-initialisation: %s", ri)
+			}
+			for _, r := range rec.Requests {
+				t.Logf("#%d %s %s watch=%v rv=%s sie=%v status=%d events=%d eof=%v err=%q", r.ID, r.Method, r.Path, r.Watch, r.ResourceVersion, r.SendInitialEvents, r.Status, r.Events, r.CleanEOF, r.Err)
+			}
+		})
+	}
+}
