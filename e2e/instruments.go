@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// ConvergeTimeout bounds the wait for a store to equal the server's state.
+const ConvergeTimeout = 60 * time.Second
+
+// ReportEntryPrefix starts the name of every probe's report entry.
+const ReportEntryPrefix = "informer: "
+
+// StartProxy puts a fault proxy in front of apiserver 0..N-1 of c (pinned to
+// 0) and closes it when the spec ends.
+func StartProxy(c *local.Cluster) *faultproxy.Proxy {
+	ginkgo.GinkgoHelper()
+	var ups []string
+	for i := range c.NumAPIServers() {
+		ups = append(ups, strings.TrimPrefix(c.APIServerURL(i), "https://"))
+	}
+	p, err := faultproxy.Start(ups...)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")
+	ginkgo.DeferCleanup(p.Close)
+	return p
+}
+
+// Observed is a probe a spec watches: on failure its record is written to
+// the spec's artifacts directory.
+type Observed struct {
+	*probe.Probe
+	Name string
+	Dir  string
+}
+
+// StartProbe builds, starts and syncs a probe on cfg, stops it when the spec
+// ends, and on failure dumps its record next to the process logs.
+func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.Options) *Observed {
+	ginkgo.GinkgoHelper()
+	p, err := probe.New(cfg, opts)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
+	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
+	p.Start()
+	ginkgo.DeferCleanup(func() {
+		p.Stop()
+		if ginkgo.CurrentSpecReport().Failed() {
+			path, err := o.dump()
+			if err != nil {
+				ginkgo.AddReportEntry("probe dump failed", err.Error())
+			} else {
+				ginkgo.AddReportEntry("probe record", path)
+			}
+		}
+	})
+	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	gomega.Expect(p.WaitForSync(syncCtx)).To(gomega.Succeed(), "informer %s synced within %s", name, SyncTimeout)
+	return o
+}
+
+func (o *Observed) dump() (string, error) {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return "", err
+	}
+	rec := o.Recorder.Snapshot()
+	data, err := json.MarshalIndent(struct {
+		probe.Record
+		Reinitialisations []probe.Reinit `json:"reinitialisations"`
+	}{rec, probe.Reinitialisations(rec)}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(o.Dir, "probe-"+o.Name+".json")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+// EventuallyConverged waits until the store equals a quorum read of the
+// server and returns how long that took; the failure message carries the
+// diff and where the record and logs are.
+func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister) time.Duration {
+	ginkgo.GinkgoHelper()
+	start := time.Now()
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		return probe.Converged(ctx, o.Informer.GetStore(), server)
+	}).WithTimeout(ConvergeTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
+		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
+	return time.Since(start)
+}
+
+// ExpectDeletesObserved asserts delete accounting.
+func (o *Observed) ExpectDeletesObserved(deleted ...probe.Object) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(probe.DeletesObserved(o.Recorder.Snapshot(), deleted)).To(gomega.Succeed(),
+		"informer %s saw every delete (record and logs: %s)", o.Name, o.Dir)
+}
+
+// Numbers is what a spec reports about one informer.
+type Numbers struct {
+	Informer          string              `json:"informer"`
+	Reinitialisations map[probe.Cause]int `json:"reinitialisations"`
+	ReinitDetails     []string            `json:"reinitDetails,omitempty"`
+	Dials             int                 `json:"dials"`
+	Requests          map[string]int      `json:"requests"`
+	Events            map[string]int      `json:"events"`
+	RecoverySeconds   float64             `json:"recoverySeconds,omitempty"`
+}
+
+// Numbers summarises the record; recovery is the time from the fault's end
+// to convergence (0 if not measured).
+func (o *Observed) Numbers(recovery time.Duration) Numbers {
+	rec := o.Recorder.Snapshot()
+	reinits := probe.Reinitialisations(rec)
+	n := Numbers{Informer: o.Name, Reinitialisations: probe.CountByCause(reinits), Dials: len(rec.Dials),
+		Requests: map[string]int{}, Events: map[string]int{}, RecoverySeconds: recovery.Seconds()}
+	for _, r := range reinits {
+		n.ReinitDetails = append(n.ReinitDetails, r.String())
+	}
+	for _, r := range rec.Requests {
+		switch {
+		case r.Watch && r.SendInitialEvents:
+			n.Requests["streaming list"]++
+		case r.Watch:
+			n.Requests["watch"]++
+		default:
+			n.Requests["list"]++
+		}
+	}
+	for _, e := range rec.Events {
+		n.Events[string(e.Kind)]++
+		if e.Tombstone {
+			n.Events["Delete (tombstone)"]++
+		}
+		if e.UIDChanged() {
+			n.Events["Update (UID changed)"]++
+		}
+	}
+	return n
+}
+
+// Report attaches the numbers to the spec's report.
+func (o *Observed) Report(recovery time.Duration) Numbers {
+	n := o.Numbers(recovery)
+	ginkgo.AddReportEntry(ReportEntryPrefix+o.Name, n)
+	return n
+}
+
+// String renders numbers on one line for the console.
+func (n Numbers) String() string {
+	return fmt.Sprintf("reinitialisations %v, dials %d, requests %v, events %v, recovery %.2fs", n.Reinitialisations, n.Dials, n.Requests, n.Events, n.RecoverySeconds)
+}

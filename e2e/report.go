@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// SpecSummary is one spec in the run's informer report.
+type SpecSummary struct {
+	Spec      string    `json:"spec"`
+	Labels    []string  `json:"labels,omitempty"`
+	Outcome   string    `json:"outcome"`
+	Seconds   float64   `json:"seconds"`
+	Informers []Numbers `json:"informers,omitempty"`
+	Failure   string    `json:"failure,omitempty"`
+}
+
+// Report file names, in ArtifactsRoot.
+const (
+	ReportJSON     = "informer-report.json"
+	ReportMarkdown = "informer-report.md"
+)
+
+// WriteReports writes the run's informer report (JSON and a markdown table)
+// into ArtifactsRoot, next to Ginkgo's JUnit and JSON reports. Suites call it
+// from ReportAfterSuite.
+func WriteReports(r ginkgo.Report) error {
+	var specs []SpecSummary
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		sum := SpecSummary{
+			Spec:    strings.Join(append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText), " "),
+			Labels:  s.Labels(),
+			Outcome: s.State.String(),
+			Seconds: s.RunTime.Seconds(),
+		}
+		if s.Failed() {
+			sum.Failure = s.Failure.Message
+		}
+		for _, e := range s.ReportEntries {
+			if !strings.HasPrefix(e.Name, ReportEntryPrefix) {
+				continue
+			}
+			// In-process the raw value is there; from parallel processes
+			// only its JSON.
+			if n, ok := e.Value.GetRawValue().(Numbers); ok {
+				sum.Informers = append(sum.Informers, n)
+				continue
+			}
+			var n Numbers
+			if err := json.Unmarshal([]byte(e.Value.AsJSON), &n); err == nil {
+				sum.Informers = append(sum.Informers, n)
+			}
+		}
+		specs = append(specs, sum)
+	}
+	dir := ArtifactsRoot()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(struct {
+		Suite string        `json:"suite"`
+		Specs []SpecSummary `json:"specs"`
+	}{r.SuiteDescription, specs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ReportJSON), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ReportMarkdown), []byte(markdown(r.SuiteDescription, specs)), 0o644)
+}
+
+func markdown(suite string, specs []SpecSummary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Informer report: %s\n\n", suite)
+	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery |\n")
+	b.WriteString("|---|---|---|---|---:|---|---|---:|\n")
+	for _, s := range specs {
+		if len(s.Informers) == 0 {
+			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", s.Spec, s.Outcome)
+			continue
+		}
+		for _, n := range s.Informers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.2f s |\n",
+				s.Spec, s.Outcome, n.Informer, counts(n.Reinitialisations), n.Dials, counts(n.Requests), counts(n.Events), n.RecoverySeconds)
+		}
+	}
+	return b.String()
+}
+
+func counts[K ~string](m map[K]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
