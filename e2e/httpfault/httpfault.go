@@ -1,0 +1,167 @@
+// Package httpfault injects HTTP-level faults into a client's requests: a
+// list or watch answered 429, 500 or 410, or a watch whose stream carries one
+// ERROR event (410 Gone, 500 InternalError, too large resource version) and
+// ends, as kube-apiserver sends them.
+//
+// Where it lives: in the client's transport (rest.Config.Wrap), below the
+// probe's recorder. The alternative, a TLS-terminating proxy with its own
+// serving certificate, would need the client to trust another CA (or the
+// backend to issue the proxy a certificate: impossible for kind and existing
+// clusters) and would re-encrypt every byte. client-go decodes a response by
+// its Content-Type, whatever it asked for, so a synthesized JSON Status or a
+// one-event JSON watch stream reaches the reflector exactly as the server's
+// would; everything between the transport and the socket (TLS, HTTP/2,
+// dials) stays real, and the TCP-level faults are the fault proxy's job.
+// Every injection is undoable and counts what it answered.
+package httpfault
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+)
+
+// Match selects requests.
+type Match func(*http.Request) bool
+
+func isWatch(r *http.Request) bool {
+	w := r.URL.Query().Get("watch")
+	return w == "true" || w == "1"
+}
+
+// Watches matches watch requests that resume (not streaming lists).
+func Watches(r *http.Request) bool {
+	return isWatch(r) && r.URL.Query().Get("sendInitialEvents") != "true"
+}
+
+// StreamingLists matches watches that ask for initial events.
+func StreamingLists(r *http.Request) bool {
+	return isWatch(r) && r.URL.Query().Get("sendInitialEvents") == "true"
+}
+
+// Lists matches LIST requests.
+func Lists(r *http.Request) bool { return r.Method == http.MethodGet && !isWatch(r) }
+
+// Injector holds the active injections of one client.
+type Injector struct {
+	mu    sync.Mutex
+	rules []*rule
+}
+
+type rule struct {
+	match   Match
+	left    int // answers left; <0 = unlimited
+	answer  func(*http.Request) *http.Response
+	answers int
+}
+
+// Instrument returns a copy of cfg whose transport consults the injector.
+// Wrap it before probe.Instrument so the recorder sees the injected answers.
+func (in *Injector) Instrument(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return transport{next: rt, in: in} })
+	return cfg
+}
+
+type transport struct {
+	next http.RoundTripper
+	in   *Injector
+}
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp := t.in.answer(req); resp != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return resp, nil
+	}
+	return t.next.RoundTrip(req)
+}
+
+func (in *Injector) answer(req *http.Request) *http.Response {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range in.rules {
+		if r.left != 0 && r.match(req) {
+			if r.left > 0 {
+				r.left--
+			}
+			r.answers++
+			return r.answer(req)
+		}
+	}
+	return nil
+}
+
+func (in *Injector) add(r *rule) (restore func(), answered func() int) {
+	in.mu.Lock()
+	in.rules = append(in.rules, r)
+	in.mu.Unlock()
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			for i, x := range in.rules {
+				if x == r {
+					in.rules = append(in.rules[:i], in.rules[i+1:]...)
+					break
+				}
+			}
+		})
+	}
+	answered = func() int {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return r.answers
+	}
+	return restore, answered
+}
+
+// status builds the Status kube-apiserver sends for code.
+func status(code int32, reason metav1.StatusReason, message string) *metav1.Status {
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: code, Reason: reason, Message: message,
+	}
+}
+
+func jsonResponse(req *http.Request, code int, body []byte) *http.Response {
+	h := http.Header{"Content-Type": []string{"application/json"}}
+	if code == http.StatusTooManyRequests {
+		h.Set("Retry-After", "1")
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), StatusCode: code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+	}
+}
+
+// FailRequests answers the next `times` matching requests (times < 0: all)
+// with an HTTP error carrying a Status, as kube-apiserver would.
+func (in *Injector) FailRequests(match Match, times int, code int32, reason metav1.StatusReason, message string) (restore func(), answered func() int) {
+	body, _ := json.Marshal(status(code, reason, message))
+	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+		return jsonResponse(req, int(code), body)
+	}})
+}
+
+// EndWatchesWithError answers the next `times` matching watches with a 200
+// stream holding one ERROR event, then the end of the stream: what
+// kube-apiserver sends when a watch cannot go on (410 "too old resource
+// version", 500 for an etcd event with PrevKv=nil, ...).
+func (in *Injector) EndWatchesWithError(match Match, times int, code int32, reason metav1.StatusReason, message string) (restore func(), answered func() int) {
+	st, _ := json.Marshal(status(code, reason, message))
+	ev, _ := json.Marshal(metav1.WatchEvent{Type: "ERROR", Object: runtime.RawExtension{Raw: st}})
+	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+		return jsonResponse(req, http.StatusOK, append(ev, '\n'))
+	}})
+}
