@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+func TestWriteReports(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", dir)
+	n := Numbers{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseGone: 2}, Dials: 3,
+		Requests: map[string]int{"watch": 4}, Events: map[string]int{"Add": 1}, RecoverySeconds: 1.5}
+	raw, _ := json.Marshal(n)
+	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "in process", State: types.SpecStatePassed,
+			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.WrapEntryValue(n)}}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "from another process", State: types.SpecStateFailed,
+			Failure:       types.Failure{Message: "boom"},
+			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.ReportEntryValue{AsJSON: string(raw)}}}},
+		{LeafNodeType: types.NodeTypeBeforeSuite},
+	}}
+	if err := WriteReports(r); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| in process | passed | pods | 410 Gone: 2 | 3 | watch: 4 | Add: 1 | 1.50 s |",
+		"| from another process | failed | pods | 410 Gone: 2 |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	var got struct{ Specs []SpecSummary }
+	data, _ := os.ReadFile(filepath.Join(dir, ReportJSON))
+	if err := json.Unmarshal(data, &got); err != nil || len(got.Specs) != 2 || got.Specs[1].Failure != "boom" {
+		t.Errorf("json report %s: %v", data, err)
+	}
+}
