@@ -31,7 +31,7 @@ binaries: ## Build (once per version, cached) kube-apiserver, etcd and etcdutl f
 
 .PHONY: test
 test: binaries ## Run the Go tests of the suite's own packages (backends against the real binaries).
-	$(GO) test -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v /suites/)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v /suites/)
 
 .PHONY: e2e
 e2e: binaries ## Run the conformance specs on the embedded local backend (LABEL_FILTER=..., GINKGO_PROCS=...).

@@ -353,22 +353,28 @@ func TestStartValidates(t *testing.T) {
 	}
 }
 
+// benchConn connects to an echo upstream directly or through a proxy.
+func benchConn(b *testing.B, via string) net.Conn {
+	u := newUpstream(b, "A")
+	addr := u.addr()
+	if via == "proxy" {
+		addr = startProxy(b, u).Addr()
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	expectRead(b, c, "A")
+	return c
+}
+
 // BenchmarkThroughput streams through the proxy and directly, for the
 // proxy's overhead on loopback (compare the MB/s of the two).
 func BenchmarkThroughput(b *testing.B) {
 	for _, via := range []string{"direct", "proxy"} {
 		b.Run(via, func(b *testing.B) {
-			u := newUpstream(b, "A")
-			addr := u.addr()
-			if via == "proxy" {
-				addr = startProxy(b, u).Addr()
-			}
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			expectRead(b, c, "A")
+			c := benchConn(b, via)
 			chunk := bytes.Repeat([]byte("x"), 64*1024)
 			b.SetBytes(int64(len(chunk)))
 			var wg sync.WaitGroup
@@ -391,17 +397,7 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, via := range []string{"direct", "proxy"} {
 		b.Run(via, func(b *testing.B) {
-			u := newUpstream(b, "A")
-			addr := u.addr()
-			if via == "proxy" {
-				addr = startProxy(b, u).Addr()
-			}
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			expectRead(b, c, "A")
+			c := benchConn(b, via)
 			buf := make([]byte, 1)
 			b.ResetTimer()
 			for range b.N {

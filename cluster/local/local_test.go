@@ -20,47 +20,21 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 )
 
 // Named bounds for the waits in these tests.
 const (
-	startTimeout    = 2 * time.Minute
 	convergeTimeout = 30 * time.Second
 	pollInterval    = 50 * time.Millisecond
 	// The watch cache polls for compactions every 15 s.
 	watchCacheCompactTimeout = 20 * time.Second
 )
 
-// startCluster starts a cluster whose logs go to the test's artifacts
-// directory, and closes it when the test ends.
+// startCluster starts a cluster for the test (see localtest).
 func startCluster(t *testing.T, opts local.Options) *local.Cluster {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if opts.ArtifactsDir == "" {
-		opts.ArtifactsDir = artifactsDir(t)
-	}
-	c, err := local.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("start local cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(context.Background()); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("process logs kept in %s", c.ArtifactsDir())
-		}
-	})
-	return c
-}
-
-// artifactsDir keeps logs of failed tests under $INFORMER_CONFORMANCE_ARTIFACTS.
-func artifactsDir(t *testing.T) string {
-	if a := os.Getenv(local.EnvArtifacts); a != "" {
-		return filepath.Join(a, "cluster-local", strings.ReplaceAll(t.Name(), "/", "_"))
-	}
-	return t.TempDir()
+	return localtest.Start(t, opts)
 }
 
 func clientset(t *testing.T, c *local.Cluster, u cluster.User, host string) kubernetes.Interface {

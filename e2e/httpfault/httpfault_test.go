@@ -12,6 +12,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -26,11 +27,7 @@ func TestInjectedErrorsReachTheReflector(t *testing.T) {
 	clientfeaturestesting.SetFeatureDuringTest(t, features.WatchListClient, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c := localtest.Start(t, local.Options{})
 	user, err := c.RESTConfig(cluster.TestUser)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -28,11 +29,7 @@ func (dropDeletes) OnDelete(any) {}
 func TestChecksAndTheirNegativeControls(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c := localtest.Start(t, local.Options{})
 	admin, _ := c.RESTConfig(cluster.Admin)
 	writer := kubernetes.NewForConfigOrDie(admin)
 	server := probe.QuorumPods(writer, "default")

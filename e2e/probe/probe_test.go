@@ -16,6 +16,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -40,11 +41,7 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, features.WatchListClient, streaming)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close(context.Background())
+			c := localtest.Start(t, local.Options{})
 			p, err := faultproxy.Start(strings.TrimPrefix(c.APIServerURL(0), "https://"))
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,50 @@
+// Package localtest starts local clusters for plain Go tests: logs under
+// $INFORMER_CONFORMANCE_ARTIFACTS (kept for failed tests) or the test's temp
+// dir, closed when the test ends.
+package localtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+)
+
+// StartTimeout bounds starting a cluster with cached binaries (or building
+// them once, which the first test of a fresh machine may do).
+const StartTimeout = 10 * time.Minute
+
+// Start starts a cluster for t and closes it when t ends.
+func Start(t testing.TB, opts local.Options) *local.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if opts.ArtifactsDir == "" {
+		opts.ArtifactsDir = ArtifactsDir(t)
+	}
+	c, err := local.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start local cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("close local cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("process logs: %s", c.ArtifactsDir())
+		}
+	})
+	return c
+}
+
+// ArtifactsDir is where t's process logs go.
+func ArtifactsDir(t testing.TB) string {
+	if a := os.Getenv(local.EnvArtifacts); a != "" {
+		return filepath.Join(a, "go-test", strings.ReplaceAll(t.Name(), "/", "_"))
+	}
+	return t.TempDir()
+}
