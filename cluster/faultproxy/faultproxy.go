@@ -211,11 +211,13 @@ func (p *Proxy) pipe(c *conn, src, dst *net.TCPConn, count *atomic.Int64, down b
 				cut = true
 			}
 			if len(chunk) > 0 {
+				// Counted before the write, so whatever the far side does in
+				// answer already sees it counted.
+				count.Add(int64(len(chunk)))
 				if _, werr := dst.Write(chunk); werr != nil {
 					p.finish(c, "write failed: "+werr.Error(), false)
 					return
 				}
-				count.Add(int64(len(chunk)))
 			}
 			if cut {
 				p.finish(c, fmt.Sprintf("cut after %d bytes", limit), true)
