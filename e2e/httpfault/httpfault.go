@@ -165,3 +165,31 @@ func (in *Injector) EndWatchesWithError(match Match, times int, code int32, reas
 		return jsonResponse(req, http.StatusOK, append(ev, '\n'))
 	}})
 }
+
+// EndWatchesCleanly answers the next `times` matching watches with a 200
+// stream that ends at once with no event: a server closing the watch (EOF).
+func (in *Injector) EndWatchesCleanly(match Match, times int) (restore func(), answered func() int) {
+	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+		return jsonResponse(req, http.StatusOK, nil)
+	}})
+}
+
+// StatusesAsErrors wraps a transport so that every non-2xx answer becomes a
+// transport error: a broken client stack, for negative controls (client-go
+// then cannot tell a 429 to back off from a failure).
+func StatusesAsErrors(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return statusErrors{rt} })
+	return cfg
+}
+
+type statusErrors struct{ next http.RoundTripper }
+
+func (t statusErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && resp.StatusCode >= 300 {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("broken transport: HTTP %d", resp.StatusCode)
+	}
+	return resp, err
+}

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +21,8 @@ type Options struct {
 	Resync time.Duration
 	// Informer picks the informer from the factory (default: pods).
 	Informer func(informers.SharedInformerFactory) cache.SharedIndexInformer
+	// FactoryOptions are passed to the factory (e.g. WithTweakListOptions).
+	FactoryOptions []informers.SharedInformerOption
 	// WrapHandler, when set, wraps the recording handler; negative controls
 	// use it to drop events the way a broken controller would.
 	WrapHandler func(cache.ResourceEventHandler) cache.ResourceEventHandler
@@ -47,7 +50,7 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe client: %w", err)
 	}
-	var fopts []informers.SharedInformerOption
+	fopts := slices.Clone(opts.FactoryOptions)
 	if opts.Namespace != "" {
 		fopts = append(fopts, informers.WithNamespace(opts.Namespace))
 	}

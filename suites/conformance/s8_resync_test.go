@@ -1,0 +1,93 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S8 (seed 001): a resync re-delivers the indexer's objects as Updates with
+// unchanged resourceVersions and must not reach the apiserver.
+//
+// Expected of client-go v0.36: tools/cache/reflector.go startResync calls
+// r.store.Resync(), and DeltaFIFO.Resync (tools/cache/delta_fifo.go) queues
+// Sync deltas for every key of the indexer (knownObjects); the shared
+// informer turns them into OnUpdate(old, new) with old == new
+// (shared_informer.go HandleDeltas / processDeltas). No list, no watch.
+const (
+	resyncPeriod  = time.Second
+	resyncsWanted = 3
+	// resyncWindow bounds waiting for resyncsWanted resyncs of every pod.
+	resyncWindow = 10 * resyncPeriod
+)
+
+var _ = Describe("S8 resync", Label("resync"), func() {
+	It("re-delivers every object from the indexer and sends no request to the apiserver", func(ctx SpecContext) {
+		resyncSendsNoRequests(ctx, probe.Options{})
+	})
+
+	It("fails when the client re-watches every second", NegativeControl, func(ctx SpecContext) {
+		// A client whose watches time out after 1 s (a tweak of
+		// timeoutSeconds) sends a new watch every second: the assertion of
+		// zero requests during the resync window must catch it.
+		tweak := informers.WithTweakListOptions(func(o *metav1.ListOptions) { one := int64(1); o.TimeoutSeconds = &one })
+		err := InterceptGomegaFailure(func() { resyncSendsNoRequests(ctx, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}}) })
+		Expect(err).To(MatchError(ContainSubstring("requests during")), "the S8 assertion catches a client that keeps requesting")
+	})
+})
+
+func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
+	c := e2e.StartLocal(ctx, local.Options{})
+	admin, err := c.RESTConfig(cluster.Admin)
+	Expect(err).NotTo(HaveOccurred())
+	writer := kubernetes.NewForConfigOrDie(admin)
+	names := []string{"r1", "r2", "r3"}
+	for _, n := range names {
+		_, err := writer.CoreV1().Pods("default").Create(ctx, pod(n), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	}
+	user, err := c.RESTConfig(cluster.TestUser)
+	Expect(err).NotTo(HaveOccurred())
+	opts.Namespace, opts.Resync = "default", resyncPeriod
+	pods := e2e.StartProbe(ctx, "pods", user, opts)
+	pods.EventuallyConverged(ctx, probe.QuorumPods(writer, "default"))
+	DeferCleanup(func() { pods.Report(0) })
+
+	before := pods.Recorder.Snapshot()
+	By(fmt.Sprintf("waiting for %d resyncs of every pod (period %s)", resyncsWanted, resyncPeriod))
+	resyncs := func() map[string]int {
+		m := map[string]int{}
+		for _, e := range pods.Recorder.Snapshot().Events[len(before.Events):] {
+			if e.Kind == probe.Update && e.OldResourceVersion == e.ResourceVersion && e.OldUID == e.UID {
+				m[e.Key]++
+			}
+		}
+		return m
+	}
+	Eventually(func(g Gomega) {
+		m := resyncs()
+		for _, n := range names {
+			g.Expect(m["default/"+n]).To(BeNumerically(">=", resyncsWanted), "resyncs of default/%s", n)
+		}
+	}).WithTimeout(resyncWindow).WithPolling(100 * time.Millisecond).Should(Succeed())
+
+	after := pods.Recorder.Snapshot()
+	newRequests := after.Requests[len(before.Requests):]
+	Expect(newRequests).To(BeEmpty(), "requests during %d resync periods: %v", resyncsWanted, newRequests)
+	Expect(after.Dials).To(HaveLen(len(before.Dials)), "dials during the resyncs")
+	for _, e := range after.Events[len(before.Events):] {
+		Expect(e.Kind).To(Equal(probe.Update), "resync delivers only Updates: %+v", e)
+		Expect(e.ResourceVersion).To(Equal(e.OldResourceVersion), "a resync does not change the resourceVersion: %+v", e)
+	}
+}
