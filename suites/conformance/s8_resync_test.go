@@ -42,7 +42,9 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 		// timeoutSeconds) sends a new watch every second: the assertion of
 		// zero requests during the resync window must catch it.
 		tweak := informers.WithTweakListOptions(func(o *metav1.ListOptions) { one := int64(1); o.TimeoutSeconds = &one })
-		err := InterceptGomegaFailure(func() { resyncSendsNoRequests(ctx, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}}) })
+		err := InterceptGomegaFailure(func() {
+			resyncSendsNoRequests(ctx, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}})
+		})
 		Expect(err).To(MatchError(ContainSubstring("requests during")), "the S8 assertion catches a client that keeps requesting")
 	})
 })
