@@ -23,14 +23,16 @@ type SpecSummary struct {
 	Failure   string    `json:"failure,omitempty"`
 }
 
-// Report file names, in ArtifactsRoot.
-const (
-	ReportJSON     = "informer-report.json"
-	ReportMarkdown = "informer-report.md"
-)
+// ReportFiles names a suite's report files in ArtifactsRoot:
+// informer-report-<suite>.json and .md (several suites share one run).
+func ReportFiles(suite string) (jsonPath, markdownPath string) {
+	base := filepath.Join(ArtifactsRoot(), "informer-report-"+unsafeChars.ReplaceAllString(suite, "-"))
+	return base + ".json", base + ".md"
+}
 
-// WriteReports writes the run's informer report (JSON and a markdown table)
-// into ArtifactsRoot, next to Ginkgo's JUnit and JSON reports. Suites call it
+// WriteReports writes the suite's informer report (JSON and a markdown
+// table, see ReportFiles) into ArtifactsRoot, next to Ginkgo's JUnit and
+// JSON reports. Suites call it
 // from ReportAfterSuite.
 func WriteReports(r ginkgo.Report) error {
 	var specs []SpecSummary
@@ -75,10 +77,11 @@ func WriteReports(r ginkgo.Report) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ReportJSON), data, 0o644); err != nil {
+	jsonPath, mdPath := ReportFiles(r.SuiteDescription)
+	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ReportMarkdown), []byte(markdown(r.SuiteDescription, specs)), 0o644)
+	return os.WriteFile(mdPath, []byte(markdown(r.SuiteDescription, specs)), 0o644)
 }
 
 func markdown(suite string, specs []SpecSummary) string {

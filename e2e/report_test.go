@@ -29,7 +29,11 @@ func TestWriteReports(t *testing.T) {
 	if err := WriteReports(r); err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(dir, ReportMarkdown))
+	jsonPath, mdPath := ReportFiles("s")
+	if filepath.Dir(mdPath) != dir || filepath.Base(mdPath) != "informer-report-s.md" {
+		t.Errorf("report path %s, want %s/informer-report-s.md", mdPath, dir)
+	}
+	md, err := os.ReadFile(mdPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func TestWriteReports(t *testing.T) {
 		}
 	}
 	var got struct{ Specs []SpecSummary }
-	data, _ := os.ReadFile(filepath.Join(dir, ReportJSON))
+	data, _ := os.ReadFile(jsonPath)
 	if err := json.Unmarshal(data, &got); err != nil || len(got.Specs) != 2 || got.Specs[1].Failure != "boom" {
 		t.Errorf("json report %s: %v", data, err)
 	}
