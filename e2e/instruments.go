@@ -50,6 +50,16 @@ type Observed struct {
 // ends, and on failure dumps its record next to the process logs.
 func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.Options) *Observed {
 	ginkgo.GinkgoHelper()
+	o := StartProbeUnsynced(name, cfg, opts)
+	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
+	defer cancel()
+	gomega.Expect(o.WaitForSync(syncCtx)).To(gomega.Succeed(), "informer %s synced within %s", name, SyncTimeout)
+	return o
+}
+
+// StartProbeUnsynced is StartProbe without waiting for the sync.
+func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Observed {
+	ginkgo.GinkgoHelper()
 	p, err := probe.New(cfg, opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
@@ -65,9 +75,6 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 			}
 		}
 	})
-	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
-	defer cancel()
-	gomega.Expect(p.WaitForSync(syncCtx)).To(gomega.Succeed(), "informer %s synced within %s", name, SyncTimeout)
 	return o
 }
 
@@ -134,8 +141,10 @@ func (o *Observed) Numbers(recovery time.Duration) Numbers {
 			n.Requests["streaming list"]++
 		case r.Watch:
 			n.Requests["watch"]++
-		default:
+		case r.Method == "GET":
 			n.Requests["list"]++
+		default:
+			n.Requests[r.Method]++
 		}
 	}
 	for _, e := range rec.Events {

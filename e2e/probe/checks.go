@@ -158,9 +158,13 @@ func NewLeakCheck() *LeakCheck { return &LeakCheck{baseline: goleak.IgnoreCurren
 
 // Find retries for a while (goleak's default) and returns the leaked
 // goroutines as an error. Idle HTTP connections of the client's transport
-// are not the informer's and are ignored.
+// and the in-process fault proxy's goroutines (the network, not the
+// informer) are ignored.
 func (l *LeakCheck) Find() error {
 	return goleak.Find(l.baseline,
+		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).pipe"),
+		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).acceptLoop"),
+		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).holdUntilUnblackholed"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,6 +37,7 @@ type Probe struct {
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
 	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // Pods picks the pod informer.
@@ -82,13 +84,10 @@ func (p *Probe) WaitForSync(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the informers and waits for their goroutines (Factory.Shutdown).
+// Stop stops the informers and waits for their goroutines
+// (Factory.Shutdown). It may be called more than once.
 func (p *Probe) Stop() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
+	p.stopOnce.Do(func() { close(p.stop) })
 	p.Factory.Shutdown()
 }
 

@@ -1,0 +1,97 @@
+package conformance
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S10 (seed 003 scenarios 2-4): after factory.Shutdown() returns, no
+// informer goroutine is left and no request is sent; the clientset still
+// works for plain requests, also after its connection was dropped (the
+// seed's 90 s idle keep-alive, made instant here by resetting the
+// connection at the proxy); shutting down while the connection is dead
+// returns promptly.
+//
+// Expected of client-go v0.36: informers/factory.go Shutdown closes the
+// factory's shutdown flag and waits on its WaitGroup for every informer's
+// Run goroutine; tools/cache/shared_informer.go Run stops the controller and
+// the processor's listeners when its context ends. Nothing of it owns the
+// HTTP transport, so the clientset is unaffected.
+const (
+	// quietWindow is how long nothing may be sent after Shutdown.
+	quietWindow = 2 * time.Second
+	// shutdownBound is how long Shutdown may take, also on a dead connection.
+	shutdownBound = 5 * time.Second
+)
+
+var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
+	It("leaves no goroutine, sends nothing more, and leaves the clientset working", func(ctx SpecContext) {
+		shutdownLeavesNothing(ctx, probe.Options{}, false)
+	})
+
+	It("returns promptly when the connection died before the shutdown", func(ctx SpecContext) {
+		shutdownLeavesNothing(ctx, probe.Options{}, true)
+	})
+
+	It("fails when a handler leaves a goroutine behind", NegativeControl, func(ctx SpecContext) {
+		// A controller whose handler starts a goroutine that outlives the
+		// informer: the leak check must name it.
+		release := make(chan struct{})
+		DeferCleanup(func() { close(release) })
+		leaky := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+			return cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { go func() { <-release }(); h.OnAdd(obj, false) },
+				UpdateFunc: h.OnUpdate,
+				DeleteFunc: h.OnDelete,
+			}
+		}
+		err := InterceptGomegaFailure(func() { shutdownLeavesNothing(ctx, probe.Options{WrapHandler: leaky}, false) })
+		Expect(err).To(MatchError(ContainSubstring("goroutines left after Shutdown")), "the S10 leak check catches a leaked goroutine")
+	})
+})
+
+func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnection bool) {
+	c := e2e.StartLocal(ctx, local.Options{})
+	proxy := e2e.StartProxy(c)
+	cfg, err := c.RESTConfigFor(cluster.TestUser, proxy.URL())
+	Expect(err).NotTo(HaveOccurred())
+
+	leaks := probe.NewLeakCheck()
+	opts.Namespace = "default"
+	pods := e2e.StartProbe(ctx, "pods", cfg, opts)
+	DeferCleanup(func() { pods.Report(0) })
+	_, err = pods.Client.CoreV1().Pods("default").Create(ctx, pod("s"), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the informer saw the pod")
+
+	if deadConnection {
+		By("blackholing the informer's connection before the shutdown")
+		DeferCleanup(proxy.Blackhole())
+	}
+	By("shutting the factory down")
+	start := time.Now()
+	pods.Stop()
+	Expect(time.Since(start)).To(BeNumerically("<", shutdownBound), "Shutdown returned within %s", shutdownBound)
+	Expect(leaks.Find()).To(Succeed(), "goroutines left after Shutdown")
+
+	n := len(pods.Recorder.Snapshot().Requests)
+	Consistently(func() int { return len(pods.Recorder.Snapshot().Requests) }).WithTimeout(quietWindow).Should(Equal(n), "requests after Shutdown")
+
+	if deadConnection {
+		return
+	}
+	By("using the clientset after its connection was dropped")
+	proxy.ResetAll()
+	_, err = pods.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred(), "the clientset works after Shutdown and a dropped connection")
+}
