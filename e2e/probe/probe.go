@@ -33,6 +33,8 @@ type Options struct {
 // the way controllers build it, with an instrumented client.
 type Probe struct {
 	Recorder *Recorder
+	// Client is the informer's clientset: requests a spec makes with it are
+	// recorded like the informer's own.
 	Client   kubernetes.Interface
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
