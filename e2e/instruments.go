@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -30,7 +29,7 @@ func StartProxy(c *local.Cluster) *faultproxy.Proxy {
 	ginkgo.GinkgoHelper()
 	var ups []string
 	for i := range c.NumAPIServers() {
-		ups = append(ups, strings.TrimPrefix(c.APIServerURL(i), "https://"))
+		ups = append(ups, c.APIServerAddr(i))
 	}
 	p, err := faultproxy.Start(ups...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")

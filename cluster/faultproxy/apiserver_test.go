@@ -2,7 +2,6 @@ package faultproxy_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ func TestInFrontOfARealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := localtest.Start(t, local.Options{})
-	p, err := faultproxy.Start(strings.TrimPrefix(c.APIServerURL(0), "https://"))
+	p, err := faultproxy.Start(c.APIServerAddr(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -358,6 +359,11 @@ func (c *Cluster) APIServerURL(i int) string {
 		return ""
 	}
 	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.apiservers[i].port.Port))
+}
+
+// APIServerAddr is apiserver i's host:port, e.g. for a fault proxy's upstream.
+func (c *Cluster) APIServerAddr(i int) string {
+	return strings.TrimPrefix(c.APIServerURL(i), "https://")
 }
 
 // EtcdURL is the client URL of etcd (TLS with client certificates).

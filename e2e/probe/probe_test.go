@@ -42,7 +42,7 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			c := localtest.Start(t, local.Options{})
-			p, err := faultproxy.Start(strings.TrimPrefix(c.APIServerURL(0), "https://"))
+			p, err := faultproxy.Start(c.APIServerAddr(0))
 			if err != nil {
 				t.Fatal(err)
 			}
