@@ -8,8 +8,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
@@ -26,10 +24,3 @@ var _ = ReportAfterSuite("informer report", func(r Report) {
 // NegativeControl labels a spec that runs a scenario against a deliberately
 // broken client and passes only if the scenario's assertions fail.
 var NegativeControl = Label("negative-control")
-
-func pod(name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}},
-	}
-}

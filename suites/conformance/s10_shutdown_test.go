@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -61,15 +60,13 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 })
 
 func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnection bool) {
-	c := e2e.StartLocal(ctx, local.Options{})
-	proxy := e2e.StartProxy(c)
-	cfg, err := c.RESTConfigFor(cluster.TestUser, proxy.URL())
-	Expect(err).NotTo(HaveOccurred())
+	env := e2e.StartEnv(ctx, local.Options{})
+	proxy := env.Proxy
 
 	leaks := probe.NewLeakCheck()
-	opts.Namespace = "default"
-	pods := e2e.StartProbe(ctx, "pods", cfg, opts)
-	_, err = pods.Client.CoreV1().Pods("default").Create(ctx, pod("s"), metav1.CreateOptions{})
+	opts.Namespace = e2e.Namespace
+	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
+	_, err := pods.Client.CoreV1().Pods("default").Create(ctx, e2e.Pod("s"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the informer saw the pod")
 

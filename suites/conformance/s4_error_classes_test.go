@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
@@ -90,17 +89,15 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), func() {
 
 func expectReinitialisations(ctx context.Context, ec errorClass, brokenTransport bool) {
 	clientfeaturestesting.SetFeatureDuringTest(GinkgoTB(), features.WatchListClient, false)
-	c := e2e.StartLocal(ctx, local.Options{})
-	user, err := c.RESTConfig(cluster.TestUser)
-	Expect(err).NotTo(HaveOccurred())
+	env := e2e.StartEnv(ctx, local.Options{})
 	in := &httpfault.Injector{}
 	restore, answered := ec.inject(in)
 	DeferCleanup(restore)
-	cfg := in.Instrument(user)
+	cfg := in.Instrument(env.User)
 	if brokenTransport {
 		cfg = httpfault.StatusesAsErrors(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: "default"})
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace})
 	DeferCleanup(func() { pods.Report(0) })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.times), "injections answered")

@@ -6,10 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -44,19 +42,13 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 })
 
 func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
-	c := e2e.StartLocal(ctx, local.Options{})
-	proxy := e2e.StartProxy(c)
-	admin, err := c.RESTConfig(cluster.Admin)
-	Expect(err).NotTo(HaveOccurred())
-	writer := kubernetes.NewForConfigOrDie(admin)
-	server := probe.QuorumPods(writer, "default")
-	old, err := writer.CoreV1().Pods("default").Create(ctx, pod("same"), metav1.CreateOptions{})
+	env := e2e.StartEnv(ctx, local.Options{})
+	c, proxy, writer, server := env.Cluster, env.Proxy, env.Writer, env.Pods
+	old, err := writer.CoreV1().Pods("default").Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 
-	cfg, err := c.RESTConfigFor(cluster.TestUser, proxy.URL())
-	Expect(err).NotTo(HaveOccurred())
-	opts.Namespace = "default"
-	pods := e2e.StartProbe(ctx, "pods", cfg, opts)
+	opts.Namespace = e2e.Namespace
+	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
 	pods.EventuallyConverged(ctx, server)
 
 	By("cutting the informer off: new connections refused, the current one reset")
@@ -65,7 +57,7 @@ func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 
 	By("deleting and recreating the pod under the same name, then compacting etcd")
 	Expect(writer.CoreV1().Pods("default").Delete(ctx, "same", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	recreated, err := writer.CoreV1().Pods("default").Create(ctx, pod("same"), metav1.CreateOptions{})
+	recreated, err := writer.CoreV1().Pods("default").Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(recreated.UID).NotTo(Equal(old.UID))
 	_, err = c.CompactEtcd(ctx, 0)

@@ -9,9 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -45,25 +43,25 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 		err := InterceptGomegaFailure(func() {
 			resyncSendsNoRequests(ctx, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}})
 		})
-		Expect(err).To(MatchError(ContainSubstring("requests during")), "the S8 assertion catches a client that keeps requesting")
+		// Either S8 assertion may be the one that trips: the new watches
+		// show up as requests, and when they end in relists (clean close
+		// within a second) the relists can also keep every pod from
+		// reaching its resyncs in the window. Both are this spec failing.
+		Expect(err).To(MatchError(Or(ContainSubstring("requests during"), ContainSubstring("resyncs of default/"))), "an S8 assertion catches a client that keeps requesting")
 	})
 })
 
 func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
-	c := e2e.StartLocal(ctx, local.Options{})
-	admin, err := c.RESTConfig(cluster.Admin)
-	Expect(err).NotTo(HaveOccurred())
-	writer := kubernetes.NewForConfigOrDie(admin)
+	env := e2e.StartEnv(ctx, local.Options{})
+	writer := env.Writer
 	names := []string{"r1", "r2", "r3"}
 	for _, n := range names {
-		_, err := writer.CoreV1().Pods("default").Create(ctx, pod(n), metav1.CreateOptions{})
+		_, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	user, err := c.RESTConfig(cluster.TestUser)
-	Expect(err).NotTo(HaveOccurred())
-	opts.Namespace, opts.Resync = "default", resyncPeriod
-	pods := e2e.StartProbe(ctx, "pods", user, opts)
-	pods.EventuallyConverged(ctx, probe.QuorumPods(writer, "default"))
+	opts.Namespace, opts.Resync = e2e.Namespace, resyncPeriod
+	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
+	pods.EventuallyConverged(ctx, env.Pods)
 	DeferCleanup(func() { pods.Report(0) })
 
 	before := pods.Recorder.Snapshot()

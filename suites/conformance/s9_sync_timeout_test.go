@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -64,19 +63,17 @@ func (t eagerRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func syncWithUnreachableAPIServer(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	c := e2e.StartLocal(ctx, local.Options{})
-	proxy := e2e.StartProxy(c)
-	cfg, err := c.RESTConfigFor(cluster.TestUser, proxy.URL())
-	Expect(err).NotTo(HaveOccurred())
+	env := e2e.StartEnv(ctx, local.Options{})
+	proxy := env.Proxy
 
 	By("refusing connections, then starting the informer")
 	reachable := proxy.RefuseNew()
-	pods := e2e.StartProbeUnsynced("pods", client(cfg), probe.Options{Namespace: "default"})
+	pods := e2e.StartProbeUnsynced("pods", client(env.User), probe.Options{Namespace: e2e.Namespace})
 	DeferCleanup(func() { pods.Report(0) })
 	bounded, cancel := context.WithTimeout(ctx, syncBound)
 	defer cancel()
 	start := time.Now()
-	err = pods.WaitForSync(bounded)
+	err := pods.WaitForSync(bounded)
 	waited := time.Since(start)
 	Expect(err).To(HaveOccurred(), "WaitForCacheSync reports no sync while the apiserver is unreachable")
 	Expect(waited).To(BeNumerically("~", syncBound, 500*time.Millisecond), "WaitForCacheSync gave up at the caller's bound")
