@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -53,4 +54,15 @@ func Pod(name string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}},
 	}
+}
+
+// Require returns c's capability T, or skips the spec saying which backend
+// lacks what (for example a kubeconfig-only backend cannot restart etcd).
+func Require[T any](c cluster.Cluster, what string) T {
+	ginkgo.GinkgoHelper()
+	v, ok := c.(T)
+	if !ok {
+		ginkgo.Skip(fmt.Sprintf("backend %s cannot %s", c.Name(), what))
+	}
+	return v
 }

@@ -21,6 +21,23 @@ var _ = ReportAfterSuite("informer report", func(r Report) {
 	Expect(e2e.WriteReports(r)).To(Succeed())
 })
 
-// NegativeControl labels a spec that runs a scenario against a deliberately
-// broken client and passes only if the scenario's assertions fail.
-var NegativeControl = Label("negative-control")
+// Decorations shared by the specs.
+var (
+	// NegativeControl labels a spec that runs a scenario against a
+	// deliberately broken client and passes only if the scenario's
+	// assertions fail.
+	NegativeControl = Label("negative-control")
+	// Disruptive labels a spec that breaks the control plane itself
+	// (restarts, compaction, restore), not only the client's connection.
+	Disruptive = Label("disruptive")
+	// Slow labels a spec that takes minutes; `LABEL_FILTER='!slow'` skips it.
+	Slow = Label("slow")
+)
+
+// Capability labels: what a spec needs of the backend beyond a kubeconfig.
+var (
+	NeedsAPIServerRestart = Label("capability:apiserver-restart")
+	NeedsEtcdCompaction   = Label("capability:etcd-compaction")
+	NeedsEtcdSnapshot     = Label("capability:etcd-snapshot")
+	NeedsHA               = Label("capability:ha")
+)
