@@ -20,7 +20,10 @@ type SpecSummary struct {
 	Outcome   string    `json:"outcome"`
 	Seconds   float64   `json:"seconds"`
 	Informers []Numbers `json:"informers,omitempty"`
-	Failure   string    `json:"failure,omitempty"`
+	// Notes are the spec's other report entries: the sync mode, a
+	// scenario's measured outcome ("S7 outcome", ...), extra numbers.
+	Notes   map[string]string `json:"notes,omitempty"`
+	Failure string            `json:"failure,omitempty"`
 }
 
 // ReportFiles names a suite's report files in ArtifactsRoot:
@@ -51,6 +54,12 @@ func WriteReports(r ginkgo.Report) error {
 		}
 		for _, e := range s.ReportEntries {
 			if !strings.HasPrefix(e.Name, ReportEntryPrefix) {
+				if v := e.StringRepresentation(); v != "" && e.Name != "process logs" && e.Name != "probe record" {
+					if sum.Notes == nil {
+						sum.Notes = map[string]string{}
+					}
+					sum.Notes[e.Name] = v
+				}
 				continue
 			}
 			// In-process the raw value is there; from parallel processes
@@ -87,16 +96,17 @@ func WriteReports(r ginkgo.Report) error {
 func markdown(suite string, specs []SpecSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Informer report: %s\n\n", suite)
-	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery |\n")
-	b.WriteString("|---|---|---|---|---:|---|---|---:|\n")
+	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery | notes |\n")
+	b.WriteString("|---|---|---|---|---:|---|---|---:|---|\n")
 	for _, s := range specs {
+		notes := notesCell(s.Notes)
 		if len(s.Informers) == 0 {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | |\n", s.Spec, s.Outcome)
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | %s |\n", s.Spec, s.Outcome, notes)
 			continue
 		}
 		for _, n := range s.Informers {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.2f s |\n",
-				s.Spec, s.Outcome, n.Informer, counts(n.Reinitialisations), n.Dials, counts(n.Requests), counts(n.Events), n.RecoverySeconds)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.2f s | %s |\n",
+				s.Spec, s.Outcome, n.Informer, counts(n.Reinitialisations), n.Dials, counts(n.Requests), counts(n.Events), n.RecoverySeconds, notes)
 		}
 	}
 	return b.String()
@@ -111,4 +121,12 @@ func counts[K ~string](m map[K]int) string {
 		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func notesCell(notes map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(notes)) {
+		parts = append(parts, k+": "+strings.ReplaceAll(notes[k], "|", "\\|"))
+	}
+	return strings.ReplaceAll(strings.Join(parts, "; "), "\n", " ")
 }

@@ -20,7 +20,9 @@ func TestWriteReports(t *testing.T) {
 	raw, _ := json.Marshal(n)
 	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "in process", State: types.SpecStatePassed,
-			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.WrapEntryValue(n)}}},
+			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.WrapEntryValue(n)},
+				{Name: "S7 outcome", Value: types.WrapEntryValue("Update with a UID change")},
+				{Name: "process logs", Value: types.WrapEntryValue("/some/dir")}}},
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "from another process", State: types.SpecStateFailed,
 			Failure:       types.Failure{Message: "boom"},
 			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.ReportEntryValue{AsJSON: string(raw)}}}},
@@ -38,7 +40,7 @@ func TestWriteReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| in process | passed | pods | 410 Gone: 2 | 3 | watch: 4 | Add: 1 | 1.50 s |",
+		"| in process | passed | pods | 410 Gone: 2 | 3 | watch: 4 | Add: 1 | 1.50 s | S7 outcome: Update with a UID change |",
 		"| from another process | failed | pods | 410 Gone: 2 |",
 	} {
 		if !strings.Contains(string(md), want) {
