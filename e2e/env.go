@@ -40,6 +40,10 @@ func StartEnv(ctx context.Context, opts local.Options) *Env {
 	e := &Env{Cluster: c, Proxy: StartProxy(c)}
 	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	// The spec's own writes are the tool, not the subject: no client-side
+	// rate limit (client-go's default of 5 QPS makes filling a namespace
+	// with hundreds of objects take minutes).
+	admin.QPS = -1
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)

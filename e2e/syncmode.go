@@ -39,15 +39,24 @@ func (m SyncMode) Use() {
 // String is the mode's name.
 func (m SyncMode) String() string { return m.Name }
 
-// BothSyncModes are DescribeTable entries for the two modes, each labelled;
-// the table's body receives the SyncMode after the SpecContext:
-//
-//	DescribeTable("...", func(ctx SpecContext, m e2e.SyncMode) { m.Use(); ... }, e2e.BothSyncModes()...)
-//
-// Extra decorations (labels, ...) are added to both entries.
-func BothSyncModes(decorations ...any) []any {
-	return []any{
-		ginkgo.Entry(StreamingList.Name, append(decorations, ginkgo.Label(LabelStreamingList), StreamingList)...),
-		ginkgo.Entry(ListWatch.Name, append(append([]any{}, decorations...), ginkgo.Label(LabelListWatch), ListWatch)...),
+// DescribeSyncModes declares a table of two specs running body once per
+// sync mode, each labelled with its mode; decorations (labels, ...) apply to
+// both. body calls m.Use() before building an informer.
+func DescribeSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
+	args := append([]any{body, ginkgo.Offset(1)}, decorations...)
+	return ginkgo.DescribeTable(text, append(args, syncModeEntries(2)...)...)
+}
+
+// BothSyncModes are the DescribeTable entries of DescribeSyncModes, for a
+// table with other parameters or entries; decorations apply to both.
+func BothSyncModes(decorations ...any) []any { return syncModeEntries(2, decorations...) }
+
+// syncModeEntries builds the entries; offset is how many callers up the
+// spec's own code is.
+func syncModeEntries(offset int, decorations ...any) []any {
+	entry := func(m SyncMode, label string) any {
+		args := append([]any{ginkgo.Offset(offset + 6), ginkgo.Label(label)}, decorations...)
+		return ginkgo.Entry(m.Name, append(args, m)...)
 	}
+	return []any{entry(StreamingList, LabelStreamingList), entry(ListWatch, LabelListWatch)}
 }

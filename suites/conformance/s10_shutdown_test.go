@@ -34,17 +34,17 @@ const (
 )
 
 var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
-	DescribeTable("leaves no goroutine, sends nothing more, and leaves the clientset working",
+	e2e.DescribeSyncModes("leaves no goroutine, sends nothing more, and leaves the clientset working",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			shutdownLeavesNothing(ctx, probe.Options{}, false)
-		}, e2e.BothSyncModes())
+		})
 
-	DescribeTable("returns promptly when the connection died before the shutdown",
+	e2e.DescribeSyncModes("returns promptly when the connection died before the shutdown",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			shutdownLeavesNothing(ctx, probe.Options{}, true)
-		}, e2e.BothSyncModes())
+		})
 
 	It("fails when a handler leaves a goroutine behind", NegativeControl, func(ctx SpecContext) {
 		// A controller whose handler starts a goroutine that outlives the

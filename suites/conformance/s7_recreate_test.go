@@ -28,11 +28,11 @@ import (
 // closed unmerged). Business logic keyed on UID breaks on it; the report
 // flags it as "Update (UID changed)".
 var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreate", "compaction"), Disruptive, NeedsEtcdCompaction, func() {
-	DescribeTable("converges and tells the handler the old object ended (Delete or UID-changing Update)",
+	e2e.DescribeSyncModes("converges and tells the handler the old object ended (Delete or UID-changing Update)",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			recreatedWhileDisconnected(ctx, probe.Options{})
-		}, e2e.BothSyncModes())
+		})
 
 	It("fails when the handler drops updates and deletes", NegativeControl, func(ctx SpecContext) {
 		deaf := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {

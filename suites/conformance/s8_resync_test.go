@@ -31,11 +31,11 @@ const (
 )
 
 var _ = Describe("S8 resync", Label("resync"), func() {
-	DescribeTable("re-delivers every object from the indexer and sends no request to the apiserver",
+	e2e.DescribeSyncModes("re-delivers every object from the indexer and sends no request to the apiserver",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			resyncSendsNoRequests(ctx, probe.Options{})
-		}, e2e.BothSyncModes())
+		})
 
 	It("fails when the client re-watches every second", NegativeControl, func(ctx SpecContext) {
 		// A client whose watches time out after 1 s (a tweak of

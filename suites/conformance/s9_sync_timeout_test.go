@@ -32,11 +32,11 @@ const (
 )
 
 var _ = Describe("S9 sync with an unreachable apiserver", Label("sync-timeout"), func() {
-	DescribeTable("gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable",
+	e2e.DescribeSyncModes("gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			syncWithUnreachableAPIServer(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
-		}, e2e.BothSyncModes())
+		})
 
 	It("fails when the client retries in a hot loop", NegativeControl, func(ctx SpecContext) {
 		// A transport that retries every failed request at once, 50 times:

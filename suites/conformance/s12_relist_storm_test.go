@@ -1,0 +1,278 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S12 (seeds 000, 001): the cost of a relist storm. N informers, each a
+// controller of its own (own factory, own client, own connection), watch M
+// pods through the proxy; kube-apiserver is killed and comes back; a few
+// pods change. Measured and reported: re-initialisations by cause, bytes the
+// proxy carried to the clients from the restart until every store
+// converged, the new apiserver's peak memory (VmHWM), and the time until all
+// N stores equal the server. Asserted: every store converges within
+// stormConvergeBound, every informer saw the deletes, no re-initialisation
+// of unknown cause, and none re-initialised more than maxReinitsPerInformer
+// times - a client that relists on every watch end blows that bound (the
+// negative control).
+//
+// Expected of client-go v0.36: the killed connection ends each informer's
+// watch with a transport error, so each relists once it can reach the new
+// apiserver (tools/cache/reflector.go ListAndWatch after watch() returns;
+// with WatchListClient on, watchList opens a WATCH with
+// sendInitialEvents=true, off: list() pages through a LIST, both after
+// wait.Backoff from the reflector's backoffManager, 800 ms initial). Until
+// the new apiserver's RBAC caches sync the least-privileged user is answered
+// 403, which counts as a failed re-initialisation ("other status"), so an
+// informer may take a couple of attempts. The streaming list is served from
+// the watch cache one object at a time; the LIST of the 1.36 apiserver is
+// served from the watch cache too (consistent reads from cache), so the
+// difference shows in bytes and memory rather than in etcd load.
+//
+// Sizes: S12_INFORMERS and S12_OBJECTS override the defaults below for a
+// bigger run (the seed's incident had hundreds of informers and tens of
+// thousands of objects).
+const (
+	defaultStormInformers = 50
+	defaultStormObjects   = 300
+	// stormPayload makes each pod about 2 KiB on the wire, so bytes count.
+	stormPayload = 1536
+	// stormWriters is how many creates run at once while filling the
+	// namespace.
+	stormWriters = 16
+	// stormChanges is how many pods are deleted and created after the restart.
+	stormChanges = 5
+	// stormConvergeBound bounds the time from the apiserver being ready
+	// again to every store equal to the server.
+	stormConvergeBound = 60 * time.Second
+	// maxReinitsPerInformer: one relist after the transport error, plus
+	// attempts answered 403 while the new apiserver's RBAC caches sync and
+	// the streaming-list fallback to a LIST.
+	maxReinitsPerInformer = 4
+)
+
+var _ = Describe("S12 relist storm cost", Label("relist-storm"), Disruptive, NeedsAPIServerRestart, func() {
+	e2e.DescribeSyncModes("every informer converges after an apiserver restart, each re-initialising a bounded number of times",
+		func(ctx SpecContext, m e2e.SyncMode) {
+			m.Use()
+			relistStorm(ctx, m, stormSize(ctx), nil)
+		}, Slow)
+
+	It("fails when every informer relists on each watch end", NegativeControl, func(ctx SpecContext) {
+		// A client whose next LISTs after the restart fail (500) relists
+		// over and over before it gets through: maxReinitsPerInformer+1
+		// failures make every informer exceed the bound however the
+		// backoff's jitter falls, and still converge well within
+		// stormConvergeBound (the backoff doubles from 800 ms: at most
+		// 1.6+3.2+6.4+12.8+25.6 s). A small storm proves the bound; LIST+WATCH
+		// mode, where a relist is a LIST.
+		e2e.ListWatch.Use()
+		err := InterceptGomegaFailure(func() {
+			relistStorm(ctx, e2e.ListWatch, stormParams{informers: 3, objects: 20}, func(in *httpfault.Injector) {
+				restore, _ := in.FailRequests(httpfault.Lists, maxReinitsPerInformer, 500, metav1.StatusReasonInternalError, "injected: list failed")
+				DeferCleanup(restore)
+			})
+		})
+		Expect(err).To(MatchError(ContainSubstring("re-initialisations of informer")), "the S12 bound catches a client that relists on every watch end")
+	})
+})
+
+type stormParams struct{ informers, objects int }
+
+func stormSize(ctx context.Context) stormParams {
+	p := stormParams{informers: defaultStormInformers, objects: defaultStormObjects}
+	for env, dst := range map[string]*int{"S12_INFORMERS": &p.informers, "S12_OBJECTS": &p.objects} {
+		if v := os.Getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			Expect(err).NotTo(HaveOccurred(), "%s=%q is not a number", env, v)
+			Expect(n).To(BeNumerically(">", stormChanges), "%s must be more than %d", env, stormChanges)
+			*dst = n
+		}
+	}
+	return p
+}
+
+// stormNumbers is what S12 reports for the whole storm.
+type stormNumbers struct {
+	SyncMode             string         `json:"syncMode"`
+	Informers            int            `json:"informers"`
+	Objects              int            `json:"objects"`
+	Reinitialisations    map[string]int `json:"reinitialisations"`
+	MaxReinitsOneInform  int            `json:"maxReinitialisationsOfOneInformer"`
+	Dials                int            `json:"dials"`
+	BytesToClients       int64          `json:"bytesToClients"`
+	ConvergeSeconds      float64        `json:"convergeSeconds"`
+	APIServerPeakBefore  string         `json:"apiserverPeakMemoryBefore"`
+	APIServerPeakAfter   string         `json:"apiserverPeakMemoryAfter"`
+	InitialSyncSeconds   float64        `json:"initialSyncSeconds"`
+	InitialBytesToClient int64          `json:"initialBytesToClients"`
+}
+
+func (n stormNumbers) String() string {
+	return fmt.Sprintf("%s, %d informers x %d pods: initial sync %.2fs (%d bytes); after restart: re-initialisations %v (max %d per informer), dials %d, %d bytes to clients, all converged in %.2fs; apiserver peak memory %s before, %s after",
+		n.SyncMode, n.Informers, n.Objects, n.InitialSyncSeconds, n.InitialBytesToClient, n.Reinitialisations, n.MaxReinitsOneInform, n.Dials, n.BytesToClients, n.ConvergeSeconds, n.APIServerPeakBefore, n.APIServerPeakAfter)
+}
+
+func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, inject func(*httpfault.Injector)) {
+	env := e2e.StartEnv(ctx, local.Options{})
+	c, writer := env.Cluster, env.Writer
+
+	By(fmt.Sprintf("creating %d pods of about 2 KiB", size.objects))
+	// Random (base64) payloads: kube-apiserver gzips large LIST
+	// responses, and a repeated character would make them unrealistically
+	// small next to the watch events of a streaming list, which are not
+	// compressed.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stormWriters)
+	for i := range size.objects {
+		g.Go(func() error {
+			raw := make([]byte, stormPayload*3/4)
+			_, _ = rand.Read(raw)
+			pod := e2e.Pod(fmt.Sprintf("storm-%04d", i))
+			pod.Annotations = map[string]string{"payload": base64.StdEncoding.EncodeToString(raw)}
+			_, err := writer.CoreV1().Pods(e2e.Namespace).Create(gctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	Expect(g.Wait()).To(Succeed(), "create the storm's pods")
+
+	By(fmt.Sprintf("starting %d informers, each with its own client and connection", size.informers))
+	started := time.Now()
+	injectors := make([]*httpfault.Injector, size.informers)
+	probes := make([]*e2e.Observed, size.informers)
+	for i := range probes {
+		injectors[i] = &httpfault.Injector{}
+		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: e2e.Namespace})
+	}
+	for _, p := range probes {
+		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+		Expect(p.WaitForSync(syncCtx)).To(Succeed(), "informer %s synced within %s", p.Name, e2e.SyncTimeout)
+		cancel()
+	}
+	n := stormNumbers{SyncMode: mode.Name, Informers: size.informers, Objects: size.objects, InitialSyncSeconds: time.Since(started).Seconds(),
+		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
+	n.APIServerPeakBefore = peakMemory(c)
+	if inject != nil {
+		for _, in := range injectors {
+			inject(in)
+		}
+	}
+
+	By("killing kube-apiserver and starting it again")
+	connsBefore := len(env.Proxy.Stats().Connections)
+	Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
+	ready := time.Now()
+
+	By(fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))
+	var deleted []probe.Object
+	for i := range stormChanges {
+		name := fmt.Sprintf("storm-%04d", i)
+		old, err := writer.CoreV1().Pods(e2e.Namespace).Get(ctx, name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+		deleted = append(deleted, probe.Object{Key: e2e.Namespace + "/" + name, UID: string(old.UID), ResourceVersion: old.ResourceVersion})
+		_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	By("waiting for every store to equal the server")
+	pending := map[int]bool{}
+	for i := range probes {
+		pending[i] = true
+	}
+	Eventually(ctx, func(ctx context.Context) error {
+		server, err := env.Pods(ctx)
+		if err != nil {
+			return err
+		}
+		snapshot := func(context.Context) ([]probe.Object, error) { return server, nil }
+		var errs []string
+		for i := range pending {
+			if err := probe.Converged(ctx, probes[i].Informer.GetStore(), snapshot); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", probes[i].Name, err))
+				continue
+			}
+			delete(pending, i)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%d of %d informers not converged, first: %s", len(errs), len(probes), errs[0])
+		}
+		return nil
+	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
+		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
+	n.ConvergeSeconds = time.Since(ready).Seconds()
+	n.APIServerPeakAfter = peakMemory(c)
+	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
+
+	n.Reinitialisations = map[string]int{}
+	perInformer := map[string][]probe.Reinit{}
+	for _, p := range probes {
+		reinits := probe.Reinitialisations(p.Recorder.Snapshot())
+		perInformer[p.Name] = reinits
+		n.MaxReinitsOneInform = max(n.MaxReinitsOneInform, len(reinits))
+		for cause, k := range probe.CountByCause(reinits) {
+			n.Reinitialisations[string(cause)] += k
+		}
+		n.Dials += len(p.Recorder.Snapshot().Dials)
+	}
+	AddReportEntry("S12 storm", n)
+	// One informer's numbers in the per-informer table is enough; the
+	// storm's totals are in "S12 storm".
+	probes[0].Report(time.Since(ready))
+	GinkgoWriter.Println("S12:", n)
+
+	for _, p := range probes {
+		p.ExpectDeletesObserved(deleted...)
+	}
+	Expect(n.Reinitialisations).NotTo(HaveKey(string(probe.CauseUnknown)), "re-initialisations of unknown cause: %v", n)
+	for name, reinits := range perInformer {
+		Expect(len(reinits)).To(BeNumerically("<=", maxReinitsPerInformer), "re-initialisations of informer %s: %v (storm: %s)", name, reinits, n)
+	}
+}
+
+func bytesDown(conns []faultproxy.ConnStats) int64 {
+	var total int64
+	for _, c := range conns {
+		total += c.BytesDown
+	}
+	return total
+}
+
+// peakMemory is kube-apiserver 0's VmHWM (peak resident set size) from
+// /proc, or why it could not be read.
+func peakMemory(c *local.Cluster) string {
+	for name, pid := range c.Pids() {
+		if name != "kube-apiserver-0" {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return err.Error()
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown"
+}
