@@ -61,7 +61,9 @@ type conn struct {
 	upstream         int
 	client, server   *net.TCPConn
 	opened           time.Time
-	silenced         bool // accepted while BlackholeNew was on
+	silenced         bool                       // accepted while BlackholeNew was on
+	silencedNow      atomic.Bool                // BlackholeCurrent (blackhole_current.go)
+	stall            atomic.Pointer[stallState] // StallAfter (stall.go)
 	bytesUp, bytesDn atomic.Int64
 	closeOnce        sync.Once
 	closedAt         time.Time
@@ -191,7 +193,7 @@ func (p *Proxy) handle(client *net.TCPConn) {
 
 // blackholed reports whether c's bytes are being dropped now.
 func (p *Proxy) blackholed(c *conn) bool {
-	return p.blackholeAll.Load() > 0 || c.silenced
+	return p.blackholeAll.Load() > 0 || c.silenced || c.silencedNow.Load()
 }
 
 // pipe copies src to dst, applying the faults chunk by chunk.
@@ -214,7 +216,11 @@ func (p *Proxy) pipe(c *conn, src, dst *net.TCPConn, count *atomic.Int64, down b
 				// Counted before the write, so whatever the far side does in
 				// answer already sees it counted.
 				count.Add(int64(len(chunk)))
-				if _, werr := dst.Write(chunk); werr != nil {
+				write := dst.Write
+				if down {
+					write = c.stallingWriter(dst)
+				}
+				if _, werr := write(chunk); werr != nil {
 					p.finish(c, "write failed: "+werr.Error(), false)
 					return
 				}
