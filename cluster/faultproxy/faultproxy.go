@@ -66,6 +66,7 @@ type conn struct {
 	stall            atomic.Pointer[stallState] // StallAfter (stall.go)
 	bytesUp, bytesDn atomic.Int64
 	closeOnce        sync.Once
+	closeMu          sync.Mutex // guards closedAt and cause: Stats reads them while close writes
 	closedAt         time.Time
 	cause            string
 }
@@ -277,8 +278,10 @@ func (p *Proxy) finish(c *conn, cause string, rst bool) {
 
 func (c *conn) close(cause string, rst bool) {
 	c.closeOnce.Do(func() {
+		c.closeMu.Lock()
 		c.cause = cause
 		c.closedAt = time.Now()
+		c.closeMu.Unlock()
 		if rst {
 			reset(c.client)
 			reset(c.server)
@@ -290,6 +293,8 @@ func (c *conn) close(cause string, rst bool) {
 }
 
 func (c *conn) stats() ConnStats {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
 	return ConnStats{ID: c.id, Upstream: c.upstream, Opened: c.opened, Closed: c.closedAt,
 		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDn.Load(), Cause: c.cause}
 }

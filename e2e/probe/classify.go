@@ -85,7 +85,10 @@ func causeOf(r Request) (Cause, string) {
 		return CauseTransport, r.Err
 	case r.CleanEOF:
 		return CauseCleanClose, fmt.Sprintf("after %d events in %s", r.Events, r.Duration().Round(1e6))
-	case strings.Contains(r.Err, "Client.Timeout") || strings.Contains(r.Err, "context deadline exceeded"):
+	case strings.Contains(r.Err, "Client.Timeout") || strings.Contains(r.Err, "context deadline exceeded") ||
+		// net/http's error when http.Client.Timeout cancels a request
+		// whose body is being read (the same deadline, seen from below).
+		strings.Contains(r.Err, "net/http: request canceled"):
 		return CauseClientTimeout, r.Err
 	case r.Err == "closed by the client":
 		return CauseClientClosed, fmt.Sprintf("after %d events in %s", r.Events, r.Duration().Round(1e6))

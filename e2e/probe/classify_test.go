@@ -41,6 +41,7 @@ func TestCauses(t *testing.T) {
 		{"connection lost", watch(Request{Status: 200, Err: "http2: client connection lost"}), relist, CauseTransport},
 		{"clean close", watch(Request{CleanEOF: true}), relist, CauseCleanClose},
 		{"client timeout", watch(Request{Status: 200, Err: "context deadline exceeded (Client.Timeout or context cancellation while reading body)"}), relist, CauseClientTimeout},
+		{"client timeout seen as a canceled request", watch(Request{Status: 200, Err: "net/http: request canceled"}), relist, CauseClientTimeout},
 		{"closed by client", watch(Request{Status: 200, Err: "closed by the client"}), list, CauseClientClosed},
 	}
 	for _, c := range cases {
