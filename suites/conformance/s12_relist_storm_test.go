@@ -77,7 +77,7 @@ var _ = Describe("S12 relist storm cost", Label("relist-storm"), Disruptive, Nee
 			relistStorm(ctx, m, stormSize(ctx), nil)
 		}, Slow)
 
-	It("fails when every informer relists on each watch end", NegativeControl, func(ctx SpecContext) {
+	It("fails when every informer needs many LISTs to get through", NegativeControl, Slow, func(ctx SpecContext) {
 		// A client whose next LISTs after the restart fail (500) relists
 		// over and over before it gets through: maxReinitsPerInformer+1
 		// failures make every informer exceed the bound however the
