@@ -54,7 +54,11 @@ import (
 //     returns nil (isExpiredError) and ListAndWatch relists at the last
 //     resourceVersion: exactly one re-initialisation, caused by 410. The
 //     writes the informer missed arrive through the relist's Replace
-//     (deletes as DeletedFinalStateUnknown tombstones).
+//     (deletes as DeletedFinalStateUnknown tombstones). RunWithContext runs
+//     ListAndWatch under delayHandler.Until with sliding=true, so even this
+//     relist waits one backoff step (800 ms-1.6 s at first): pods created
+//     and deleted in that window never reach the handler at all, which is
+//     why only the deletes of pods the informer had seen are owed.
 const (
 	// failoverBound bounds the time from the end of the writes to
 	// convergence: one reconnect (reflector backoff 800 ms with jitter, or
@@ -184,6 +188,9 @@ func haFailover(ctx context.Context, in failoverInput) {
 	outcome := fmt.Sprintf("resume accepted by the other apiserver, no re-initialisation (failover target %s)", targetName(in))
 	if len(reinits) > 0 {
 		outcome = fmt.Sprintf("%d re-initialisation(s) (%v), %d of them after 410 (failover target %s)", len(reinits), n.ReinitDetails, gone, targetName(in))
+		if ri := reinits[0]; ri.After != nil && !ri.After.End.IsZero() {
+			outcome += fmt.Sprintf("; the relist started %s after the 410 (reflector backoff)", ri.Request.Start.Sub(ri.After.End).Round(time.Millisecond))
+		}
 	}
 	if unseen > 0 {
 		outcome += fmt.Sprintf("; %d pods created and deleted while it was away never reached it", unseen)
