@@ -25,24 +25,25 @@ import (
 // S11 (seed 000): two kube-apiservers over one etcd behind one address (the
 // fault proxy, sending new connections to apiserver 0). Pods are written
 // continuously through apiserver 1; apiserver 0, the informer's, is killed
-// (SIGKILL) and the proxy fails over to apiserver 1 (Pin(1) as the kill
-// lands, so no reconnect races the failover; the kill itself closes every
-// connection to apiserver 0, so the ResetAll of a failover has nothing left
-// to do and is not called: called after the informer's reconnect it would
-// reset the new connection too, a second fault). The informer must reconnect through the same
-// address, converge within failoverBound, deliver every delete, and every
+// (SIGKILL) and the proxy fails over to apiserver 1: Pin(1) as the kill
+// lands, so no reconnect races the failover. The kill itself closes every
+// connection to apiserver 0 (the spec checks none is left), so the ResetAll
+// of a failover would have nothing to do; called after the informer's
+// reconnect it would reset the new connection too, a second fault, so it is
+// not called. The informer must reconnect through the same address,
+// converge within failoverBound, deliver every delete, and every
 // re-initialisation must have a known cause. The report says whether the
 // resume was accepted or answered 410 ("S11 outcome").
 //
 // Two failover targets:
 //   - warm: apiserver 1 has been up all along; its watch cache holds every
 //     event since the informer's last resourceVersion.
-//   - fresh: apiserver 1 was restarted just before the failover, after a
-//     write the informer's pod watch does not see (a configmap), so its
-//     watch cache starts at an etcd revision newer than the informer's last
-//     resourceVersion (apiserver pkg/storage/cacher/watch_cache.go
-//     getAllEventsSinceLocked: a resourceVersion below the list's is "too
-//     old").
+//   - fresh: apiserver 1 was restarted just before the failover (the pod
+//     writes pause meanwhile), after a write the informer's pod watch does
+//     not see (a configmap), so its watch cache starts at an etcd revision
+//     newer than the informer's last resourceVersion (apiserver
+//     pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked: a
+//     resourceVersion below the list's is "too old").
 //
 // Expected of client-go v0.36: the watch on the dead apiserver ends with
 // io.ErrUnexpectedEOF, a normal close for apimachinery
