@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -145,34 +143,6 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 			"an S1 assertion catches a client that relists on every watch end")
 	})
 })
-
-// endOfWatchAsError wraps cfg's transport so that a watch body ending in EOF
-// or an unexpected EOF returns a plain error instead.
-func endOfWatchAsError(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return eofAsError{rt} })
-	return cfg
-}
-
-type eofAsError struct{ next http.RoundTripper }
-
-func (t eofAsError) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err == nil && req.URL.Query().Get("watch") == "true" {
-		resp.Body = eofAsErrorBody{resp.Body}
-	}
-	return resp, err
-}
-
-type eofAsErrorBody struct{ io.ReadCloser }
-
-func (b eofAsErrorBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		err = errors.New("watch stream ended (reported as an error by a broken client)")
-	}
-	return n, err
-}
 
 func apiserverRestart(ctx context.Context, in restartInput) {
 	profile, err := local.LoadProfile("fast-graceful-shutdown")

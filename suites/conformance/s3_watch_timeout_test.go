@@ -73,7 +73,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// InternalError and the reflector relists after every timeout.
 			// The no-relist assertion must catch it.
 			e2e.ListWatch.Use()
-			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, eofAsError) })
+			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, endOfWatchAsError) })
 			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches a client that relists at every timeout")
 		})
 	})
@@ -182,35 +182,9 @@ func resourceVersion(s string) uint64 {
 	return v
 }
 
-// eofAsError is a client whose watch bodies end with an error instead of
-// io.EOF when the server closes them.
-func eofAsError(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err == nil && req.URL.Query().Get("watch") == "true" {
-				resp.Body = eofAsErrorBody{resp.Body}
-			}
-			return resp, err
-		})
-	})
-	return cfg
-}
-
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-type eofAsErrorBody struct{ io.ReadCloser }
-
-func (b eofAsErrorBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		err = errors.New("watch stream ended (negative control: EOF reported as an error)")
-	}
-	return n, err
-}
 
 // S3 (seed 000), client side: a client-side deadline fires while a protobuf
 // watch frame is half read. Upstream kubernetes/kubernetes#129683: v0.32's
