@@ -26,6 +26,19 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
+// cacherNoticeTimeout bounds the watch cache noticing a compaction: its
+// compactor polls compact_rev_key every 15 s (cacher/compactor.go).
+const cacherNoticeTimeout = 25 * time.Second
+
+// drainTimeout bounds the drained informer's watch ending (the
+// fast-graceful-shutdown profile ends watches within 2 s of SIGTERM).
+const drainTimeout = 15 * time.Second
+
+// resumableWatchAge: a watch older than this that ends cleanly is resumed,
+// not relisted (reflector.go handleAnyWatch: a watch closed within 1 s with
+// no event is a VeryShortWatchError).
+const resumableWatchAge = 1500 * time.Millisecond
+
 // S5 (seeds 002, 000): etcd compaction, and what it does to an informer's
 // resourceVersion.
 //
@@ -62,19 +75,6 @@ import (
 // profile: its watches end cleanly within 2 s) while new connections and
 // requests are refused; the writes go through apiserver 1; the informer
 // resumes on apiserver 0 restarted, or fails over to apiserver 1.
-// cacherNoticeTimeout bounds the watch cache noticing a compaction: its
-// compactor polls compact_rev_key every 15 s (cacher/compactor.go).
-const cacherNoticeTimeout = 25 * time.Second
-
-// drainTimeout bounds the drained informer's watch ending (the
-// fast-graceful-shutdown profile ends watches within 2 s of SIGTERM).
-const drainTimeout = 15 * time.Second
-
-// resumableWatchAge: a watch older than this that ends cleanly is resumed,
-// not relisted (reflector.go handleAnyWatch: a watch closed within 1 s with
-// no event is a VeryShortWatchError).
-const resumableWatchAge = 1500 * time.Millisecond
-
 var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtcdCompaction, func() {
 	Context("when etcd is compacted while the informer is watching", func() {
 		DescribeTable("keeps the same watch: no re-initialisation, no new dial, later changes arrive", append([]any{
@@ -87,7 +87,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := resumeAfterDrain(ctx, drainInput{watchCache: false, compact: true, failOver: true})
-				Expect(r.numbers.Reinitialisations).To(HaveKeyWithValue(probe.CauseGone, 1), "one re-initialisation caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
+				Expect(r.numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
 				Expect(r.tombstones).To(Equal(len(r.deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
 			}},
 			e2e.BothSyncModes()...)...)
@@ -136,7 +136,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := resumeAfterDrain(ctx, drainInput{watchCache: true, compact: false})
-				Expect(r.numbers.Reinitialisations).To(HaveKeyWithValue(probe.CauseGone, 1), "one re-initialisation caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
+				Expect(r.numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
 				Expect(r.tombstones).To(Equal(len(r.deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone")
 			}},
 			e2e.BothSyncModes()...)...)

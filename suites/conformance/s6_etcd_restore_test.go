@@ -28,11 +28,14 @@ import (
 // restore.
 //
 // Measured of client-go v0.36 against kube-apiserver 1.36 (watch cache on):
-//   - The open watch ends when the apiserver is killed (a reset the watch
-//     decoder takes for EOF), so the reflector re-watches at its last
-//     resourceVersion R (tools/cache/reflector.go watch(): a watch that ends
-//     without error is resumed, not relisted), with backoff while refused
-//     (isWatchErrorRetriable).
+//   - The open watch ends when the apiserver is killed. The decoder takes
+//     the reset (or unexpected EOF) for the end of the stream
+//     (apimachinery pkg/watch/streamwatcher.go receive: io.ErrUnexpectedEOF
+//     and net.IsProbableEOF, which matches "connection reset by peer", close
+//     the result channel without an error event), so the reflector
+//     re-watches at its last resourceVersion R (tools/cache/reflector.go
+//     watch(): a watch older than 1 s that ends without error is resumed,
+//     not relisted), backing off while refused (isWatchErrorRetriable).
 //   - Plain restore: etcd's revision is now below R. kube-apiserver accepts a
 //     plain watch at R anyway (k8s.io/apiserver cacher.go Watch:
 //     waitUntilWatchCacheFreshAndForceAllEvents blocks, and answers "too
