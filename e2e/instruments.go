@@ -127,9 +127,14 @@ type Numbers struct {
 // Numbers summarises the record; recovery is the time from the fault's end
 // to convergence (0 if not measured).
 func (o *Observed) Numbers(recovery time.Duration) Numbers {
-	rec := o.Recorder.Snapshot()
+	return NumbersOf(o.Name, o.Recorder.Snapshot(), recovery)
+}
+
+// NumbersOf summarises a record under an informer's name (for records a
+// spec narrowed itself, e.g. one informer of several sharing a client).
+func NumbersOf(name string, rec probe.Record, recovery time.Duration) Numbers {
 	reinits := probe.Reinitialisations(rec)
-	n := Numbers{Informer: o.Name, Reinitialisations: probe.CountByCause(reinits), Dials: len(rec.Dials),
+	n := Numbers{Informer: name, Reinitialisations: probe.CountByCause(reinits), Dials: len(rec.Dials),
 		Requests: map[string]int{}, Events: map[string]int{}, RecoverySeconds: recovery.Seconds()}
 	for _, r := range reinits {
 		n.ReinitDetails = append(n.ReinitDetails, r.String())

@@ -224,28 +224,10 @@ func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
 // reportInformer adds the numbers of one informer of the shared clientset
 // to the spec's report; dials are the clientset's, shared by all three.
 func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
-	own := recordOf(rec, inf.resource, inf.synced)
-	reinits := probe.Reinitialisations(own)
-	n := e2e.Numbers{Informer: strings.TrimPrefix(inf.resource, "/"), Reinitialisations: probe.CountByCause(reinits),
-		Dials: len(rec.Dials), Requests: map[string]int{}, RecoverySeconds: recovery.Seconds()}
-	for _, r := range reinits {
-		n.ReinitDetails = append(n.ReinitDetails, r.String())
-	}
-	for _, r := range own.Requests {
-		switch {
-		case r.Watch && r.SendInitialEvents:
-			n.Requests["streaming list"]++
-		case r.Watch:
-			n.Requests["watch"]++
-		default:
-			n.Requests["list"]++
-		}
-	}
-	if inf.resource == "/pods" {
-		n.Events = map[string]int{}
-		for _, e := range rec.Events {
-			n.Events[string(e.Kind)]++
-		}
+	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), recordOf(rec, inf.resource, inf.synced), recovery)
+	n.Dials = len(rec.Dials)
+	if inf.resource != "/pods" {
+		n.Events = nil // the recorded handler is the pod informer's
 	}
 	AddReportEntry(e2e.ReportEntryPrefix+n.Informer, n)
 }
