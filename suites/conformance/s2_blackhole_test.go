@@ -65,8 +65,9 @@ const (
 	// reflectorFirstBackoff is the longest first retry delay of a
 	// reflector: 800 ms with jitter 1.0 (tools/cache/reflector.go).
 	reflectorFirstBackoff = 1600 * time.Millisecond
-	// staleSlack covers the relist and its delivery on a loaded machine.
-	staleSlack = 3 * time.Second
+	// staleSlack covers the new dial, the relist and its delivery on a
+	// loaded machine (4 Ginkgo processes on 2 cores).
+	staleSlack = 5 * time.Second
 )
 
 // staleRecoveryBound is how long after the blackhole's start every informer
