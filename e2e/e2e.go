@@ -60,6 +60,12 @@ func SpecArtifactsDir() string {
 // spec's report names that directory.
 func StartLocal(ctx context.Context, opts local.Options) *local.Cluster {
 	ginkgo.GinkgoHelper()
+	if b, err := Backend(); err != nil || b != BackendLocal {
+		if err != nil {
+			ginkgo.Fail(err.Error())
+		}
+		ginkgo.Skip(fmt.Sprintf("backend %s: this spec starts a local control plane of its own", b))
+	}
 	if opts.ArtifactsDir == "" {
 		opts.ArtifactsDir = SpecArtifactsDir()
 	}

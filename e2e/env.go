@@ -17,15 +17,21 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-// Namespace is where specs put their objects.
-const Namespace = metav1.NamespaceDefault
+// Namespace is where the current spec puts its objects: "default" on the
+// local backend (a cluster per spec), a namespace of the spec's own on a
+// shared one. StartEnv sets it; Ginkgo runs one spec at a time per process.
+var Namespace = metav1.NamespaceDefault
 
-// Env is what most specs start from: a local cluster with a fault proxy in
-// front of it, an admin clientset for the spec's own writes (straight to the
+// Env is what most specs start from: a cluster with a fault proxy in front
+// of it, an admin clientset for the spec's own writes (straight to the
 // apiserver, never through the proxy), the server's pods for convergence
 // checks, and the least-privileged test user's config through the proxy for
 // the informers under test.
 type Env struct {
+	// Backend is the cluster, whatever its backend.
+	Backend cluster.Cluster
+	// Cluster is the local backend's cluster, nil on others: a spec that
+	// uses it carries a capability label, and StartEnv skips it elsewhere.
 	Cluster *local.Cluster
 	Proxy   *faultproxy.Proxy
 	Writer  kubernetes.Interface
@@ -34,11 +40,31 @@ type Env struct {
 }
 
 // StartEnv starts an Env for the current spec; everything stops with it.
+// On the local backend opts start a fresh cluster; on the existing one the
+// spec skips if it needs more than a kubeconfig (opts beyond the defaults,
+// a capability label) and otherwise gets a namespace of its own.
 func StartEnv(ctx context.Context, opts local.Options) *Env {
 	ginkgo.GinkgoHelper()
-	c := StartLocal(ctx, opts)
-	e := &Env{Cluster: c, Proxy: StartProxy(c)}
-	admin, err := c.RESTConfig(cluster.Admin)
+	backend, err := Backend()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	e := &Env{}
+	// Both backends hand out the test user's config for another address.
+	var users interface {
+		RESTConfigFor(u cluster.User, host string) (*rest.Config, error)
+	}
+	switch backend {
+	case BackendExisting:
+		skipUnlessPortable(backend, opts)
+		c, err := Existing(ctx)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		e.Backend, users = c, c
+		e.Proxy = startProxy([]string{c.APIServerAddr()})
+	default:
+		c := StartLocal(ctx, opts)
+		e.Backend, e.Cluster, users = c, c, c
+		e.Proxy = StartProxy(c)
+	}
+	admin, err := e.Backend.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's own writes are the tool, not the subject: no client-side
 	// rate limit (client-go's default of 5 QPS makes filling a namespace
@@ -46,17 +72,42 @@ func StartEnv(ctx context.Context, opts local.Options) *Env {
 	admin.QPS = -1
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	if backend == BackendExisting {
+		useOwnNamespace(ctx, e.Writer)
+	}
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)
-	e.User, err = c.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
+	e.User, err = users.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return e
 }
 
-// Pod is a minimal pod in Namespace (nothing schedules it: there are no nodes).
+// useOwnNamespace creates a namespace for the current spec, makes it
+// Namespace, and deletes it when the spec ends.
+func useOwnNamespace(ctx context.Context, cs kubernetes.Interface) {
+	ginkgo.GinkgoHelper()
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "informer-conformance-",
+		Labels:       map[string]string{"app.kubernetes.io/created-by": "informer-conformance"},
+	}}, metav1.CreateOptions{})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
+	Namespace = ns.Name
+	ginkgo.AddReportEntry("namespace", ns.Name)
+	ginkgo.DeferCleanup(func(ctx context.Context) error {
+		Namespace = metav1.NamespaceDefault
+		return cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+	})
+}
+
+// Pod is a minimal pod in Namespace. Nothing schedules it: the local
+// backend has no nodes, and on a real cluster its scheduler name is one no
+// scheduler answers to, so no status update muddles the specs' counts.
 func Pod(name string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}},
+		Spec: corev1.PodSpec{
+			SchedulerName: "informer-conformance-no-scheduler",
+			Containers:    []corev1.Container{{Name: "c", Image: "example.invalid/none"}},
+		},
 	}
 }
 

@@ -31,7 +31,12 @@ func StartProxy(c *local.Cluster) *faultproxy.Proxy {
 	for i := range c.NumAPIServers() {
 		ups = append(ups, c.APIServerAddr(i))
 	}
-	p, err := faultproxy.Start(ups...)
+	return startProxy(ups)
+}
+
+func startProxy(upstreams []string) *faultproxy.Proxy {
+	ginkgo.GinkgoHelper()
+	p, err := faultproxy.Start(upstreams...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")
 	ginkgo.DeferCleanup(p.Close)
 	return p
@@ -59,6 +64,7 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 // StartProbeUnsynced is StartProbe without waiting for the sync.
 func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Observed {
 	ginkgo.GinkgoHelper()
+	cfg, opts = applyHooks(cfg, opts)
 	p, err := probe.New(cfg, opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}

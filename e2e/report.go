@@ -26,6 +26,15 @@ type SpecSummary struct {
 	Failure string            `json:"failure,omitempty"`
 }
 
+// SuiteSummary is a suite's informer report: the versions it ran with and
+// its specs.
+type SuiteSummary struct {
+	Suite         string        `json:"suite"`
+	ClientGo      string        `json:"clientGo,omitempty"`
+	KubeAPIServer string        `json:"kubeAPIServer,omitempty"`
+	Specs         []SpecSummary `json:"specs"`
+}
+
 // ReportFiles names a suite's report files in ArtifactsRoot:
 // informer-report-<suite>.json and .md (several suites share one run).
 func ReportFiles(suite string) (jsonPath, markdownPath string) {
@@ -79,10 +88,8 @@ func WriteReports(r ginkgo.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(struct {
-		Suite string        `json:"suite"`
-		Specs []SpecSummary `json:"specs"`
-	}{r.SuiteDescription, specs}, "", "  ")
+	sum := SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs}
+	data, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -90,7 +97,8 @@ func WriteReports(r ginkgo.Report) error {
 	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(mdPath, []byte(markdown(r.SuiteDescription, specs)), 0o644)
+	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
+	return os.WriteFile(mdPath, []byte(markdown(title, specs)), 0o644)
 }
 
 func markdown(suite string, specs []SpecSummary) string {
@@ -106,13 +114,15 @@ func markdown(suite string, specs []SpecSummary) string {
 		}
 		for _, n := range s.Informers {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.2f s | %s |\n",
-				s.Spec, s.Outcome, n.Informer, counts(n.Reinitialisations), n.Dials, counts(n.Requests), counts(n.Events), n.RecoverySeconds, notes)
+				s.Spec, s.Outcome, n.Informer, Counts(n.Reinitialisations), n.Dials, Counts(n.Requests), Counts(n.Events), n.RecoverySeconds, notes)
 		}
 	}
 	return b.String()
 }
 
-func counts[K ~string](m map[K]int) string {
+// Counts spells a count per key, sorted by key ("410 Gone: 1, clean
+// close: 2"), or "none".
+func Counts[K ~string](m map[K]int) string {
 	if len(m) == 0 {
 		return "none"
 	}

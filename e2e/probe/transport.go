@@ -83,13 +83,12 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // events. The decoder never holds the reader back for long: if it cannot
 // decode, it drains.
 type recordingBody struct {
-	rc    io.ReadCloser
-	rec   *Recorder
-	id    int
-	pw    *io.PipeWriter
-	done  chan struct{}
-	once  sync.Once
-	ended bool
+	rc   io.ReadCloser
+	rec  *Recorder
+	id   int
+	pw   *io.PipeWriter
+	done chan struct{}
+	once sync.Once
 }
 
 func (b *recordingBody) startDecoder(contentType string) {

@@ -46,7 +46,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	env := e2e.StartEnv(ctx, local.Options{})
 	c, proxy, writer, server := env.Cluster, env.Proxy, env.Writer, env.Pods
-	old, err := writer.CoreV1().Pods("default").Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
+	old, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 
 	opts.Namespace = e2e.Namespace
@@ -58,8 +58,8 @@ func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	proxy.ResetAll()
 
 	By("deleting and recreating the pod under the same name, then compacting etcd")
-	Expect(writer.CoreV1().Pods("default").Delete(ctx, "same", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	recreated, err := writer.CoreV1().Pods("default").Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
+	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, "same", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	recreated, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(recreated.UID).NotTo(Equal(old.UID))
 	_, err = c.CompactEtcd(ctx, 0)

@@ -197,7 +197,7 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 		g.Expect(rec.Requests[len(rec.Requests)-1].ID).To(Equal(opened.ID), "no request after the resumed watch")
 		g.Expect(rec.Requests[len(rec.Requests)-1].Events).To(BeZero(), "the resumed watch delivers nothing")
 		err := probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)
-		g.Expect(err).To(MatchError(ContainSubstring("default/vanished: in the store")), "the store keeps the pod that no longer exists")
+		g.Expect(err).To(MatchError(ContainSubstring(e2e.Namespace+"/vanished: in the store")), "the store keeps the pod that no longer exists")
 	}).WithContext(ctx).WithTimeout(staleWindow).WithPolling(250*time.Millisecond).Should(Succeed(),
 		"after a plain restore client-go v0.36 keeps a silent watch at resourceVersion %s (etcd at %d) and a stale store", rv, r.serverRV)
 	n := r.pods.Report(0)

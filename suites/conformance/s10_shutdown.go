@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,6 +32,9 @@ const (
 	quietWindow = 2 * time.Second
 	// shutdownBound is how long Shutdown may take, also on a dead connection.
 	shutdownBound = 5 * time.Second
+	// reuseBound is how long the clientset may take to work again after its
+	// connection was reset (a new dial and TLS handshake on loopback).
+	reuseBound = 5 * time.Second
 )
 
 var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
@@ -70,7 +74,7 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	leaks := probe.NewLeakCheck()
 	opts.Namespace = e2e.Namespace
 	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
-	_, err := pods.Client.CoreV1().Pods("default").Create(ctx, e2e.Pod("s"), metav1.CreateOptions{})
+	_, err := pods.Client.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("s"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the informer saw the pod")
 
@@ -95,6 +99,24 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	}
 	By("using the clientset after its connection was dropped")
 	proxy.ResetAll()
-	_, err = pods.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-	Expect(err).NotTo(HaveOccurred(), "the clientset works after Shutdown and a dropped connection")
+	// The reset reaches the client's HTTP/2 connection asynchronously: a
+	// request written before the connection's read loop has seen the RST
+	// fails once ("write: broken pipe"), and golang.org/x/net/http2 does not
+	// replay it (transport_common.go shouldRetryRequest/canRetryError retry
+	// only an unusable connection, GOAWAY and REFUSED_STREAM); the next
+	// request dials anew. What must not happen is a clientset stuck on the
+	// dead connection: one failure at most, then success within the bound.
+	var failures []string
+	Eventually(func() error {
+		_, err := pods.Client.CoreV1().Pods(e2e.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			failures = append(failures, err.Error())
+		}
+		return err
+	}).WithContext(ctx).WithTimeout(reuseBound).WithPolling(100*time.Millisecond).Should(Succeed(),
+		"the clientset works after Shutdown and a dropped connection")
+	Expect(len(failures)).To(BeNumerically("<=", 1), "requests failed on the dropped connection: %v", failures)
+	if len(failures) > 0 {
+		AddReportEntry("S10 dropped connection", fmt.Sprintf("first request after the reset failed (%s), the next one succeeded", failures[0]))
+	}
 }

@@ -1,0 +1,164 @@
+// Package existing is the backend for a cluster somebody else runs: a
+// kubeconfig and nothing more. It implements only cluster.Cluster, so every
+// spec that needs to restart, compact or restore something skips on it,
+// naming the capability; the specs that only break the client's own
+// connection (through the fault proxy) or its configuration run.
+//
+// Both users are the kubeconfig's identity: a cluster we did not set up has
+// no least-privileged test user of ours.
+package existing
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+)
+
+// EnvKubeconfig names the kubeconfig for the existing backend; KUBECONFIG
+// is used when it is unset.
+const EnvKubeconfig = "INFORMER_CONFORMANCE_KUBECONFIG"
+
+// Cluster is a cluster reached through a kubeconfig.
+type Cluster struct {
+	path, artifacts string
+	cfg             *rest.Config
+	version         string
+}
+
+// Options select the kubeconfig.
+type Options struct {
+	// Kubeconfig is the file (default: $INFORMER_CONFORMANCE_KUBECONFIG,
+	// then $KUBECONFIG).
+	Kubeconfig string
+	// Context in the kubeconfig (default: its current context).
+	Context string
+	// ArtifactsDir is where the backend would write logs (it has none of its
+	// own; specs write their records there).
+	ArtifactsDir string
+}
+
+// Connect loads the kubeconfig and checks that its server answers.
+func Connect(ctx context.Context, opts Options) (*Cluster, error) {
+	path := opts.Kubeconfig
+	if path == "" {
+		path = os.Getenv(EnvKubeconfig)
+	}
+	if path == "" {
+		path = os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+	}
+	if path == "" {
+		return nil, fmt.Errorf("existing backend: no kubeconfig: set %s or KUBECONFIG", EnvKubeconfig)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("existing backend: kubeconfig: %w", err)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("existing backend: kubeconfig %s: %w", path, err)
+	}
+	if _, _, err := net.SplitHostPort(hostPort(cfg.Host)); err != nil {
+		return nil, fmt.Errorf("existing backend: kubeconfig %s: server %q has no host:port: %w", path, cfg.Host, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("existing backend: %w", err)
+	}
+	// discovery's ServerVersion takes no context: the same GET, bounded by ctx.
+	var v version.Info
+	body, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err == nil {
+		err = json.Unmarshal(body, &v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("existing backend: the server of kubeconfig %s (%s) does not answer: %w", path, cfg.Host, err)
+	}
+	return &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion}, nil
+}
+
+// Name implements cluster.Cluster.
+func (c *Cluster) Name() string { return "existing(" + c.cfg.Host + ")" }
+
+// ServerVersion is the server's gitVersion, read when connecting.
+func (c *Cluster) ServerVersion() string { return c.version }
+
+// RESTConfig implements cluster.Cluster: the kubeconfig's identity for both
+// users.
+func (c *Cluster) RESTConfig(u cluster.User) (*rest.Config, error) {
+	if err := knownUser(u); err != nil {
+		return nil, err
+	}
+	return rest.CopyConfig(c.cfg), nil
+}
+
+func knownUser(u cluster.User) error {
+	if u != cluster.Admin && u != cluster.TestUser {
+		return fmt.Errorf("no credentials for user %q", u)
+	}
+	return nil
+}
+
+// RESTConfigFor is RESTConfig for a client that reaches the server at host
+// (a fault proxy passing TLS through): the server's certificate is still
+// checked against the kubeconfig's server name.
+func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, error) {
+	cfg, err := c.RESTConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TLSClientConfig.ServerName == "" {
+		h, _, err := net.SplitHostPort(hostPort(c.cfg.Host))
+		if err != nil {
+			return nil, err
+		}
+		cfg.TLSClientConfig.ServerName = h
+	}
+	cfg.Host = host
+	return cfg, nil
+}
+
+// APIServerAddr is the server's host:port, a fault proxy's upstream.
+func (c *Cluster) APIServerAddr() string { return hostPort(c.cfg.Host) }
+
+// KubeconfigPath implements cluster.Cluster.
+func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
+	if err := knownUser(u); err != nil {
+		return "", err
+	}
+	return c.path, nil
+}
+
+// ArtifactsDir implements cluster.Cluster.
+func (c *Cluster) ArtifactsDir() string { return c.artifacts }
+
+// Close implements cluster.Cluster: nothing was started.
+func (c *Cluster) Close(context.Context) error { return nil }
+
+// hostPort is the host:port of a server URL (port defaulted from the scheme).
+func hostPort(server string) string {
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return server
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+var _ cluster.Cluster = (*Cluster)(nil)

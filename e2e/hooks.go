@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/onsi/ginkgo/v2"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// Hooks let a module that runs the suites (library mode) build the
+// informers under test its own way, so the specs judge the client stack it
+// ships rather than a plain one.
+type Hooks struct {
+	// Config, when set, gets a copy of each informer's rest.Config and
+	// returns the one to use: add transport wrappers (cfg.Wrap), a Dial,
+	// rate limits, content types, a user agent. The probe instruments what
+	// it returns: its request recorder wraps outside the hook's wrappers
+	// and its dial recorder calls the hook's Dial.
+	Config func(*rest.Config) *rest.Config
+	// FactoryOptions are added to every informer factory the specs build
+	// (a transform, list tweaks), after the spec's own.
+	FactoryOptions []informers.SharedInformerOption
+}
+
+var hooks Hooks
+
+// SetHooks installs h for every spec that follows; call it before RunSpecs.
+func SetHooks(h Hooks) { hooks = h }
+
+// applyHooks is what StartProbe does with the hooks.
+func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
+	if hooks.Config != nil {
+		cfg = hooks.Config(rest.CopyConfig(cfg))
+		ginkgo.AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
+	}
+	if len(hooks.FactoryOptions) > 0 {
+		opts.FactoryOptions = append(slices.Clone(opts.FactoryOptions), hooks.FactoryOptions...)
+	}
+	return cfg, opts
+}
+
+// EnsureBinaries builds (or finds in the cache) the kube-apiserver, etcd and
+// etcdutl the local backend runs, for KUBE_VERSION and ETCD_VERSION; suites
+// call it once before their specs, so the first spec's cluster start is not
+// also a five-minute build.
+func EnsureBinaries(ctx context.Context) error {
+	if b, err := Backend(); err != nil || b != BackendLocal {
+		return err // no binaries to build for a cluster we do not start
+	}
+	v, err := binaries.FromEnv()
+	if err != nil {
+		return err
+	}
+	// A first build takes minutes: its steps go to the terminal as they
+	// happen (GinkgoWriter streams only in verbose runs).
+	var progress io.Writer = os.Stderr
+	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
+		progress = ginkgo.GinkgoWriter
+	}
+	p, err := binaries.Ensure(ctx, v, binaries.Options{Progress: progress})
+	if err != nil {
+		return fmt.Errorf("kube-apiserver %s and etcd %s: %w", v.KubeAPIServer, v.Etcd, err)
+	}
+	ginkgo.GinkgoWriter.Printf("binaries: kube-apiserver %s, etcd %s\n", p.KubeAPIServer, p.Etcd)
+	return nil
+}

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/onsi/ginkgo/v2"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+)
+
+// Components a spec can constrain with ginkgo.ComponentSemVerConstraint;
+// RequireVersions checks them against the versions in use. The same names
+// work with ginkgo's --sem-ver-filter, e.g.
+// --sem-ver-filter=client-go=0.33.13,kube-apiserver=1.36.3.
+const (
+	ComponentClientGo      = "client-go"
+	ComponentKubeAPIServer = "kube-apiserver"
+)
+
+// ClientGo constrains a spec to the client-go versions that match every
+// constraint (Masterminds/semver syntax: ">= 0.33.0", "< 0.36.0").
+func ClientGo(constraints ...string) ginkgo.ComponentSemVerConstraints {
+	return ginkgo.ComponentSemVerConstraint(ComponentClientGo, constraints...)
+}
+
+// KubeAPIServer constrains a spec to the kube-apiserver versions that match
+// every constraint.
+func KubeAPIServer(constraints ...string) ginkgo.ComponentSemVerConstraints {
+	return ginkgo.ComponentSemVerConstraint(ComponentKubeAPIServer, constraints...)
+}
+
+// ClientGoVersion is the k8s.io/client-go version this binary was built
+// with (a downstream module's own, in library mode), or "" if it cannot be
+// told (client-go replaced by a local directory).
+//
+// Test binaries carry no dependency list in their build info, so the
+// version is read first from where client-go's code was compiled from: the
+// module cache path k8s.io/client-go@<version>/ (also with -trimpath).
+func ClientGoVersion() string {
+	pc := reflect.ValueOf(cache.NewSharedIndexInformer).Pointer()
+	if fn := runtime.FuncForPC(pc); fn != nil {
+		file, _ := fn.FileLine(pc)
+		if m := clientGoDir.FindStringSubmatch(file); m != nil {
+			return m[1]
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "k8s.io/client-go" {
+				if d.Replace != nil && d.Replace.Version != "" {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return ""
+}
+
+var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)
+
+// KubeAPIServerVersion is the kube-apiserver version the specs run against:
+// the existing cluster's, or the one the local backend runs (KUBE_VERSION
+// or the pinned default).
+func KubeAPIServerVersion() string {
+	if b, _ := Backend(); b == BackendExisting {
+		if c, err := Existing(context.Background()); err == nil {
+			return c.ServerVersion()
+		}
+		return ""
+	}
+	v, err := binaries.FromEnv()
+	if err != nil {
+		return ""
+	}
+	return v.KubeAPIServer
+}
+
+// RequireVersions skips the current spec, saying why, when its
+// ComponentSemVerConstraints (ClientGo, KubeAPIServer, on the spec or a
+// container) exclude the versions in use. Suites call it from a top-level
+// BeforeEach, so a spec written for newer client-go is skipped with a
+// reason on older ones rather than failing (ginkgo's own --sem-ver-filter
+// only drops specs silently, and only when told the versions).
+func RequireVersions() {
+	ginkgo.GinkgoHelper()
+	r := ginkgo.CurrentSpecReport()
+	constraints := map[string][]string{}
+	for _, m := range append(r.ContainerHierarchyComponentSemVerConstraints, r.LeafNodeComponentSemVerConstraints) {
+		for comp, cs := range m {
+			constraints[comp] = append(constraints[comp], cs...)
+		}
+	}
+	if reason := versionMismatch(constraints, map[string]string{
+		ComponentClientGo:      ClientGoVersion(),
+		ComponentKubeAPIServer: KubeAPIServerVersion(),
+	}); reason != "" {
+		ginkgo.Skip(reason)
+	}
+}
+
+// versionMismatch says which constraint excludes which version in use, or
+// "" if all are met. A component whose version is unknown does not skip.
+func versionMismatch(constraints map[string][]string, inUse map[string]string) string {
+	var why []string
+	for _, comp := range []string{ComponentClientGo, ComponentKubeAPIServer} {
+		have := inUse[comp]
+		if have == "" || len(constraints[comp]) == 0 {
+			continue
+		}
+		v, err := semver.NewVersion(have)
+		if err != nil {
+			continue
+		}
+		// Pre-releases (v0.38.0-alpha.2) are compared as their release.
+		if v.Prerelease() != "" {
+			rel, _ := v.SetPrerelease("")
+			v = &rel
+		}
+		for _, c := range constraints[comp] {
+			cons, err := semver.NewConstraint(c)
+			if err != nil {
+				why = append(why, fmt.Sprintf("bad %s constraint %q: %v", comp, c, err))
+				continue
+			}
+			if !cons.Check(v) {
+				why = append(why, fmt.Sprintf("needs %s %s, this run has %s", comp, c, have))
+			}
+		}
+	}
+	return strings.Join(why, "; ")
+}

@@ -1,0 +1,41 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestVersionMismatch(t *testing.T) {
+	inUse := map[string]string{ComponentClientGo: "v0.32.13", ComponentKubeAPIServer: "v1.36.3"}
+	for _, tc := range []struct {
+		name        string
+		constraints map[string][]string
+		want        string // substring of the reason; "" = runs
+	}{
+		{"no constraint", nil, ""},
+		{"met", map[string][]string{ComponentClientGo: {">= 0.31.0"}, ComponentKubeAPIServer: {">= 1.33.0"}}, ""},
+		{"client-go too old", map[string][]string{ComponentClientGo: {">= 0.33.0"}}, "needs client-go >= 0.33.0, this run has v0.32.13"},
+		{"server too new", map[string][]string{ComponentKubeAPIServer: {"< 1.36.0"}}, "needs kube-apiserver < 1.36.0, this run has v1.36.3"},
+		{"bad constraint", map[string][]string{ComponentClientGo: {">= banana"}}, "bad client-go constraint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := versionMismatch(tc.constraints, inUse)
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Fatalf("versionMismatch = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// A pre-release compares as its release; an unknown version never skips.
+	if got := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.38.0"}}, map[string]string{ComponentClientGo: "v0.38.0-alpha.2"}); got != "" {
+		t.Fatalf("pre-release: %q", got)
+	}
+	if got := versionMismatch(map[string][]string{ComponentClientGo: {">= 9.0.0"}}, map[string]string{}); got != "" {
+		t.Fatalf("unknown version: %q", got)
+	}
+}
+
+func TestClientGoVersionFromBuildInfo(t *testing.T) {
+	if v := ClientGoVersion(); !strings.HasPrefix(v, "v0.") {
+		t.Fatalf("ClientGoVersion() = %q, want the module's k8s.io/client-go version", v)
+	}
+}

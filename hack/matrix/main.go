@@ -1,0 +1,502 @@
+// Command matrix runs the conformance suite once per client-go version
+// (k8s.io/api and k8s.io/apimachinery aligned with it) and, optionally, per
+// kube-apiserver version, and prints one table: a row per spec, a column per
+// version, each cell the outcome and the spec's re-initialisations.
+//
+//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-label-filter '!slow']
+//
+// A minor version (v0.33) means its newest patch on the module proxy. Each
+// client-go version gets a go.mod of its own, generated from this module's
+// direct requirements and resolved afresh by `go mod tidy` (downgrading one
+// go.mod in place leaves newer indirect modules behind that older
+// apimachinery does not compile with); the suite is built with
+// `-modfile`, so the source tree is the same for every column.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
+)
+
+// The modules that move together.
+var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go"}
+
+func main() {
+	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x); empty = go.mod's")
+	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
+	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter")
+	procs := flag.Int("procs", 4, "ginkgo parallel processes")
+	out := flag.String("out", filepath.Join(envOr("INFORMER_CONFORMANCE_ARTIFACTS", "_artifacts"), "matrix"), "output directory")
+	suites := flag.String("suites", "./suites/conformance", "suite packages")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, config{clientGo: fields(*clientGo), kube: fields(*kube), labels: *labels, procs: *procs, out: *out, suites: *suites}); err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	clientGo, kube []string
+	labels         string
+	procs          int
+	out, suites    string
+}
+
+// column is one run: a client-go version against a kube-apiserver version.
+type column struct {
+	ClientGo string `json:"clientGo"`
+	Kube     string `json:"kubeAPIServer"`
+	// Error says why the suite did not run or did not report (a version that
+	// does not resolve or compile): every cell of the column is empty.
+	Error   string            `json:"error,omitempty"`
+	Passed  bool              `json:"passed"`
+	Seconds float64           `json:"seconds"`
+	Cells   map[string]cell   `json:"cells"`
+	Suite   *e2e.SuiteSummary `json:"-"`
+}
+
+func (c column) name() string {
+	if c.Kube == "" {
+		return "client-go " + c.ClientGo
+	}
+	return fmt.Sprintf("client-go %s / kube-apiserver %s", c.ClientGo, c.Kube)
+}
+
+type cell struct {
+	Outcome string         `json:"outcome"`
+	Reinits int            `json:"reinitialisations"`
+	ByCause map[string]int `json:"byCause,omitempty"`
+	Failure string         `json:"failure,omitempty"`
+}
+
+func run(ctx context.Context, cfg config) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return err
+	}
+	pinned, err := requiredVersion(gomod, "k8s.io/client-go")
+	if err != nil {
+		return err
+	}
+	if len(cfg.clientGo) == 0 {
+		cfg.clientGo = []string{pinned}
+	}
+	if len(cfg.kube) == 0 {
+		cfg.kube = []string{""}
+	}
+	out, err := filepath.Abs(cfg.out)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	versions, err := resolve(ctx, root, cfg.clientGo)
+	if err != nil {
+		return err
+	}
+	for _, k := range cfg.kube {
+		step("kube-apiserver %s: building or finding the binaries", orDefault(k))
+		if err := goCmd(ctx, root, nil, os.Stderr, "run", "./hack/build-binaries", "-kube-version", k); err != nil {
+			return fmt.Errorf("binaries for kube-apiserver %s: %w", orDefault(k), err)
+		}
+	}
+
+	var cols []column
+	for _, v := range versions {
+		modfilePath := ""
+		var prepErr error
+		if v != pinned {
+			step("client-go %s: resolving its module graph", v)
+			modfilePath, prepErr = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
+		}
+		for _, k := range cfg.kube {
+			col := column{ClientGo: v, Kube: k}
+			if prepErr != nil {
+				col.Error = prepErr.Error()
+			} else {
+				col = runColumn(ctx, root, cfg, out, modfilePath, col)
+			}
+			cols = append(cols, col)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	table := markdown(cols)
+	if err := os.WriteFile(filepath.Join(out, "matrix.md"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(cols, "", "  ")
+	if err := os.WriteFile(filepath.Join(out, "matrix.json"), data, 0o644); err != nil {
+		return err
+	}
+	fmt.Print(table)
+	step("table: %s", filepath.Join(out, "matrix.md"))
+	for _, c := range cols {
+		if !c.Passed {
+			return errors.New("not every version passed: see the table")
+		}
+	}
+	return nil
+}
+
+// runColumn runs the suite once and reads the informer report it wrote.
+func runColumn(ctx context.Context, root string, cfg config, out, modfilePath string, col column) column {
+	dir := filepath.Join(out, unsafe.ReplaceAllString(strings.TrimSpace(col.ClientGo+"_"+col.Kube), "-"))
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		col.Error = err.Error()
+		return col
+	}
+	logPath := filepath.Join(dir, "ginkgo.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		col.Error = err.Error()
+		return col
+	}
+	defer logFile.Close()
+	env := []string{"INFORMER_CONFORMANCE_ARTIFACTS=" + dir}
+	if col.Kube != "" {
+		env = append(env, "KUBE_VERSION="+col.Kube)
+	}
+	if modfilePath != "" {
+		env = append(env, "GOFLAGS=-modfile="+modfilePath)
+	}
+	step("%s: running %s (label filter %q); log %s", col.name(), cfg.suites, cfg.labels, logPath)
+	start := time.Now()
+	// Ginkgo's own progress goes to the log; a line per finished spec to
+	// the terminal, so a long column is never silent.
+	w := io.MultiWriter(logFile, &specTicker{prefix: "  " + col.ClientGo + " "})
+	runErr := goCmd(ctx, root, env, w, "tool", "ginkgo", fmt.Sprintf("-procs=%d", cfg.procs), "--no-color",
+		"--label-filter="+cfg.labels, "--json-report=report.json", "--output-dir="+dir, cfg.suites)
+	col.Seconds = time.Since(start).Seconds()
+
+	suiteName := filepath.Base(cfg.suites)
+	jsonPath := filepath.Join(dir, "informer-report-"+suiteName+".json")
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		col.Error = fmt.Sprintf("no report (%v); the suite's last words: %s", runErr, tail(logPath, 6))
+		return col
+	}
+	var s e2e.SuiteSummary
+	if err := json.Unmarshal(data, &s); err != nil {
+		col.Error = fmt.Sprintf("read %s: %v", jsonPath, err)
+		return col
+	}
+	if s.ClientGo != "" && s.ClientGo != col.ClientGo {
+		col.Error = fmt.Sprintf("the suite ran with client-go %s, not %s", s.ClientGo, col.ClientGo)
+		return col
+	}
+	if col.Kube == "" {
+		col.Kube = s.KubeAPIServer
+	}
+	col.Cells = map[string]cell{}
+	col.Passed = runErr == nil
+	for _, sp := range s.Specs {
+		c := cell{Outcome: sp.Outcome, ByCause: map[string]int{}}
+		for _, n := range sp.Informers {
+			for cause, k := range n.Reinitialisations {
+				c.Reinits += k
+				c.ByCause[string(cause)] += k
+			}
+		}
+		if sp.Failure != "" {
+			c.Failure = firstLine(sp.Failure)
+		}
+		col.Cells[sp.Spec] = c
+	}
+	step("%s: %s in %.0fs", col.name(), map[bool]string{true: "passed", false: "FAILED"}[col.Passed], col.Seconds)
+	return col
+}
+
+// markdown is the table: rows = specs, columns = versions; then the specs
+// whose outcome or re-initialisations differ between versions.
+func markdown(cols []column) string {
+	var b strings.Builder
+	b.WriteString("# client-go version matrix\n\nCells: outcome, re-initialisations (all informers of the spec) `r=N`.\n\n| spec |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.name())
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	specs := map[string]bool{}
+	for _, c := range cols {
+		for s := range c.Cells {
+			specs[s] = true
+		}
+	}
+	rows := slices.Sorted(maps.Keys(specs))
+	var outcomeDiffers, causesDiffer []string
+	for _, s := range rows {
+		if skippedEverywhere(cols, s) {
+			continue // filtered out by labels
+		}
+		fmt.Fprintf(&b, "| %s |", s)
+		outcomes, reinits := map[string]bool{}, map[string]bool{}
+		for _, c := range cols {
+			cl, ok := c.Cells[s]
+			switch {
+			case c.Error != "":
+				b.WriteString(" did not run |")
+				continue
+			case !ok:
+				b.WriteString(" - |")
+			case cl.Outcome == "skipped":
+				b.WriteString(" skipped |")
+			default:
+				fmt.Fprintf(&b, " %s r=%d |", map[bool]string{true: "pass", false: "**FAIL**"}[cl.Outcome == "passed"], cl.Reinits)
+			}
+			if ok && cl.Outcome != "skipped" {
+				outcomes[cl.Outcome] = true
+				reinits[causes(cl.ByCause)] = true
+			}
+		}
+		b.WriteString("\n")
+		switch {
+		case len(outcomes) > 1:
+			outcomeDiffers = append(outcomeDiffers, s)
+		case len(reinits) > 1:
+			causesDiffer = append(causesDiffer, s)
+		}
+	}
+	b.WriteString("\n")
+	for _, c := range cols {
+		if c.Error != "" {
+			fmt.Fprintf(&b, "- %s did not run: %s\n", c.name(), c.Error)
+		}
+	}
+	differences(&b, cols, "Outcomes that differ between versions", outcomeDiffers)
+	differences(&b, cols, "Same outcome, other re-initialisations (specs that allow several causes, e.g. a restart's races, can differ from run to run: rerun before calling it a change)", causesDiffer)
+	return b.String()
+}
+
+func differences(b *strings.Builder, cols []column, title string, specs []string) {
+	if len(specs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## %s\n\n", title)
+	for _, s := range specs {
+		fmt.Fprintf(b, "- %s:", s)
+		for _, c := range cols {
+			if cl, ok := c.Cells[s]; ok && cl.Outcome != "skipped" {
+				fmt.Fprintf(b, " %s: %s, re-initialisations %s", c.ClientGo, cl.Outcome, causes(cl.ByCause))
+				if cl.Failure != "" {
+					fmt.Fprintf(b, " (%s)", cl.Failure)
+				}
+				b.WriteString(";")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// causes spells re-initialisations by cause as the informer report does.
+func causes(m map[string]int) string { return e2e.Counts(m) }
+
+func skippedEverywhere(cols []column, spec string) bool {
+	for _, c := range cols {
+		if cl, ok := c.Cells[spec]; ok && cl.Outcome != "skipped" {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve turns minor versions into the newest patch the proxy serves.
+func resolve(ctx context.Context, root string, want []string) ([]string, error) {
+	var listed []string
+	var out []string
+	for _, v := range want {
+		if !strings.HasPrefix(v, "v") {
+			v = "v" + v
+		}
+		if !semver.IsValid(v) {
+			return nil, fmt.Errorf("client-go version %q is not a version like v0.33 or v0.33.13", v)
+		}
+		if semver.Canonical(v) == v && strings.Count(v, ".") == 2 {
+			out = append(out, v)
+			continue
+		}
+		if listed == nil {
+			var buf bytes.Buffer
+			if err := goCmd(ctx, root, nil, &buf, "list", "-m", "-versions", "k8s.io/client-go"); err != nil {
+				return nil, fmt.Errorf("list client-go versions: %w", err)
+			}
+			listed = strings.Fields(buf.String())
+		}
+		best := ""
+		for _, l := range listed {
+			if semver.MajorMinor(l) == v && semver.Prerelease(l) == "" && semver.Compare(l, best) > 0 {
+				best = l
+			}
+		}
+		if best == "" {
+			return nil, fmt.Errorf("the module proxy serves no release of k8s.io/client-go %s", v)
+		}
+		out = append(out, best)
+	}
+	return out, nil
+}
+
+// writeModfile writes go.<version>.mod: this module's direct requirements
+// with the k8s.io modules at version, resolved by go mod tidy.
+func writeModfile(ctx context.Context, root string, gomod []byte, version, dir string) (string, error) {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range slices.Clone(f.Require) {
+		if r.Indirect {
+			if err := f.DropRequire(r.Mod.Path); err != nil {
+				return "", err
+			}
+		}
+	}
+	for _, m := range k8sModules {
+		if err := f.AddRequire(m, version); err != nil {
+			return "", err
+		}
+	}
+	f.Cleanup()
+	data, err := f.Format()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "go."+version+".mod")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", err
+	}
+	_ = os.Remove(strings.TrimSuffix(path, ".mod") + ".sum")
+	var buf bytes.Buffer
+	if err := goCmd(ctx, root, nil, &buf, "mod", "tidy", "-modfile="+path); err != nil {
+		return "", fmt.Errorf("resolve modules for client-go %s: %w: %s", version, err, lastLines(buf.String(), 6))
+	}
+	return path, nil
+}
+
+func goCmd(ctx context.Context, dir string, env []string, out io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func moduleRoot() (string, error) {
+	var buf bytes.Buffer
+	if err := goCmd(context.Background(), ".", nil, &buf, "env", "GOMOD"); err != nil {
+		return "", err
+	}
+	gomod := strings.TrimSpace(buf.String())
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("run from inside the informer-conformance module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func requiredVersion(gomod []byte, path string) (string, error) {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == path {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", fmt.Errorf("go.mod does not require %s", path)
+}
+
+// specTicker prints one line per spec Ginkgo reports as done (succinct
+// mode prints a mark per spec; the names come at the end).
+type specTicker struct {
+	prefix string
+	n      int
+}
+
+func (t *specTicker) Write(p []byte) (int, error) {
+	for _, r := range string(p) {
+		if r == '•' {
+			t.n++
+			fmt.Fprintf(os.Stderr, "%s%d specs done\n", t.prefix, t.n)
+		}
+	}
+	return len(p), nil
+}
+
+func step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[matrix %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func fields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
+}
+
+func envOr(k, def string) string {
+	if v, ok := os.LookupEnv(k); ok {
+		return v
+	}
+	return def
+}
+
+func orDefault(k string) string {
+	if k == "" {
+		return "(pinned default)"
+	}
+	return k
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	return lastLines(string(data), n)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}

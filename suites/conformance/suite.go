@@ -1,0 +1,74 @@
+// Package conformance holds the scenario specs of ../shared/docs/scenarios.md
+// (S1-S12), each labelled with its scenario, on the local backend, with the
+// negative controls that prove each assertion family can fail.
+//
+// The specs register themselves when the package is imported, so a
+// downstream module runs them from its own test package, compiled against
+// its own client-go (library mode):
+//
+//	import (
+//		"testing"
+//
+//		"github.com/onsi/ginkgo/v2"
+//		"github.com/onsi/gomega"
+//
+//		"github.com/informer-conformance/informer-conformance/e2e"
+//		_ "github.com/informer-conformance/informer-conformance/suites/conformance"
+//	)
+//
+//	func TestInformerConformance(t *testing.T) {
+//		e2e.SetHooks(e2e.Hooks{Config: withOurTransport}) // optional
+//		gomega.RegisterFailHandler(ginkgo.Fail)
+//		ginkgo.RunSpecs(t, "conformance")
+//	}
+//
+// See fixtures/downstream for a complete module.
+package conformance
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
+)
+
+// BinariesTimeout bounds building kube-apiserver and etcd from source on the
+// first run (about 5 minutes on 2 cores; instant once cached).
+const BinariesTimeout = 30 * time.Minute
+
+// The binaries are built (or found in the cache) once, on process 1, before
+// any spec starts its cluster: a downstream `go test` needs no make step.
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) {
+	Expect(e2e.EnsureBinaries(ctx)).To(Succeed())
+}, func() {}, NodeTimeout(BinariesTimeout))
+
+// A spec constrained to client-go or kube-apiserver versions (e2e.ClientGo,
+// e2e.KubeAPIServer) skips, saying why, on the others.
+var _ = BeforeEach(func() { e2e.RequireVersions() })
+
+var _ = ReportAfterSuite("informer report", func(r Report) {
+	Expect(e2e.WriteReports(r)).To(Succeed())
+})
+
+// Decorations shared by the specs.
+var (
+	// NegativeControl labels a spec that runs a scenario against a
+	// deliberately broken client and passes only if the scenario's
+	// assertions fail.
+	NegativeControl = Label("negative-control")
+	// Disruptive labels a spec that breaks the control plane itself
+	// (restarts, compaction, restore), not only the client's connection.
+	Disruptive = Label("disruptive")
+	// Slow labels a spec that takes minutes; `LABEL_FILTER='!slow'` skips it.
+	Slow = Label("slow")
+)
+
+// Capability labels: what a spec needs of the backend beyond a kubeconfig.
+var (
+	NeedsAPIServerRestart = Label("capability:apiserver-restart")
+	NeedsEtcdCompaction   = Label("capability:etcd-compaction")
+	NeedsEtcdSnapshot     = Label("capability:etcd-snapshot")
+	NeedsHA               = Label("capability:ha")
+)
