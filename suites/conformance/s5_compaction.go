@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -30,8 +32,10 @@ import (
 // etcd3 compactor learns of it through its watch on compact_rev_key
 // (apiserver storage/etcd3/compact.go), and the cacher's compactor polls
 // that every 15 s (storage/cacher/compactor.go compactorPollPeriod). Seen
-// here: 11-12.6 s alone, more than 25 s with 4 Ginkgo processes on 2 cores.
-// The specs that wait for it are labelled slow.
+// here: 11-12.6 s alone. The compaction must be past the resourceVersion
+// asked for: etcd and the watch cache both serve the compacted revision
+// itself (a CI run waited 45 s in vain when no write fell between the
+// informer's sync and the compaction). The specs that wait are labelled slow.
 const cacherNoticeTimeout = 45 * time.Second
 
 // drainTimeout bounds the drained informer's watch ending (the
@@ -164,9 +168,17 @@ func compactedWhileWatching(ctx context.Context) {
 	before := pods.Recorder.Snapshot()
 	oldRV := pods.Informer.LastSyncResourceVersion()
 
-	By("compacting etcd and waiting until kube-apiserver's watch cache has noticed")
-	_, err = env.Cluster.CompactEtcd(ctx, 0)
+	By("compacting etcd past the informer's resourceVersion and waiting until kube-apiserver's watch cache has noticed")
+	// etcd serves reads at the compacted revision itself (only older ones
+	// are gone), and so does the watch cache (watchCache.Compact drops the
+	// snapshots below it): a compaction at exactly oldRV would never be
+	// answered 410. One write the informer does not watch (a ConfigMap)
+	// moves etcd's revision past oldRV first.
+	_, err = writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump-revision"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
+	compacted, err := env.Cluster.CompactEtcd(ctx, 0)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strconv.ParseInt(oldRV, 10, 64)).To(BeNumerically("<", compacted), "etcd is compacted past the informer's resourceVersion")
 	start := time.Now()
 	eventuallyExpired(ctx, writer, oldRV)
 	AddReportEntry("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
