@@ -194,7 +194,7 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	start := time.Now()
 	// Ginkgo's own progress goes to the log; a line per finished spec to
 	// the terminal, so a long column is never silent.
-	w := io.MultiWriter(logFile, &specTicker{prefix: "  " + col.ClientGo + " "})
+	w := io.MultiWriter(logFile, &specTicker{prefix: "  " + col.name() + ": "})
 	runErr := goCmd(ctx, root, env, w, "tool", "ginkgo", fmt.Sprintf("-procs=%d", cfg.procs), "--no-color",
 		"--label-filter="+cfg.labels, "--json-report=report.json", "--output-dir="+dir, cfg.suites)
 	col.Seconds = time.Since(start).Seconds()
@@ -302,11 +302,23 @@ func differences(b *strings.Builder, cols []column, title string, specs []string
 		return
 	}
 	fmt.Fprintf(b, "\n## %s\n\n", title)
+	// Name a column by its client-go version alone unless the columns also
+	// differ in kube-apiserver version.
+	label := func(c column) string { return c.ClientGo }
+	kube := map[string]bool{}
+	for _, c := range cols {
+		if c.Error == "" {
+			kube[c.Kube] = true
+		}
+		if len(kube) > 1 {
+			label = func(c column) string { return c.ClientGo + " / kube-apiserver " + c.Kube }
+		}
+	}
 	for _, s := range specs {
 		fmt.Fprintf(b, "- %s:", s)
 		for _, c := range cols {
 			if cl, ok := c.Cells[s]; ok && cl.Outcome != "skipped" {
-				fmt.Fprintf(b, " %s: %s, re-initialisations %s", c.ClientGo, cl.Outcome, causes(cl.ByCause))
+				fmt.Fprintf(b, " %s: %s, re-initialisations %s", label(c), cl.Outcome, causes(cl.ByCause))
 				if cl.Failure != "" {
 					fmt.Fprintf(b, " (%s)", cl.Failure)
 				}

@@ -42,3 +42,15 @@ func TestMarkdownTableAndDifferences(t *testing.T) {
 		t.Errorf("S8 is the same everywhere, yet listed as a difference:\n%s", md)
 	}
 }
+
+func TestDifferencesNameTheKubeAPIServerWhenItVaries(t *testing.T) {
+	cols := []column{
+		{ClientGo: "v0.36.6", Kube: "v1.35.4", Cells: map[string]cell{"S1 restart": {Outcome: "passed", Reinits: 1, ByCause: map[string]int{"410 Gone": 1}}}},
+		{ClientGo: "v0.36.6", Kube: "v1.36.3", Cells: map[string]cell{"S1 restart": {Outcome: "passed", Reinits: 1, ByCause: map[string]int{"other status": 1}}}},
+	}
+	md := markdown(cols)
+	want := "- S1 restart: v0.36.6 / kube-apiserver v1.35.4: passed, re-initialisations 410 Gone: 1; v0.36.6 / kube-apiserver v1.36.3: passed, re-initialisations other status: 1;"
+	if !strings.Contains(md, want) {
+		t.Errorf("differences lack %q:\n%s", want, md)
+	}
+}
