@@ -275,7 +275,7 @@ func markdown(cols []column) string {
 			}
 			if ok && cl.Outcome != "skipped" {
 				outcomes[cl.Outcome] = true
-				reinits[causes(cl.ByCause)] = true
+				reinits[e2e.Counts(cl.ByCause)] = true
 			}
 		}
 		b.WriteString("\n")
@@ -318,7 +318,7 @@ func differences(b *strings.Builder, cols []column, title string, specs []string
 		fmt.Fprintf(b, "- %s:", s)
 		for _, c := range cols {
 			if cl, ok := c.Cells[s]; ok && cl.Outcome != "skipped" {
-				fmt.Fprintf(b, " %s: %s, re-initialisations %s", label(c), cl.Outcome, causes(cl.ByCause))
+				fmt.Fprintf(b, " %s: %s, re-initialisations %s", label(c), cl.Outcome, e2e.Counts(cl.ByCause))
 				if cl.Failure != "" {
 					fmt.Fprintf(b, " (%s)", cl.Failure)
 				}
@@ -328,9 +328,6 @@ func differences(b *strings.Builder, cols []column, title string, specs []string
 		b.WriteString("\n")
 	}
 }
-
-// causes spells re-initialisations by cause as the informer report does.
-func causes(m map[string]int) string { return e2e.Counts(m) }
 
 func skippedEverywhere(cols []column, spec string) bool {
 	for _, c := range cols {
