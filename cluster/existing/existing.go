@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -47,23 +48,24 @@ type Options struct {
 	ArtifactsDir string
 }
 
-// Connect loads the kubeconfig and checks that its server answers.
+// Connect loads the kubeconfig and checks that its server answers. There
+// is no fallback to ~/.kube/config: specs that create and delete objects
+// run only against a cluster somebody named.
 func Connect(ctx context.Context, opts Options) (*Cluster, error) {
-	path := opts.Kubeconfig
-	if path == "" {
-		path = os.Getenv(EnvKubeconfig)
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: opts.Kubeconfig}
+	if rules.ExplicitPath == "" {
+		rules.ExplicitPath = os.Getenv(EnvKubeconfig)
 	}
+	path := rules.ExplicitPath
 	if path == "" {
+		// KUBECONFIG may list several files, merged as kubectl does.
 		path = os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+		rules.Precedence = filepath.SplitList(path)
 	}
 	if path == "" {
 		return nil, fmt.Errorf("existing backend: no kubeconfig: set %s or KUBECONFIG", EnvKubeconfig)
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("existing backend: kubeconfig: %w", err)
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("existing backend: kubeconfig %s: %w", path, err)
@@ -131,10 +133,14 @@ func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, erro
 // APIServerAddr is the server's host:port, a fault proxy's upstream.
 func (c *Cluster) APIServerAddr() string { return hostPort(c.cfg.Host) }
 
-// KubeconfigPath implements cluster.Cluster.
+// KubeconfigPath implements cluster.Cluster: the kubeconfig file, if it is
+// one file.
 func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
 	if err := knownUser(u); err != nil {
 		return "", err
+	}
+	if len(filepath.SplitList(c.path)) > 1 {
+		return "", fmt.Errorf("the kubeconfig is several files (%s), not one path", c.path)
 	}
 	return c.path, nil
 }

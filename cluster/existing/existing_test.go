@@ -55,6 +55,17 @@ func TestConnectToARealCluster(t *testing.T) {
 	if p.Stats().Accepted == 0 {
 		t.Fatal("the client did not go through the proxy")
 	}
+
+	// KUBECONFIG as kubectl reads it: a list of files, missing ones ignored.
+	t.Setenv(existing.EnvKubeconfig, "")
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing")+string(filepath.ListSeparator)+path)
+	c, err = existing.Connect(ctx, existing.Options{})
+	if err != nil {
+		t.Fatalf("KUBECONFIG list: %v", err)
+	}
+	if _, err := c.KubeconfigPath(cluster.Admin); err == nil || !strings.Contains(err.Error(), "several files") {
+		t.Fatalf("KubeconfigPath of a KUBECONFIG list = %v, want an error naming several files", err)
+	}
 }
 
 func TestConnectErrorsSayWhatIsWrong(t *testing.T) {
@@ -91,4 +102,12 @@ current-context: x
 			}
 		})
 	}
+	t.Run("KUBECONFIG list of missing files", func(t *testing.T) {
+		list := filepath.Join(dir, "nope") + string(filepath.ListSeparator) + filepath.Join(dir, "nope2")
+		t.Setenv("KUBECONFIG", list)
+		_, err := existing.Connect(ctx, existing.Options{})
+		if err == nil || !strings.Contains(err.Error(), "kubeconfig "+list) {
+			t.Fatalf("Connect with KUBECONFIG=%s = %v, want an error naming it", list, err)
+		}
+	})
 }
