@@ -260,3 +260,54 @@ func ensureBuilt(ctx context.Context, opts Options, name string, outputs []strin
 	fmt.Fprintf(opts.Progress, "built %s in %s\n", name, time.Since(start).Round(time.Second))
 	return nil
 }
+
+// NodeCommands are the Kubernetes commands a kind node image carries:
+// kubeadm, kubelet and kubectl on the node, the control-plane components in
+// their images.
+var NodeCommands = []string{"kubeadm", "kubelet", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// EnsureNodeCommands returns the directory holding NodeCommands built from
+// k8s.io/kubernetes@version (with version ldflags, as upstream releases
+// them), building and caching them once per version. The assets directory is
+// not consulted: it holds the local backend's binaries only.
+func EnsureNodeCommands(ctx context.Context, version string, opts Options) (string, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	v, err := Versions{KubeAPIServer: version}.Normalize()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(opts.CacheDir, "bin", recipe, "kubernetes-node", v.KubeAPIServer)
+	var outputs []string
+	for _, n := range NodeCommands {
+		outputs = append(outputs, filepath.Join(dir, n))
+	}
+	if err := ensureBuilt(ctx, opts, "kubernetes-node-"+v.KubeAPIServer, outputs, func(work string) error {
+		return buildKubernetesCommands(ctx, opts.Progress, work, v.KubeAPIServer, dir, NodeCommands)
+	}); err != nil {
+		return "", fmt.Errorf("build the Kubernetes %s node commands: %w", v.KubeAPIServer, err)
+	}
+	return dir, nil
+}
+
+// EnsureEtcd returns etcd and etcdutl of version, building them once.
+func EnsureEtcd(ctx context.Context, version string, opts Options) (etcd, etcdutl string, err error) {
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", "", err
+	}
+	v, err := Versions{Etcd: version}.Normalize()
+	if err != nil {
+		return "", "", err
+	}
+	dir := filepath.Join(opts.CacheDir, "bin", recipe, "etcd", v.Etcd)
+	etcd, etcdutl = filepath.Join(dir, Etcd), filepath.Join(dir, Etcdutl)
+	if err := ensureBuilt(ctx, opts, "etcd-"+v.Etcd, []string{etcd, etcdutl}, func(work string) error {
+		return buildEtcd(ctx, opts.Progress, work, v.Etcd, dir)
+	}); err != nil {
+		return "", "", fmt.Errorf("build etcd %s: %w", v.Etcd, err)
+	}
+	return etcd, etcdutl, nil
+}

@@ -145,22 +145,18 @@ func (g *goTool) install(pkg, outDir, name, ldflags string) error {
 	return os.Rename(tmp, filepath.Join(outDir, name))
 }
 
-// buildKubeAPIServer builds upstream's kube-apiserver main from
+// kubernetesModule writes, in work, a go.mod that requires
 // k8s.io/kubernetes@version. The staging modules (k8s.io/api, apiserver, ...)
 // are replaced in upstream's go.mod by local directories, which a dependency
 // cannot use, so they are replaced here by their published v0.<minor>.<patch>.
-func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, outDir string) error {
-	g, err := newGoTool(ctx, work, progress)
-	if err != nil {
-		return err
-	}
+func kubernetesModule(g *goTool, module, work, version string) error {
 	upstream, err := g.modFile("k8s.io/kubernetes", version)
 	if err != nil {
 		return err
 	}
 	staging := "v0" + strings.TrimPrefix(version, "v1")
 	var b strings.Builder
-	b.WriteString(header("informer-conformance.local/kube-apiserver", upstream))
+	b.WriteString(header(module, upstream))
 	fmt.Fprintf(&b, "\nrequire k8s.io/kubernetes %s\n\nreplace (\n", version)
 	n := 0
 	for _, r := range upstream.Replace {
@@ -173,17 +169,14 @@ func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, 
 	if n == 0 {
 		return fmt.Errorf("k8s.io/kubernetes@%s go.mod has no staging replacements; unexpected layout", version)
 	}
-	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(b.String()), 0o644); err != nil {
-		return err
-	}
-	if err := writeMain(work, "modules/kube-apiserver/main.go.txt", "main.go"); err != nil {
-		return err
-	}
-	// No `go mod tidy`: it would also resolve the tests of every dependency
-	// and fail on modules the build never needs. `go build -mod=mod` (see
-	// run) resolves and verifies just what the binary imports.
+	return os.WriteFile(filepath.Join(work, "go.mod"), []byte(b.String()), 0o644)
+}
+
+// kubernetesLDFlags stamp the version the way upstream's hack/lib/version.sh
+// does, so the binaries report it (kubeadm reads its own version).
+func kubernetesLDFlags(version string) string {
 	minor := strings.Split(version, ".")[1]
-	ldflags := strings.Join([]string{
+	return strings.Join([]string{
 		"-s", "-w",
 		"-X", "k8s.io/component-base/version.gitVersion=" + version,
 		"-X", "k8s.io/component-base/version.gitMajor=1",
@@ -192,7 +185,58 @@ func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, 
 		"-X", "k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z",
 		"-X", "k8s.io/client-go/pkg/version.gitVersion=" + version,
 	}, " ")
-	return g.install(".", outDir, KubeAPIServer, ldflags)
+}
+
+// buildKubeAPIServer builds upstream's kube-apiserver main from
+// k8s.io/kubernetes@version.
+func buildKubeAPIServer(ctx context.Context, progress io.Writer, work, version, outDir string) error {
+	g, err := newGoTool(ctx, work, progress)
+	if err != nil {
+		return err
+	}
+	if err := kubernetesModule(g, "informer-conformance.local/kube-apiserver", work, version); err != nil {
+		return err
+	}
+	if err := writeMain(work, "modules/kube-apiserver/main.go.txt", "main.go"); err != nil {
+		return err
+	}
+	// No `go mod tidy`: it would also resolve the tests of every dependency
+	// and fail on modules the build never needs. `go build -mod=mod` (see
+	// run) resolves and verifies just what the binary imports.
+	return g.install(".", outDir, KubeAPIServer, kubernetesLDFlags(version))
+}
+
+// buildKubernetesCommands builds upstream's k8s.io/kubernetes/cmd/<name> for
+// each name into outDir, in one go build (the packages they share compile
+// once), with the same flags as buildKubeAPIServer so the build cache is shared.
+func buildKubernetesCommands(ctx context.Context, progress io.Writer, work, version, outDir string, names []string) error {
+	g, err := newGoTool(ctx, work, progress)
+	if err != nil {
+		return err
+	}
+	if err := kubernetesModule(g, "informer-conformance.local/kubernetes-node", work, version); err != nil {
+		return err
+	}
+	tmp := filepath.Join(outDir, ".tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	args := []string{"build", "-trimpath", "-ldflags", kubernetesLDFlags(version), "-o", tmp + "/"}
+	for _, n := range names {
+		args = append(args, "k8s.io/kubernetes/cmd/"+n)
+	}
+	if _, err := g.run(args...); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(outDir, n)); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(tmp)
 }
 
 // buildEtcd builds etcd (etcdmain.Main) and etcdutl from go.etcd.io/etcd@version.

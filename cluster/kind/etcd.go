@@ -1,0 +1,88 @@
+package kind
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// etcdClient connects (once) to the node's etcd from the host: kubeadm's
+// etcd listens on the node's IP too (https://<node IP>:2379, client
+// certificates required); the client pair is the one kube-apiserver uses,
+// copied from the node with its CA.
+func (c *Cluster) etcdClient(ctx context.Context) (*clientv3.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.etcd != nil {
+		return c.etcd, nil
+	}
+	n, err := c.node()
+	if err != nil {
+		return nil, err
+	}
+	ip, _, err := n.IP()
+	if err != nil {
+		return nil, fmt.Errorf("node %s IP: %w", n, err)
+	}
+	files := map[string][]byte{}
+	for _, f := range []string{"etcd/ca.crt", "apiserver-etcd-client.crt", "apiserver-etcd-client.key"} {
+		if files[f], err = c.readNodeFile(ctx, "/etc/kubernetes/pki/"+f); err != nil {
+			return nil, err
+		}
+	}
+	pair, err := tls.X509KeyPair(files["apiserver-etcd-client.crt"], files["apiserver-etcd-client.key"])
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(files["etcd/ca.crt"]) {
+		return nil, fmt.Errorf("etcd CA of %s is not PEM", c.name)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{"https://" + ip + ":2379"},
+		DialTimeout: 10 * time.Second,
+		TLS:         &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12},
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %s: %w", c.name, err)
+	}
+	c.etcd = cli
+	return cli, nil
+}
+
+// EtcdRevision implements cluster.EtcdCompactor.
+func (c *Cluster) EtcdRevision(ctx context.Context) (int64, error) {
+	cli, err := c.etcdClient(ctx)
+	if err != nil {
+		return 0, err
+	}
+	// Any key: the header carries the store's revision.
+	resp, err := cli.Get(ctx, "compact_rev_key")
+	if err != nil {
+		return 0, fmt.Errorf("etcd revision of %s: %w", c.name, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// CompactEtcd implements cluster.EtcdCompactor.
+func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
+	cli, err := c.etcdClient(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if rev <= 0 {
+		if rev, err = c.EtcdRevision(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return 0, fmt.Errorf("compact etcd of %s to %d: %w", c.name, rev, err)
+	}
+	return rev, nil
+}

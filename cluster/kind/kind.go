@@ -1,0 +1,486 @@
+// Package kind is the kind backend: real kind clusters created, configured
+// and deleted by kind's own Go code (sigs.k8s.io/kind/pkg/cluster, docker
+// provider), one control-plane node, with the capabilities a kind cluster can
+// honestly offer: kube-apiserver restart (graceful: its static pod manifest
+// out of and back into the kubelet's manifest directory; hard: its container
+// killed, the kubelet starts it again) and etcd compaction (an etcd client with
+// certificates copied from the node).
+//
+// On a host whose Docker daemon refuses privileged containers (see
+// cluster/kind/docker) the backend detects it and puts the restricted-host
+// adapter first on this process's PATH; kind's code is unchanged.
+//
+// Everything the backend makes carries a label: node containers kind's
+// io.x-k8s.kind.cluster with a value starting with NamePrefix, the docker
+// network (NetworkName) io.informer-conformance.owner. A cluster's owner
+// holds a lock while it lives; ReapStale (run by every Start, and by
+// `make kind-clean`) deletes the clusters whose owner is gone, and nothing
+// else.
+//
+// Plain Go that returns errors.
+package kind
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
+)
+
+const (
+	// EnvNodeImage selects the node image (for example a published
+	// kindest/node:v1.36.x); default: the image `make kind-image` builds.
+	EnvNodeImage = "KIND_NODE_IMAGE"
+	// NamePrefix starts the name of every cluster the backend creates.
+	NamePrefix = "informer-conformance-"
+	// NetworkName is the docker network the nodes join (kind's
+	// KIND_EXPERIMENTAL_DOCKER_NETWORK), created with the owner label.
+	NetworkName = "informer-conformance"
+	// CreateTimeout bounds creating a cluster, kubeadm init included.
+	CreateTimeout = 5 * time.Minute
+	// ReadyTimeout bounds waiting for kube-apiserver's /readyz.
+	ReadyTimeout = 2 * time.Minute
+	// StopTimeout bounds waiting for a stopped kube-apiserver container to be
+	// gone: the pod's termination grace period (30 s, kubeadm sets none) and
+	// the kubelet's sync.
+	StopTimeout = 90 * time.Second
+)
+
+// Options tune Start. Zero values mean the defaults.
+type Options struct {
+	// Name of the cluster; default NamePrefix + random hex.
+	Name string
+	// Image is the node image; default $KIND_NODE_IMAGE, then the image
+	// `make kind-image` builds for KubeVersion.
+	Image string
+	// KubeVersion selects the built image (default binaries.DefaultKubeVersion).
+	KubeVersion string
+	// ArtifactsDir receives exported logs; default a directory under os.TempDir.
+	ArtifactsDir string
+	// CacheDir is where the restricted-host adapter lives (default as cluster/binaries).
+	CacheDir string
+	// Progress receives kind's progress lines and the backend's own; nil discards.
+	Progress io.Writer
+}
+
+// Cluster is a running kind cluster.
+type Cluster struct {
+	name      string
+	image     string
+	ownImage  bool
+	provider  *kindcluster.Provider
+	d         *docker.Docker
+	dir       string
+	owner     *flock.Flock
+	artifacts string
+	progress  io.Writer
+
+	server     string // https://127.0.0.1:<port>
+	addr       string // 127.0.0.1:<port>
+	admin      *rest.Config
+	testUser   *rest.Config
+	kubeconfig map[cluster.User]string
+
+	mu      sync.Mutex
+	etcd    *clientv3.Client
+	stopped bool
+	closed  bool
+}
+
+// Start creates a kind cluster and returns when kube-apiserver is ready and
+// the test user may do what informers under test need.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	d, err := docker.New(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if removed, err := ReapStale(ctx); err != nil {
+		fmt.Fprintf(opts.Progress, "kind: removing stale clusters: %v\n", err)
+	} else if len(removed) > 0 {
+		fmt.Fprintf(opts.Progress, "kind: removed clusters left by dead runs: %s\n", strings.Join(removed, ", "))
+	}
+	image, own, err := resolveImage(ctx, d, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureAdapter(ctx, d, image, opts); err != nil {
+		return nil, err
+	}
+	if err := ensureNetwork(ctx, d); err != nil {
+		return nil, err
+	}
+	name := opts.Name
+	if name == "" {
+		b := make([]byte, 4)
+		_, _ = rand.Read(b)
+		name = NamePrefix + hex.EncodeToString(b)
+	}
+	dir, owner, err := newWorkDir(name)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{
+		name: name, image: image, ownImage: own, d: d, dir: dir, owner: owner,
+		artifacts: opts.ArtifactsDir, progress: opts.Progress,
+		provider:   kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(newLogger(opts.Progress))),
+		kubeconfig: map[cluster.User]string{},
+	}
+	if c.artifacts == "" {
+		c.artifacts = filepath.Join(dir, "artifacts")
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Close(context.Background())
+		}
+	}()
+	start := time.Now()
+	if err := c.create(ctx); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opts.Progress, "kind: cluster %s (image %s) created in %s\n", name, image, time.Since(start).Round(100*time.Millisecond))
+	if err := c.connect(ctx); err != nil {
+		return nil, c.withNodeLogs(ctx, err)
+	}
+	fmt.Fprintf(opts.Progress, "kind: cluster %s ready in %s\n", name, time.Since(start).Round(100*time.Millisecond))
+	return c, nil
+}
+
+// resolveImage picks the node image and says whether it is one the project built.
+func resolveImage(ctx context.Context, d *docker.Docker, opts Options) (string, bool, error) {
+	image := opts.Image
+	if image == "" {
+		image = os.Getenv(EnvNodeImage)
+	}
+	if image == "" {
+		v, err := binaries.Versions{KubeAPIServer: opts.KubeVersion}.Normalize()
+		if err != nil {
+			return "", false, err
+		}
+		image = nodeimage.Tag(v.KubeAPIServer)
+	}
+	if strings.HasPrefix(image, nodeimage.Repository+":") && !d.ImageExists(ctx, image) {
+		return "", false, fmt.Errorf("node image %s is not built: run `make kind-image` (builds it offline from pinned sources, ~15 min once), or set %s to a published kindest/node image", image, EnvNodeImage)
+	}
+	out, err := d.Run(ctx, nil, "image", "inspect", "--format", `{{index .Config.Labels "`+nodeimage.LabelOwner+`"}}`, image)
+	own := err == nil && strings.TrimSpace(string(out)) == "kind-node"
+	return image, own, nil
+}
+
+var (
+	adapterOnce sync.Once
+	adapterErr  error
+)
+
+// ensureAdapter probes once per process whether the daemon can start
+// privileged containers, and installs the restricted-host adapter if not.
+func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Options) error {
+	adapterOnce.Do(func() {
+		if !d.ImageExists(ctx, image) {
+			// A published image not pulled yet: pull it now, so the probe
+			// below runs the node image itself.
+			if _, err := d.Run(ctx, nil, "pull", image); err != nil {
+				adapterErr = fmt.Errorf("node image %s is not here and cannot be pulled: %w", image, err)
+				return
+			}
+		}
+		r, err := d.DetectRestricted(ctx, image)
+		if err != nil {
+			adapterErr = err
+			return
+		}
+		if !r.Restricted {
+			return
+		}
+		cache := opts.CacheDir
+		if cache == "" {
+			cache = os.Getenv(binaries.EnvCacheDir)
+		}
+		if cache == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				adapterErr = err
+				return
+			}
+			cache = filepath.Join(base, "informer-conformance")
+		}
+		a, err := d.InstallAdapter(filepath.Join(cache, "kind-docker-adapter"), r)
+		if err != nil {
+			adapterErr = err
+			return
+		}
+		fmt.Fprintln(opts.Progress, a)
+		if opts.Progress != os.Stderr {
+			fmt.Fprintln(os.Stderr, a)
+		}
+	})
+	return adapterErr
+}
+
+func ensureNetwork(ctx context.Context, d *docker.Docker) error {
+	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName)
+	if _, err := d.Run(ctx, nil, "network", "inspect", NetworkName); err == nil {
+		return nil
+	}
+	_, err := d.Run(ctx, nil, "network", "create", "--label", nodeimage.LabelOwner+"=kind-network", NetworkName)
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		return fmt.Errorf("create docker network %s: %w", NetworkName, err)
+	}
+	return nil
+}
+
+// config is the kind cluster configuration: one control-plane node (more
+// needs kind's load balancer image, which cannot be pulled offline). With
+// the project's own image, what it does not carry is configured away
+// (default CNI: a static ptp conflist is baked in; kube-proxy; CoreDNS). On
+// cgroup v1 hosts the kubelet must be told to run anyway; the crash-loop
+// back-off is capped at 1 s so a killed kube-apiserver comes back at once
+// (KubeletCrashLoopBackOffMax, beta and on in 1.35+).
+func (c *Cluster) config() string {
+	var b strings.Builder
+	b.WriteString("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n")
+	if c.ownImage {
+		b.WriteString("networking:\n  disableDefaultCNI: true\n  kubeProxyMode: none\n")
+	}
+	b.WriteString("nodes:\n- role: control-plane\nkubeadmConfigPatches:\n")
+	if c.ownImage {
+		b.WriteString("- |\n  kind: InitConfiguration\n  skipPhases: [preflight, addon/coredns, addon/kube-proxy]\n")
+	}
+	b.WriteString("- |\n  kind: KubeletConfiguration\n  crashLoopBackOff:\n    maxContainerRestartPeriod: 1s\n")
+	if c.d.CgroupV1() {
+		b.WriteString("  failCgroupV1: false\n")
+	}
+	return b.String()
+}
+
+func (c *Cluster) create(ctx context.Context) error {
+	cfg := c.config()
+	if err := os.WriteFile(filepath.Join(c.dir, "kind-config.yaml"), []byte(cfg), 0o644); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, CreateTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- c.provider.Create(c.name,
+			kindcluster.CreateWithRawConfig([]byte(cfg)),
+			kindcluster.CreateWithNodeImage(c.image),
+			kindcluster.CreateWithKubeconfigPath(filepath.Join(c.dir, "kind-kubeconfig")),
+			kindcluster.CreateWithWaitForReady(ReadyTimeout),
+			kindcluster.CreateWithRetain(true), // the logs are read before it is deleted
+			kindcluster.CreateWithDisplayUsage(false),
+			kindcluster.CreateWithDisplaySalutation(false),
+		)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return c.withNodeLogs(ctx, fmt.Errorf("kind create cluster %s: %w", c.name, err))
+		}
+		return nil
+	case <-ctx.Done():
+		err := c.withNodeLogs(context.Background(), fmt.Errorf("kind create cluster %s did not finish within %s: %w", c.name, CreateTimeout, ctx.Err()))
+		// Removing the node ends kind's pending docker exec, so Create returns.
+		_, _ = c.d.Run(context.Background(), nil, "rm", "-f", "-v", c.nodeName())
+		<-done
+		return err
+	}
+}
+
+func (c *Cluster) nodeName() string { return c.name + "-control-plane" }
+
+// withNodeLogs adds the tails of the node's kubelet and containerd journals
+// and of the node container's own log to err.
+func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, unit := range []string{"kubelet", "containerd"} {
+		out, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "journalctl", "--no-pager", "-n", "25", "-u", unit)
+		fmt.Fprintf(&b, "\n--- %s journal (last 25 lines) ---\n%s", unit, strings.TrimSpace(string(out)))
+	}
+	out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", c.nodeName())
+	fmt.Fprintf(&b, "\n--- node container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))
+	return fmt.Errorf("%w%s", err, b.String())
+}
+
+// connect reads the admin kubeconfig, waits for /readyz, issues the test
+// user's certificate and grants it what informers need.
+func (c *Cluster) connect(ctx context.Context) error {
+	raw, err := c.provider.KubeConfig(c.name, false)
+	if err != nil {
+		return fmt.Errorf("kind kubeconfig: %w", err)
+	}
+	c.admin, err = clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+	if err != nil {
+		return fmt.Errorf("kind kubeconfig: %w", err)
+	}
+	c.server = c.admin.Host
+	c.addr = strings.TrimPrefix(c.server, "https://")
+	if err := c.waitReady(ctx); err != nil {
+		return err
+	}
+	caCert, err := c.readNodeFile(ctx, "/etc/kubernetes/pki/ca.crt")
+	if err != nil {
+		return err
+	}
+	caKey, err := c.readNodeFile(ctx, "/etc/kubernetes/pki/ca.key")
+	if err != nil {
+		return err
+	}
+	certPEM, keyPEM, err := cluster.IssueClientCert(caCert, caKey, string(cluster.TestUser), nil)
+	if err != nil {
+		return fmt.Errorf("issue the test user's certificate: %w", err)
+	}
+	c.testUser = rest.AnonymousClientConfig(c.admin)
+	c.testUser.TLSClientConfig.CertData, c.testUser.TLSClientConfig.KeyData = certPEM, keyPEM
+	cs, err := kubernetes.NewForConfig(c.admin)
+	if err != nil {
+		return err
+	}
+	return cluster.GrantTestUser(ctx, cs)
+}
+
+func (c *Cluster) node() (nodes.Node, error) {
+	ns, err := c.provider.ListNodes(c.name)
+	if err != nil {
+		return nil, err
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("kind cluster %s has no node (was its container removed?)", c.name)
+	}
+	return ns[0], nil
+}
+
+// nodeExec runs a command on the control-plane node through kind's node
+// abstraction (docker exec, through the adapter when it is active).
+func (c *Cluster) nodeExec(ctx context.Context, command string, args ...string) (string, error) {
+	n, err := c.node()
+	if err != nil {
+		return "", err
+	}
+	var out, errOut bytes.Buffer
+	cmd := n.CommandContext(ctx, command, args...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&errOut)
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("on node %s: %s %s: %w: %s", n, command, strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
+
+func (c *Cluster) readNodeFile(ctx context.Context, path string) ([]byte, error) {
+	out, err := c.nodeExec(ctx, "cat", path)
+	return []byte(out), err
+}
+
+// Name implements cluster.Cluster.
+func (c *Cluster) Name() string { return "kind(" + c.name + ")" }
+
+// KindName is the kind cluster's name (kind get clusters).
+func (c *Cluster) KindName() string { return c.name }
+
+// Image is the node image the cluster runs.
+func (c *Cluster) Image() string { return c.image }
+
+// RESTConfig implements cluster.Cluster.
+func (c *Cluster) RESTConfig(u cluster.User) (*rest.Config, error) {
+	switch u {
+	case cluster.Admin:
+		return rest.CopyConfig(c.admin), nil
+	case cluster.TestUser:
+		return rest.CopyConfig(c.testUser), nil
+	}
+	return nil, fmt.Errorf("no credentials for user %q", u)
+}
+
+// RESTConfigFor is RESTConfig for a client reaching the apiserver at host (a
+// fault proxy passing TLS through): the serving certificate is still checked,
+// against the published address kind put in its SANs.
+func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, error) {
+	cfg, err := c.RESTConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TLSClientConfig.ServerName == "" {
+		cfg.TLSClientConfig.ServerName = strings.Split(c.addr, ":")[0]
+	}
+	cfg.Host = host
+	return cfg, nil
+}
+
+// APIServerAddrs are host:port of the published kube-apiserver port.
+func (c *Cluster) APIServerAddrs() []string { return []string{c.addr} }
+
+// KubeconfigPath implements cluster.Cluster.
+func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
+	if p, ok := c.kubeconfig[u]; ok {
+		return p, nil
+	}
+	cfg, err := c.RESTConfig(u)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(c.dir, string(u)+".kubeconfig")
+	if err := cluster.WriteKubeconfig(p, cfg, c.name); err != nil {
+		return "", err
+	}
+	c.kubeconfig[u] = p
+	return p, nil
+}
+
+// ArtifactsDir implements cluster.Cluster.
+func (c *Cluster) ArtifactsDir() string { return c.artifacts }
+
+// ExportLogs writes kind's log export of the cluster (journals, pod logs,
+// container runtime state) into dir.
+func (c *Cluster) ExportLogs(_ context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return c.provider.CollectLogs(c.name, dir)
+}
+
+// Close implements cluster.Cluster: kind deletes the cluster (node
+// containers with their volumes); the owner lock and work directory go.
+func (c *Cluster) Close(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var errs []error
+	if c.etcd != nil {
+		errs = append(errs, c.etcd.Close())
+	}
+	if err := c.provider.Delete(c.name, filepath.Join(c.dir, "kind-kubeconfig")); err != nil {
+		errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", c.name, err))
+	}
+	errs = append(errs, os.RemoveAll(c.dir))
+	_ = c.owner.Unlock()
+	return errors.Join(errs...)
+}

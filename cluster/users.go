@@ -1,0 +1,119 @@
+package cluster
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// TestUserRole is the ClusterRole (and binding) that gives TestUser what
+// informers under test need: read and write pods, configmaps, secrets,
+// events and namespaces, and nothing else.
+const TestUserRole = "informer-conformance:test-user"
+
+// GrantTestUser creates TestUserRole and binds it to TestUser; both may
+// exist already (a backend reused across runs).
+func GrantTestUser(ctx context.Context, cs kubernetes.Interface) error {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: TestUserRole},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""},
+			Resources: []string{"pods", "configmaps", "secrets", "events", "namespaces"},
+			Verbs:     []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"},
+		}},
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create test-user role: %w", err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: TestUserRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: TestUserRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: string(TestUser)}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create test-user binding: %w", err)
+	}
+	return nil
+}
+
+// IssueClientCert signs a client certificate for user (and groups) with the
+// cluster's CA (PEM certificate and key, as kubeadm writes them) and returns
+// the certificate and a new key, PEM encoded.
+func IssueClientCert(caCertPEM, caKeyPEM []byte, user string, groups []string) (certPEM, keyPEM []byte, err error) {
+	block, _ := pem.Decode(caCertPEM)
+	if block == nil {
+		return nil, nil, fmt.Errorf("the CA certificate is not PEM")
+	}
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	caKey, err := keyutil.ParsePrivateKeyPEM(caKeyPEM)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the CA key: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: sn,
+		Subject:      pkix.Name{CommonName: user, Organization: groups},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(7 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+}
+
+// WriteKubeconfig writes a kubeconfig for cfg (certificate data inline) to path.
+func WriteKubeconfig(path string, cfg *rest.Config, name string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{
+		Server:                   cfg.Host,
+		CertificateAuthority:     cfg.TLSClientConfig.CAFile,
+		CertificateAuthorityData: cfg.TLSClientConfig.CAData,
+		TLSServerName:            cfg.TLSClientConfig.ServerName,
+	}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
+		ClientCertificate:     cfg.TLSClientConfig.CertFile,
+		ClientCertificateData: cfg.TLSClientConfig.CertData,
+		ClientKey:             cfg.TLSClientConfig.KeyFile,
+		ClientKeyData:         cfg.TLSClientConfig.KeyData,
+		Token:                 cfg.BearerToken,
+	}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	kc.CurrentContext = name
+	return clientcmd.WriteToFile(*kc, path)
+}

@@ -1,0 +1,31 @@
+// Command kind-image builds (or finds in Docker) the kind node image for a
+// Kubernetes version, offline, from pinned sources, printing each step, and
+// prints its tag.
+//
+//	go run ./hack/kind-image [-kube-version v1.36.3]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
+)
+
+func main() {
+	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "Kubernetes version (default "+binaries.DefaultKubeVersion+")")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: *kube, Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kind-image:", err)
+		os.Exit(1)
+	}
+	fmt.Println(tag)
+}
