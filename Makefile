@@ -13,8 +13,9 @@ export KUBE_VERSION ETCD_VERSION
 # Where logs, JUnit and reports go.
 ARTIFACTS ?= $(CURDIR)/_artifacts
 export INFORMER_CONFORMANCE_ARTIFACTS := $(ARTIFACTS)
-# Backend for e2e: local (a fresh control plane per spec) or existing (the
-# cluster of KUBECONFIG; specs needing more than a kubeconfig skip, saying why).
+# Backend for e2e: local (a fresh control plane per spec), kind (a kind
+# cluster per Ginkgo process, specs in namespaces of their own) or existing
+# (the cluster of KUBECONFIG); specs needing what a backend lacks skip, saying why.
 BACKEND ?= local
 export INFORMER_CONFORMANCE_BACKEND := $(BACKEND)
 export KUBECONFIG
@@ -42,7 +43,7 @@ test: binaries ## Run the Go tests of the suite's own packages (backends against
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v /suites/)
 
 .PHONY: e2e
-e2e: $(if $(filter local,$(BACKEND)),binaries) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...).
+e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),kind-image) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...).
 	mkdir -p $(ARTIFACTS)
 	$(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(LABEL_FILTER)' \
 		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) ./suites/...
@@ -88,3 +89,32 @@ DOWNSTREAM_LABELS ?= resync || shutdown
 downstream: binaries ## Run the example downstream module (fixtures/downstream): the specs imported as a library, on its own client-go.
 	cd fixtures/downstream && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/downstream \
 		$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) . -ginkgo.label-filter='$(DOWNSTREAM_LABELS)' -ginkgo.no-color -ginkgo.v
+
+# kind backend. KIND_NODE_IMAGE=kindest/node:v1.36.x uses a published image
+# instead of the one kind-image builds (where a registry is reachable).
+KIND_NODE_IMAGE ?=
+export KIND_NODE_IMAGE
+# Ginkgo processes on the kind backend: each runs its own kind cluster.
+KIND_PROCS ?= -procs=2
+# The subset `make e2e-kind` runs: apiserver restart, compaction, recreate, smoke.
+KIND_LABELS ?= smoke || recreate || (compaction && !slow) || (apiserver-restart && !negative-control) || resync
+
+.PHONY: kind-image
+kind-image: ## Build (once per version, cached in Docker) the kind node image offline from pinned sources.
+	$(if $(KIND_NODE_IMAGE),@echo "KIND_NODE_IMAGE=$(KIND_NODE_IMAGE): not building a node image",$(GO) run ./hack/kind-image)
+
+.PHONY: e2e-kind
+e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compaction, recreate, resync) on kind clusters.
+	$(MAKE) e2e BACKEND=kind GINKGO_PROCS='$(KIND_PROCS)' LABEL_FILTER='$(KIND_LABELS)'
+
+.PHONY: kind-up
+kind-up: kind-image ## Create a kind cluster and keep it until Ctrl-C; prints the kubeconfig.
+	$(GO) run ./hack/kind up
+
+.PHONY: kind-bench
+kind-bench: kind-image ## Measure the kind backend: create-to-ready, restarts, compaction, delete.
+	$(GO) run ./hack/kind bench
+
+.PHONY: kind-clean
+kind-clean: ## Delete what runs left in Docker: clusters of dead owners, labelled containers, the network.
+	$(GO) run ./hack/kind clean

@@ -227,7 +227,7 @@ func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Opt
 			}
 			cache = filepath.Join(base, "informer-conformance")
 		}
-		a, err := d.InstallAdapter(filepath.Join(cache, "kind-docker-adapter"), r)
+		a, err := d.InstallAdapter(ctx, filepath.Join(cache, "kind-docker-adapter"), image, r)
 		if err != nil {
 			adapterErr = err
 			return

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -52,7 +53,15 @@ func New(ctx context.Context) (*Docker, error) {
 // Run runs docker with args, stdin from in (may be nil), and returns its
 // standard output; an error carries the command and its standard error.
 func (d *Docker) Run(ctx context.Context, in io.Reader, args ...string) ([]byte, error) {
+	return d.RunEnv(ctx, nil, in, args...)
+}
+
+// RunEnv is Run with extra environment variables for the docker CLI.
+func (d *Docker) RunEnv(ctx context.Context, env []string, in io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, d.Bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdin = in
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

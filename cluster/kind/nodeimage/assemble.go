@@ -92,15 +92,24 @@ func (b *builder) nodeImage(ctx context.Context, rootfs, baseFiles, kube, crictl
 	for _, e := range Entrypoint {
 		ep = append(ep, fmt.Sprintf("%q", e))
 	}
-	fmt.Fprintf(b.opts.Progress, "  docker commit %s %s\n", name, b.tag)
-	_, err = b.d.Run(ctx, nil, "commit",
-		"--change", "ENTRYPOINT ["+strings.Join(ep, ", ")+"]",
-		"--change", "CMD []",
-		"--change", "ENV container=docker",
-		"--change", "STOPSIGNAL SIGRTMIN+3",
-		"--change", "LABEL "+LabelOwner+"=kind-node",
-		"--change", "LABEL io.informer-conformance.kubernetes-version="+b.version,
-		name, b.tag)
+	// docker commit --change cannot set STOPSIGNAL on Docker 20.10, so the
+	// image's config is set by a Dockerfile on top of the committed layer.
+	committed := b.tag + "-committed"
+	fmt.Fprintf(b.opts.Progress, "  docker commit %s; docker build %s (entrypoint, stop signal, labels)\n", name, b.tag)
+	if _, err := b.d.Run(ctx, nil, "commit", name, committed); err != nil {
+		return err
+	}
+	defer func() { _, _ = b.d.Run(context.Background(), nil, "rmi", committed) }()
+	dockerfile := strings.Join([]string{
+		"FROM " + committed,
+		"ENV container=docker",
+		"STOPSIGNAL SIGRTMIN+3",
+		"LABEL " + LabelOwner + "=kind-node io.informer-conformance.kubernetes-version=" + b.version,
+		"ENTRYPOINT [" + strings.Join(ep, ", ") + "]",
+		"CMD []",
+	}, "\n") + "\n"
+	// The classic builder: no frontend image to pull, no buildx needed.
+	_, err = b.d.RunEnv(ctx, []string{"DOCKER_BUILDKIT=0"}, strings.NewReader(dockerfile), "build", "--quiet", "--tag", b.tag, "-")
 	return err
 }
 

@@ -20,9 +20,10 @@ fi
 
 # A container that is not privileged gets its cgroup mounts read-only; the
 # kubelet and containerd create cgroups, as they do on a privileged node.
-if findmnt -n -o OPTIONS /sys/fs/cgroup | tr , '\n' | grep -qx ro; then
+ro=$(findmnt -R -n -l -o TARGET,OPTIONS /sys/fs/cgroup | awk '$2 ~ /(^|,)ro(,|$)/ {print $1}')
+if [[ -n $ro ]]; then
   echo "INFO: informer-conformance: cgroup mounts are read-only (not a privileged container): remounting them read-write"
-  findmnt -R -n -l -o TARGET /sys/fs/cgroup | while read -r m; do
+  for m in $ro; do
     mount -o remount,rw "$m" 2>/dev/null || mount -o remount,bind,rw "$m"
   done
 fi

@@ -1,0 +1,90 @@
+// Command kind manages the kind backend's clusters outside a test run.
+//
+//	go run ./hack/kind up      create a cluster, print its kubeconfig, keep it until Ctrl-C
+//	go run ./hack/kind clean   delete what dead runs left (clusters, labelled containers, the network)
+//	go run ./hack/kind bench   create-to-ready, restart and compaction timings (markdown)
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/kind"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: kind up|clean|bench")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "up":
+		err = up(ctx)
+	case "clean":
+		err = kind.Clean(ctx, os.Stdout)
+	case "bench":
+		err = bench(ctx)
+	default:
+		err = fmt.Errorf("unknown command %q: use up, clean or bench", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kind:", err)
+		os.Exit(1)
+	}
+}
+
+func up(ctx context.Context) error {
+	c, err := kind.Start(ctx, kind.Options{Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	kc, err := c.KubeconfigPath(cluster.Admin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("export KUBECONFIG=%s\n", kc)
+	fmt.Fprintln(os.Stderr, "cluster", c.KindName(), "is up; Ctrl-C deletes it")
+	<-ctx.Done()
+	return nil
+}
+
+func bench(ctx context.Context) error {
+	t0 := time.Now()
+	c, err := kind.Start(ctx, kind.Options{Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	rows := [][2]string{{"create to ready (kind create + /readyz + test user)", time.Since(t0).Round(100 * time.Millisecond).String()}}
+	for _, m := range []cluster.StopMode{cluster.Hard, cluster.Graceful} {
+		t := time.Now()
+		if err := c.RestartAPIServer(ctx, 0, m); err != nil {
+			return err
+		}
+		rows = append(rows, [2]string{fmt.Sprintf("kube-apiserver restart, %s, to /readyz", m), time.Since(t).Round(100 * time.Millisecond).String()})
+	}
+	t := time.Now()
+	if _, err := c.CompactEtcd(ctx, 0); err != nil {
+		return err
+	}
+	rows = append(rows, [2]string{"etcd compaction (client from the host)", time.Since(t).Round(time.Millisecond).String()})
+	t = time.Now()
+	if err := c.Close(ctx); err != nil {
+		return err
+	}
+	rows = append(rows, [2]string{"delete", time.Since(t).Round(100 * time.Millisecond).String()})
+	fmt.Printf("| kind backend (%s) | time |\n|---|---|\n", c.Image())
+	for _, r := range rows {
+		fmt.Printf("| %s | %s |\n", r[0], r[1])
+	}
+	return nil
+}
