@@ -26,6 +26,12 @@ const (
 	TestUser User = "test-user"
 )
 
+// Spec is what a spec asks of its cluster, whatever the backend.
+type Spec struct {
+	APIServers int    // 0 or 1 = one; more = HA (only backends that can run several)
+	Profile    string // kube-apiserver flag profile name (fixtures/profiles/<name>.yaml), several joined by "+" apply in order; "" = default
+}
+
 // Cluster is a running cluster.
 type Cluster interface {
 	// Name identifies the cluster in logs and reports.
@@ -38,6 +44,28 @@ type Cluster interface {
 	ArtifactsDir() string
 	// Close stops whatever the backend started and releases its resources.
 	Close(ctx context.Context) error
+}
+
+// Addressable clusters give clients for another address (a fault proxy in front of the apiserver).
+type Addressable interface {
+	// APIServerAddrs are host:port of every kube-apiserver, the fault proxy's upstreams.
+	APIServerAddrs() []string
+	// RESTConfigFor is RESTConfig(u) for a client reaching the server at host (TLS still verified against the real server name).
+	RESTConfigFor(u User, host string) (*rest.Config, error)
+}
+
+// ServerVersioner clusters know the version of the kube-apiserver they run.
+type ServerVersioner interface {
+	// ServerVersion is kube-apiserver's gitVersion (e.g. v1.36.3), "" if unknown.
+	ServerVersion() string
+}
+
+// ProcessInspector clusters run their control plane as processes of this
+// machine, so a spec may read their /proc entries (e.g. peak memory).
+type ProcessInspector interface {
+	// Pids are the process IDs of the running processes by name ("etcd",
+	// "kube-apiserver-0", ...).
+	Pids() map[string]int
 }
 
 // StopMode says how to stop a process.
@@ -117,4 +145,18 @@ type EtcdSnapshotter interface {
 	// stopped for it and started again (their watch caches would otherwise
 	// serve the discarded history); it returns when they are ready.
 	RestoreEtcd(ctx context.Context, path string, opts RestoreOptions) error
+}
+
+// Recoverer clusters, shared by the specs of a process, make sure they are
+// fit for the next spec: what a failed spec left broken (an apiserver it
+// stopped) is put back, and what cannot be (a node container killed) is an
+// error naming it.
+type Recoverer interface {
+	Recover(ctx context.Context) error
+}
+
+// LogExporter clusters write their logs (node journals, pod logs, runtime
+// state) into dir; a shared cluster's are exported for each failed spec.
+type LogExporter interface {
+	ExportLogs(ctx context.Context, dir string) error
 }

@@ -4,76 +4,385 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/informer-conformance/informer-conformance/cluster/existing"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 )
 
-// EnvBackend selects the backend the specs run on: "local" (default, a
-// fresh control plane per spec) or "existing" (the cluster of
-// $INFORMER_CONFORMANCE_KUBECONFIG or $KUBECONFIG; specs that need to break
-// the control plane skip).
+// EnvBackend selects the backend the specs run on, by its registered name:
+// "local" (the default, a fresh control plane per spec), "existing" (the
+// cluster of $INFORMER_CONFORMANCE_KUBECONFIG or $KUBECONFIG; specs that
+// need to break the control plane skip), ...
 const EnvBackend = "INFORMER_CONFORMANCE_BACKEND"
 
-// Backend names.
-const (
-	BackendLocal    = "local"
-	BackendExisting = "existing"
+// DefaultBackend is the backend used when EnvBackend is unset: it has
+// every capability the specs ask for.
+const DefaultBackend = "local"
+
+// BackendDriver starts clusters for specs.
+type BackendDriver struct {
+	Name string
+	// Shared: one cluster per Ginkgo process, reused by the specs, each in a namespace of its own
+	// (and deleted after); false: Start is called for each spec and its cluster closed with the spec.
+	Shared bool
+	// Supports says why the backend cannot give a spec what it asks (""= it can). Called before Start.
+	Supports func(spec cluster.Spec) string
+	// Start starts (or connects to) a cluster. For Shared backends it is called once per process.
+	// ctx bounds the start only (for a Shared backend it is the context of
+	// the spec that happened to ask first); the cluster lives until its
+	// Close. On error Start leaves nothing behind and returns a nil cluster.
+	// The cluster must implement cluster.Addressable (the fault proxy goes
+	// in front of it).
+	Start func(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, error)
+
+	// Optional.
+
+	// Prepare, when set, runs once, on Ginkgo process 1, before any spec
+	// (EnsureBinaries): e.g. build the binaries the clusters run, so the
+	// first spec's start is not also a build.
+	Prepare func(ctx context.Context) error
+	// KubeAPIServerVersion, when set, is the kube-apiserver version the
+	// backend's clusters run, known before any starts (the report's and
+	// RequireVersions' version). Unset, a started cluster that implements
+	// cluster.ServerVersioner tells it.
+	KubeAPIServerVersion func() string
+}
+
+// Backends register here, one call per backend, from an init function in
+// e2e/backend_<name>.go; nothing else in e2e or suites/ names a backend:
+//
+//	func init() {
+//		RegisterBackend(BackendDriver{Name: "kind", Shared: true, Supports: ..., Start: ...})
+//	}
+//
+// (e2e/backend_local.go and e2e/backend_existing.go; the kind backend
+// follows the same pattern in e2e/backend_kind.go.)
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]BackendDriver{}
 )
 
-// Backend is the backend selected by EnvBackend.
-func Backend() (string, error) {
-	switch b := os.Getenv(EnvBackend); b {
-	case "", BackendLocal:
-		return BackendLocal, nil
-	case BackendExisting:
-		return b, nil
-	default:
-		return "", fmt.Errorf("%s=%q: choose %q or %q (kind: issue 6)", EnvBackend, b, BackendLocal, BackendExisting)
+// RegisterBackend makes d selectable by its name through EnvBackend. It
+// panics on a driver without a name, Supports or Start, or on a name
+// registered twice.
+func RegisterBackend(d BackendDriver) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	switch {
+	case d.Name == "":
+		panic("e2e.RegisterBackend: driver without a name")
+	case d.Supports == nil || d.Start == nil:
+		panic(fmt.Sprintf("e2e.RegisterBackend: driver %q needs Supports and Start", d.Name))
+	case backends[d.Name].Name != "":
+		panic(fmt.Sprintf("e2e.RegisterBackend: backend %q registered twice", d.Name))
 	}
+	backends[d.Name] = d
+}
+
+// BackendNames lists the registered backends, sorted.
+func BackendNames() []string {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	var names []string
+	for n := range backends {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Backend is the driver selected by EnvBackend (DefaultBackend when unset).
+func Backend() (BackendDriver, error) {
+	name := os.Getenv(EnvBackend)
+	if name == "" {
+		name = DefaultBackend
+	}
+	backendsMu.Lock()
+	d, ok := backends[name]
+	backendsMu.Unlock()
+	if !ok {
+		return BackendDriver{}, fmt.Errorf("%s=%q: no such backend; registered: %s", EnvBackend, name, strings.Join(BackendNames(), ", "))
+	}
+	return d, nil
+}
+
+// sharedState is a Shared backend's cluster in this process.
+type sharedState struct {
+	mu      sync.Mutex
+	started bool // Start returned (with c or err)
+	c       cluster.Cluster
+	err     error
+	version string
+	closed  bool
 }
 
 var (
-	existingOnce    sync.Once
-	existingCluster *existing.Cluster
-	existingErr     error
+	sharedMu sync.Mutex
+	shared   = map[string]*sharedState{}
 )
 
-// Existing connects (once per process) to the existing backend's cluster.
-func Existing(ctx context.Context) (*existing.Cluster, error) {
-	existingOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		existingCluster, existingErr = existing.Connect(ctx, existing.Options{ArtifactsDir: ArtifactsRoot()})
-	})
-	return existingCluster, existingErr
+func sharedFor(name string) *sharedState {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	s := shared[name]
+	if s == nil {
+		s = &sharedState{}
+		shared[name] = s
+	}
+	return s
 }
 
-// skipUnlessPortable skips the current spec on a backend that cannot give
-// it what it asks of the local backend, naming what is missing.
-func skipUnlessPortable(backend string, opts local.Options) {
-	ginkgo.GinkgoHelper()
+// sharedCluster is d's cluster in this process, started on first use. A
+// start error is kept and returned to every later caller (no retry per
+// spec), unless the start was cut short by the caller's own context ending.
+func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error) {
+	s := sharedFor(d.Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, fmt.Errorf("the %s cluster of this process is closed (CloseSharedClusters)", d.Name)
+	case s.started:
+		return s.c, s.err
+	}
+	dir := filepath.Join(ArtifactsRoot(), fmt.Sprintf("p%d", ginkgo.GinkgoParallelProcess()), "backend-"+d.Name)
+	c, err := d.Start(ctx, cluster.Spec{}, dir)
+	if err != nil {
+		err = fmt.Errorf("start %s cluster (shared by this process's specs): %w", d.Name, err)
+		if ctx.Err() != nil {
+			return nil, err // the asking spec was interrupted: the next may try again
+		}
+		c = nil
+	}
+	s.started, s.c, s.err = true, c, err
+	if c != nil {
+		if v, ok := c.(cluster.ServerVersioner); ok {
+			s.version = v.ServerVersion()
+		}
+		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s shared by this process's specs\n", d.Name, c.Name())
+	}
+	return c, err
+}
+
+// CloseSharedClusters closes the clusters of Shared backends this process
+// started; later specs cannot start them again. Suites call it from an
+// AfterSuite. Closing a cluster already closed, or never started, is fine.
+func CloseSharedClusters(ctx context.Context) error {
+	sharedMu.Lock()
+	names := make([]string, 0, len(shared))
+	for n := range shared {
+		names = append(names, n)
+	}
+	sharedMu.Unlock()
+	slices.Sort(names)
+	var errs []string
+	for _, n := range names {
+		s := sharedFor(n)
+		s.mu.Lock()
+		if !s.closed && s.c != nil {
+			if err := s.c.Close(ctx); err != nil {
+				errs = append(errs, fmt.Sprintf("close %s cluster %s: %v", n, s.c.Name(), err))
+			}
+		}
+		s.closed = true
+		s.mu.Unlock()
+	}
+	// A backend never used in this process cannot start after the suite either.
+	if d, err := Backend(); err == nil && d.Shared {
+		s := sharedFor(d.Name)
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Capability labels ("capability:<name>") on a spec say what it needs of
+// the backend beyond a kubeconfig; capabilities checks each on the
+// started cluster.
+const capabilityLabelPrefix = "capability:"
+
+var capabilities = map[string]func(cluster.Cluster) bool{
+	"apiserver-restart": implements[cluster.APIServerController],
+	"etcd-restart":      implements[cluster.EtcdController],
+	"etcd-compaction":   implements[cluster.EtcdCompactor],
+	"etcd-snapshot":     implements[cluster.EtcdSnapshotter],
+	"ha": func(c cluster.Cluster) bool {
+		a, ok := c.(cluster.APIServerController)
+		return ok && a.NumAPIServers() >= 2
+	},
+}
+
+func implements[T any](c cluster.Cluster) bool {
+	_, ok := c.(T)
+	return ok
+}
+
+// backendLabelPrefix: a spec labelled "backend:<name>" (one or more) runs
+// only on the named backends, for what no capability interface expresses.
+const backendLabelPrefix = "backend:"
+
+// hasCapabilityLabels says whether the spec's capabilities need a cluster to be checked.
+func hasCapabilityLabels(labels []string) bool {
+	return slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, capabilityLabelPrefix) })
+}
+
+// backendMismatch is why the spec's backend labels exclude backend name ("" if they do not).
+func backendMismatch(name string, labels []string) string {
+	var want []string
+	for _, l := range labels {
+		if b, ok := strings.CutPrefix(l, backendLabelPrefix); ok {
+			if b == name {
+				return ""
+			}
+			want = append(want, b)
+		}
+	}
+	if len(want) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the %s backend's own processes", strings.Join(want, " or "))
+}
+
+// capabilityGaps lists the spec's capability labels c does not satisfy.
+func capabilityGaps(c cluster.Cluster, labels []string) []string {
 	var missing []string
-	for _, l := range ginkgo.CurrentSpecReport().Labels() {
-		if cap, ok := strings.CutPrefix(l, "capability:"); ok {
-			missing = append(missing, cap)
+	for _, l := range labels {
+		name, ok := strings.CutPrefix(l, capabilityLabelPrefix)
+		if !ok {
+			continue
 		}
-		if l == "backend:local" {
-			missing = append(missing, "the local backend's own processes")
+		check, known := capabilities[name]
+		switch {
+		case !known:
+			missing = append(missing, name+" (an unknown capability label)")
+		case !check(c):
+			missing = append(missing, name)
 		}
 	}
-	if opts.APIServers > 1 {
-		missing = append(missing, fmt.Sprintf("%d apiservers of its own", opts.APIServers))
+	return missing
+}
+
+// skipLacking skips the current spec, naming the backend and what it lacks.
+func skipLacking(backend string, missing []string) {
+	ginkgo.GinkgoHelper()
+	ginkgo.Skip(fmt.Sprintf("backend %s lacks %s: run this spec on the %s backend", backend, strings.Join(missing, ", "), DefaultBackend))
+}
+
+// startCluster gives the current spec its cluster on the selected backend,
+// or skips it, saying why, when the backend cannot give it what it asks
+// (spec, capability and backend labels): a Shared backend's cluster of
+// this process, or a new cluster closed when the spec ends.
+func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluster.Cluster) {
+	ginkgo.GinkgoHelper()
+	d, err := Backend()
+	if err != nil {
+		ginkgo.Fail(err.Error())
 	}
-	if len(opts.Profile.APIServerFlags)+len(opts.Profile.FeatureGates) > 0 {
-		missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s)", opts.Profile.Name))
+	labels := ginkgo.CurrentSpecReport().Labels()
+	var early []string // what can be told before a cluster is there
+	if why := backendMismatch(d.Name, labels); why != "" {
+		early = append(early, why)
 	}
-	if len(missing) > 0 {
-		ginkgo.Skip(fmt.Sprintf("backend %s lacks %s: run this spec on the local backend", backend, strings.Join(missing, ", ")))
+	if why := d.Supports(spec); why != "" {
+		early = append(early, why)
+	}
+	if d.Shared {
+		// The shared cluster is started (or connected to) for the
+		// capability checks, so the reason names all that is missing; a
+		// spec without capability labels that cannot run anyway skips
+		// before it.
+		// A kind cluster takes half a minute: a spec that cannot run on the
+		// backend anyway skips before it (naming the capabilities it needs
+		// when the process's cluster is already there to check them).
+		if len(early) > 0 {
+			if c := startedShared(d); c != nil {
+				early = append(capabilityGaps(c, labels), early...)
+			}
+			skipLacking(d.Name, early)
+		}
+		c, err := sharedCluster(ctx, d)
+		if err != nil {
+			ginkgo.Fail(err.Error())
+		}
+		if missing := capabilityGaps(c, labels); len(missing) > 0 {
+			skipLacking(d.Name, missing)
+		}
+		useShared(ctx, d, c)
+		return d, c
+	}
+	if len(early) > 0 {
+		skipLacking(d.Name, early)
+	}
+	c, err := d.Start(ctx, spec, SpecArtifactsDir())
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
+	}
+	ginkgo.DeferCleanup(func(ctx context.Context) error {
+		if ginkgo.CurrentSpecReport().Failed() {
+			ginkgo.AddReportEntry("process logs", c.ArtifactsDir())
+		}
+		return c.Close(ctx)
+	})
+	if missing := capabilityGaps(c, labels); len(missing) > 0 {
+		skipLacking(d.Name, missing)
+	}
+	return d, c
+}
+
+// sharedVersion is the kube-apiserver version of d's cluster in this
+// process, "" if it has not started or does not tell.
+func sharedVersion(d BackendDriver) string {
+	s := sharedFor(d.Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// startedShared is d's shared cluster in this process if it started, or nil.
+func startedShared(d BackendDriver) cluster.Cluster {
+	s := sharedFor(d.Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
+
+// RecoverTimeout bounds making a shared cluster fit for the next spec
+// (an apiserver a failed spec left stopped comes back: kind.ReadyTimeout).
+const RecoverTimeout = 3 * time.Minute
+
+// useShared readies a shared cluster for the current spec and, should the
+// spec fail, exports the cluster's logs into the spec's artifacts.
+func useShared(ctx context.Context, d BackendDriver, c cluster.Cluster) {
+	ginkgo.GinkgoHelper()
+	if r, ok := c.(cluster.Recoverer); ok {
+		rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
+		err := r.Recover(rctx)
+		cancel()
+		if err != nil {
+			ginkgo.Fail(fmt.Sprintf("backend %s: the cluster %s this process's specs share is not fit for this spec: %v", d.Name, c.Name(), err))
+		}
+	}
+	if x, ok := c.(cluster.LogExporter); ok {
+		ginkgo.DeferCleanup(func(ctx context.Context) {
+			if !ginkgo.CurrentSpecReport().Failed() {
+				return
+			}
+			dir := filepath.Join(SpecArtifactsDir(), "cluster-logs")
+			if err := x.ExportLogs(ctx, dir); err != nil {
+				ginkgo.AddReportEntry("cluster logs export failed", err.Error())
+				return
+			}
+			ginkgo.AddReportEntry("cluster logs", dir)
+		}, ginkgo.NodeTimeout(2*time.Minute))
 	}
 }

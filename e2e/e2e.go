@@ -1,12 +1,15 @@
 // Package e2e is the Ginkgo-aware harness between the specs in suites/ and
-// the plain-Go backends in cluster/: it gives each spec a cluster whose
-// processes and files are cleaned up with the spec, and keeps their logs in
-// a per-process artifacts directory so parallel Ginkgo processes never share
-// one. The instruments (fault proxy, informer probe, reports) join it here.
+// the plain-Go backends in cluster/, each registered here by name
+// (RegisterBackend, e2e/backend_<name>.go): it gives each spec a cluster of
+// the selected backend (its own, cleaned up with the spec, or one shared by
+// the process's specs, each in a namespace of its own), skips a spec the
+// backend cannot serve, and keeps logs in a per-process artifacts directory
+// so parallel Ginkgo processes never share one. Specs reach a cluster's
+// faults only through cluster's capability interfaces (Require). The
+// instruments (fault proxy, informer probe, reports) join it here.
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,36 +56,4 @@ func SpecArtifactsDir() string {
 		name = name[:100]
 	}
 	return filepath.Join(ArtifactsRoot(), fmt.Sprintf("p%d", ginkgo.GinkgoParallelProcess()), name)
-}
-
-// StartLocal starts a local cluster for the current spec and closes it when
-// the spec ends. Its process logs go to SpecArtifactsDir; on failure the
-// spec's report names that directory.
-func StartLocal(ctx context.Context, opts local.Options) *local.Cluster {
-	ginkgo.GinkgoHelper()
-	if b, err := Backend(); err != nil || b != BackendLocal {
-		if err != nil {
-			ginkgo.Fail(err.Error())
-		}
-		ginkgo.Skip(fmt.Sprintf("backend %s: this spec starts a local control plane of its own", b))
-	}
-	if opts.ArtifactsDir == "" {
-		opts.ArtifactsDir = SpecArtifactsDir()
-	}
-	if opts.Progress == nil {
-		opts.Progress = ginkgo.GinkgoWriter
-	}
-	ctx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
-	defer cancel()
-	c, err := local.Start(ctx, opts)
-	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("start local cluster: %v", err))
-	}
-	ginkgo.DeferCleanup(func(ctx context.Context) error {
-		if ginkgo.CurrentSpecReport().Failed() {
-			ginkgo.AddReportEntry("process logs", c.ArtifactsDir())
-		}
-		return c.Close(ctx)
-	})
-	return c
 }

@@ -7,19 +7,20 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-// Namespace is where the current spec puts its objects: "default" on the
-// local backend (a cluster per spec), a namespace of the spec's own on a
-// shared one. StartEnv sets it; Ginkgo runs one spec at a time per process.
+// Namespace is where the current spec puts its objects: "default" on a
+// backend that starts a cluster per spec (local), a namespace of the spec's
+// own on a shared one. StartEnv sets it; Ginkgo runs one spec at a time per
+// process.
 var Namespace = metav1.NamespaceDefault
 
 // Env is what most specs start from: a cluster with a fault proxy in front
@@ -28,43 +29,29 @@ var Namespace = metav1.NamespaceDefault
 // checks, and the least-privileged test user's config through the proxy for
 // the informers under test.
 type Env struct {
-	// Backend is the cluster, whatever its backend.
+	// Backend is the cluster, whatever its backend. Specs reach its faults
+	// through cluster's capability interfaces (Require), never its type.
 	Backend cluster.Cluster
-	// Cluster is the local backend's cluster, nil on others: a spec that
-	// uses it carries a capability label, and StartEnv skips it elsewhere.
-	Cluster *local.Cluster
 	Proxy   *faultproxy.Proxy
 	Writer  kubernetes.Interface
 	Pods    probe.Lister
 	User    *rest.Config
 }
 
-// StartEnv starts an Env for the current spec; everything stops with it.
-// On the local backend opts start a fresh cluster; on the existing one the
-// spec skips if it needs more than a kubeconfig (opts beyond the defaults,
-// a capability label) and otherwise gets a namespace of its own.
-func StartEnv(ctx context.Context, opts local.Options) *Env {
+// StartEnv starts an Env for the current spec on the selected backend;
+// everything stops with it. The spec skips, saying why, when the backend
+// cannot give it what spec asks or what its "capability:*" and "backend:*"
+// labels need. A backend that starts a cluster per spec starts one for
+// spec; on a shared one the spec gets a namespace of its own.
+func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	ginkgo.GinkgoHelper()
-	backend, err := Backend()
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	e := &Env{}
-	// Both backends hand out the test user's config for another address.
-	var users interface {
-		RESTConfigFor(u cluster.User, host string) (*rest.Config, error)
+	d, c := startCluster(ctx, spec)
+	addr, ok := c.(cluster.Addressable)
+	if !ok {
+		ginkgo.Fail(fmt.Sprintf("backend %s: its cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", d.Name, c.Name()))
 	}
-	switch backend {
-	case BackendExisting:
-		skipUnlessPortable(backend, opts)
-		c, err := Existing(ctx)
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		e.Backend, users = c, c
-		e.Proxy = startProxy([]string{c.APIServerAddr()})
-	default:
-		c := StartLocal(ctx, opts)
-		e.Backend, e.Cluster, users = c, c, c
-		e.Proxy = StartProxy(c)
-	}
-	admin, err := e.Backend.RESTConfig(cluster.Admin)
+	e := &Env{Backend: c, Proxy: StartProxy(addr)}
+	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's own writes are the tool, not the subject: no client-side
 	// rate limit (client-go's default of 5 QPS makes filling a namespace
@@ -72,11 +59,11 @@ func StartEnv(ctx context.Context, opts local.Options) *Env {
 	admin.QPS = -1
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	if backend == BackendExisting {
+	if d.Shared {
 		useOwnNamespace(ctx, e.Writer)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)
-	e.User, err = users.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
+	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return e
 }
@@ -90,6 +77,14 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface) {
 		Labels:       map[string]string{"app.kubernetes.io/created-by": "informer-conformance"},
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
+	// With the ServiceAccount admission plugin (every real cluster), a pod
+	// is refused until its namespace's "default" service account exists,
+	// which the controller-manager creates asynchronously: create it now
+	// (the controller's own create then finds it).
+	_, err = cs.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the default service account of the spec's namespace")
+	}
 	Namespace = ns.Name
 	ginkgo.AddReportEntry("namespace", ns.Name)
 	ginkgo.DeferCleanup(func(ctx context.Context) error {

@@ -2,16 +2,12 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 
-	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -47,28 +43,15 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 	return cfg, opts
 }
 
-// EnsureBinaries builds (or finds in the cache) the kube-apiserver, etcd and
-// etcdutl the local backend runs, for KUBE_VERSION and ETCD_VERSION; suites
-// call it once before their specs, so the first spec's cluster start is not
-// also a five-minute build.
+// EnsureBinaries prepares the selected backend before any spec starts a
+// cluster (BackendDriver.Prepare): the local backend builds (or finds in
+// the cache) the kube-apiserver, etcd and etcdutl it runs, for KUBE_VERSION
+// and ETCD_VERSION. Suites call it once, on process 1, before their specs,
+// so the first spec's cluster start is not also a five-minute build.
 func EnsureBinaries(ctx context.Context) error {
-	if b, err := Backend(); err != nil || b != BackendLocal {
-		return err // no binaries to build for a cluster we do not start
-	}
-	v, err := binaries.FromEnv()
-	if err != nil {
+	d, err := Backend()
+	if err != nil || d.Prepare == nil {
 		return err
 	}
-	// A first build takes minutes: its steps go to the terminal as they
-	// happen (GinkgoWriter streams only in verbose runs).
-	var progress io.Writer = os.Stderr
-	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
-		progress = ginkgo.GinkgoWriter
-	}
-	p, err := binaries.Ensure(ctx, v, binaries.Options{Progress: progress})
-	if err != nil {
-		return fmt.Errorf("kube-apiserver %s and etcd %s: %w", v.KubeAPIServer, v.Etcd, err)
-	}
-	ginkgo.GinkgoWriter.Printf("binaries: kube-apiserver %s, etcd %s\n", p.KubeAPIServer, p.Etcd)
-	return nil
+	return d.Prepare(ctx)
 }

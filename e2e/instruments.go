@@ -12,8 +12,8 @@ import (
 	"github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -23,20 +23,11 @@ const ConvergeTimeout = 60 * time.Second
 // ReportEntryPrefix starts the name of every probe's report entry.
 const ReportEntryPrefix = "informer: "
 
-// StartProxy puts a fault proxy in front of apiserver 0..N-1 of c (pinned to
-// 0) and closes it when the spec ends.
-func StartProxy(c *local.Cluster) *faultproxy.Proxy {
+// StartProxy puts a fault proxy in front of c's kube-apiservers (its
+// upstreams, pinned to the first) and closes it when the spec ends.
+func StartProxy(c cluster.Addressable) *faultproxy.Proxy {
 	ginkgo.GinkgoHelper()
-	var ups []string
-	for i := range c.NumAPIServers() {
-		ups = append(ups, c.APIServerAddr(i))
-	}
-	return startProxy(ups)
-}
-
-func startProxy(upstreams []string) *faultproxy.Proxy {
-	ginkgo.GinkgoHelper()
-	p, err := faultproxy.Start(upstreams...)
+	p, err := faultproxy.Start(c.APIServerAddrs()...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")
 	ginkgo.DeferCleanup(p.Close)
 	return p

@@ -12,8 +12,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 )
 
 // Components a spec can constrain with ginkgo.ComponentSemVerConstraint;
@@ -68,20 +66,18 @@ func ClientGoVersion() string {
 var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)
 
 // KubeAPIServerVersion is the kube-apiserver version the specs run against:
-// the existing cluster's, or the one the local backend runs (KUBE_VERSION
-// or the pinned default).
+// the one the backend runs (the local backend: KUBE_VERSION or the pinned
+// default), else the version this process's shared cluster told when it
+// started (the existing backend: its server's); "" if unknown.
 func KubeAPIServerVersion() string {
-	if b, _ := Backend(); b == BackendExisting {
-		if c, err := Existing(context.Background()); err == nil {
-			return c.ServerVersion()
-		}
-		return ""
-	}
-	v, err := binaries.FromEnv()
+	d, err := Backend()
 	if err != nil {
 		return ""
 	}
-	return v.KubeAPIServer
+	if d.KubeAPIServerVersion != nil {
+		return d.KubeAPIServerVersion()
+	}
+	return sharedVersion(d)
 }
 
 // RequireVersions skips the current spec, saying why, when its
@@ -99,10 +95,11 @@ func RequireVersions() {
 			constraints[comp] = append(constraints[comp], cs...)
 		}
 	}
-	if reason := versionMismatch(constraints, map[string]string{
-		ComponentClientGo:      ClientGoVersion(),
-		ComponentKubeAPIServer: KubeAPIServerVersion(),
-	}); reason != "" {
+	inUse := map[string]string{ComponentClientGo: ClientGoVersion()}
+	if len(constraints[ComponentKubeAPIServer]) > 0 {
+		inUse[ComponentKubeAPIServer] = kubeAPIServerVersionFor(r)
+	}
+	if reason := versionMismatch(constraints, inUse); reason != "" {
 		ginkgo.Skip(reason)
 	}
 }
@@ -137,4 +134,21 @@ func versionMismatch(constraints map[string][]string, inUse map[string]string) s
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// kubeAPIServerVersionFor is KubeAPIServerVersion for a spec constrained to
+// kube-apiserver versions: a shared cluster that has not started yet is
+// started to tell its version, unless the spec skips on the backend anyway.
+func kubeAPIServerVersionFor(r ginkgo.SpecReport) string {
+	if v := KubeAPIServerVersion(); v != "" {
+		return v
+	}
+	d, err := Backend()
+	if err != nil || !d.Shared || backendMismatch(d.Name, r.Labels()) != "" {
+		return ""
+	}
+	if _, err := sharedCluster(context.Background(), d); err != nil {
+		return "" // the spec fails on it when it asks for its cluster
+	}
+	return sharedVersion(d)
 }

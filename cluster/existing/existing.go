@@ -1,8 +1,10 @@
 // Package existing is the backend for a cluster somebody else runs: a
-// kubeconfig and nothing more. It implements only cluster.Cluster, so every
-// spec that needs to restart, compact or restore something skips on it,
-// naming the capability; the specs that only break the client's own
-// connection (through the fault proxy) or its configuration run.
+// kubeconfig and nothing more. It implements cluster.Cluster and
+// cluster.Addressable (a fault proxy in front of its server) but no fault
+// capability, so every spec that needs to restart, compact or restore
+// something skips on it, naming the capability; the specs that only break
+// the client's own connection (through the fault proxy) or its
+// configuration run.
 //
 // Both users are the kubeconfig's identity: a cluster we did not set up has
 // no least-privileged test user of ours.
@@ -92,7 +94,8 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 // Name implements cluster.Cluster.
 func (c *Cluster) Name() string { return "existing(" + c.cfg.Host + ")" }
 
-// ServerVersion is the server's gitVersion, read when connecting.
+// ServerVersion implements cluster.ServerVersioner: the server's
+// gitVersion, read when connecting.
 func (c *Cluster) ServerVersion() string { return c.version }
 
 // RESTConfig implements cluster.Cluster: the kubeconfig's identity for both
@@ -133,6 +136,9 @@ func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, erro
 // APIServerAddr is the server's host:port, a fault proxy's upstream.
 func (c *Cluster) APIServerAddr() string { return hostPort(c.cfg.Host) }
 
+// APIServerAddrs implements cluster.Addressable: the one server's host:port.
+func (c *Cluster) APIServerAddrs() []string { return []string{c.APIServerAddr()} }
+
 // KubeconfigPath implements cluster.Cluster: the kubeconfig file, if it is
 // one file.
 func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
@@ -167,4 +173,8 @@ func hostPort(server string) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
-var _ cluster.Cluster = (*Cluster)(nil)
+var (
+	_ cluster.Cluster         = (*Cluster)(nil)
+	_ cluster.Addressable     = (*Cluster)(nil)
+	_ cluster.ServerVersioner = (*Cluster)(nil)
+)

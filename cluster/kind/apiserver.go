@@ -185,3 +185,27 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		}
 	}
 }
+
+// Recover implements cluster.Recoverer for a cluster its specs share: a
+// spec that failed between StopAPIServer and StartAPIServer leaves
+// kube-apiserver stopped, so its manifest goes back; then the node
+// container must be running and /readyz ok. The error names what is wrong
+// (a node container killed: its state and exit code).
+func (c *Cluster) Recover(ctx context.Context) error {
+	out, err := c.d.Run(ctx, nil, "inspect", "--format", "{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}}", c.nodeName())
+	if err != nil {
+		return fmt.Errorf("kind node container %s is gone: %w", c.nodeName(), err)
+	}
+	if state := strings.TrimSpace(string(out)); !strings.HasPrefix(state, "running") {
+		return fmt.Errorf("kind node container %s is not running (%s): the cluster %s is lost for the rest of this process", c.nodeName(), state, c.name)
+	}
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		if err := c.StartAPIServer(ctx, 0); err != nil {
+			return fmt.Errorf("restart the kube-apiserver a failed spec left stopped: %w", err)
+		}
+	}
+	return c.waitReady(ctx)
+}

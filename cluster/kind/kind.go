@@ -96,6 +96,7 @@ type Cluster struct {
 	artifacts string
 	progress  io.Writer
 
+	version    string // kube-apiserver's gitVersion
 	server     string // https://127.0.0.1:<port>
 	addr       string // 127.0.0.1:<port>
 	admin      *rest.Config
@@ -361,6 +362,11 @@ func (c *Cluster) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return fmt.Errorf("kube-apiserver version: %w", err)
+	}
+	c.version = v.GitVersion
 	return cluster.GrantTestUser(ctx, cs)
 }
 
@@ -402,6 +408,9 @@ func (c *Cluster) Name() string { return "kind(" + c.name + ")" }
 
 // KindName is the kind cluster's name (kind get clusters).
 func (c *Cluster) KindName() string { return c.name }
+
+// ServerVersion implements cluster.ServerVersioner.
+func (c *Cluster) ServerVersion() string { return c.version }
 
 // Image is the node image the cluster runs.
 func (c *Cluster) Image() string { return c.image }

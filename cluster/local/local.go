@@ -124,6 +124,8 @@ var (
 	_ cluster.EtcdController      = (*Cluster)(nil)
 	_ cluster.EtcdCompactor       = (*Cluster)(nil)
 	_ cluster.EtcdSnapshotter     = (*Cluster)(nil)
+	_ cluster.Addressable         = (*Cluster)(nil)
+	_ cluster.ProcessInspector    = (*Cluster)(nil)
 )
 
 // Start creates and starts a cluster and returns when etcd and every
@@ -366,6 +368,16 @@ func (c *Cluster) APIServerAddr(i int) string {
 	return strings.TrimPrefix(c.APIServerURL(i), "https://")
 }
 
+// APIServerAddrs implements cluster.Addressable: every apiserver's
+// host:port, in index order.
+func (c *Cluster) APIServerAddrs() []string {
+	addrs := make([]string, len(c.apiservers))
+	for i := range addrs {
+		addrs[i] = c.APIServerAddr(i)
+	}
+	return addrs
+}
+
 // EtcdURL is the client URL of etcd (TLS with client certificates).
 func (c *Cluster) EtcdURL() string {
 	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPort.Port))
@@ -375,7 +387,8 @@ func (c *Cluster) etcdPeerURL() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPeerPort.Port))
 }
 
-// Pids returns the process IDs of the running processes by name.
+// Pids implements cluster.ProcessInspector: the process IDs of the running
+// processes by name.
 func (c *Cluster) Pids() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -437,6 +437,21 @@ func TestProfiles(t *testing.T) {
 	})
 }
 
+// TestCombinedProfiles: names joined by "+" combine, later flags winning.
+func TestCombinedProfiles(t *testing.T) {
+	p, err := local.LoadProfile("fast-graceful-shutdown+no-watch-cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"shutdown-watch-termination-grace-period": "2s", "watch-cache": "false"}
+	if p.Name != "fast-graceful-shutdown+no-watch-cache" || fmt.Sprint(p.APIServerFlags) != fmt.Sprint(want) {
+		t.Errorf("got %s %v, want fast-graceful-shutdown+no-watch-cache %v", p.Name, p.APIServerFlags, want)
+	}
+	if _, err := local.LoadProfile("no-watch-cache+no-such-profile"); err == nil || !strings.Contains(err.Error(), "no-such-profile") {
+		t.Errorf("want the unknown part named, got %v", err)
+	}
+}
+
 // TestClosedClusterRefusesWork: after Close every process is gone and
 // lifecycle calls fail clearly.
 func TestClosedClusterRefusesWork(t *testing.T) {

@@ -97,11 +97,50 @@ func ParseProfile(data []byte) (Profile, error) {
 
 // LoadProfile returns a profile by name from fixtures/profiles (e.g.
 // "no-watch-cache"), or from a file when name contains a path separator or
-// ends in .yaml.
+// ends in .yaml. Names joined by "+" (e.g.
+// "fast-graceful-shutdown+no-watch-cache") combine those profiles in order,
+// a later one's flags and feature gates overriding an earlier one's.
 func LoadProfile(name string) (Profile, error) {
+	parts := strings.Split(name, "+")
+	if isProfileFile(name) || len(parts) == 1 {
+		return loadProfile(name)
+	}
+	combined := Profile{Name: name}
+	var descriptions []string
+	for _, part := range parts {
+		p, err := loadProfile(part)
+		if err != nil {
+			return Profile{}, err
+		}
+		if p.Description != "" {
+			descriptions = append(descriptions, strings.TrimSpace(p.Description))
+		}
+		for k, v := range p.APIServerFlags {
+			if combined.APIServerFlags == nil {
+				combined.APIServerFlags = map[string]string{}
+			}
+			combined.APIServerFlags[strings.TrimPrefix(k, "--")] = v
+		}
+		for g, on := range p.FeatureGates {
+			if combined.FeatureGates == nil {
+				combined.FeatureGates = map[string]bool{}
+			}
+			combined.FeatureGates[g] = on
+		}
+	}
+	combined.Description = strings.Join(descriptions, " ")
+	return combined, combined.Validate()
+}
+
+func isProfileFile(name string) bool {
+	return strings.ContainsRune(name, os.PathSeparator) || strings.HasSuffix(name, ".yaml")
+}
+
+// loadProfile is LoadProfile for one name or file.
+func loadProfile(name string) (Profile, error) {
 	var data []byte
 	var err error
-	if strings.ContainsRune(name, os.PathSeparator) || strings.HasSuffix(name, ".yaml") {
+	if isProfileFile(name) {
 		data, err = os.ReadFile(name)
 	} else {
 		data, err = fixtures.Profile(name)

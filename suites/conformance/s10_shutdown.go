@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -68,7 +68,7 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 })
 
 func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnection bool) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	proxy := env.Proxy
 
 	leaks := probe.NewLeakCheck()

@@ -17,7 +17,6 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -106,7 +105,8 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 		// failover bound must catch it.
 		e2e.StreamingList.Use()
 		direct := func(env *e2e.Env) *rest.Config {
-			cfg, err := env.Cluster.RESTConfigFor(cluster.TestUser, env.Cluster.APIServerURL(0))
+			c := e2e.Require[apiServers](env.Backend, "reach one of several kube-apiservers by its own URL")
+			cfg, err := c.RESTConfigFor(cluster.TestUser, c.APIServerURL(0))
 			Expect(err).NotTo(HaveOccurred())
 			return cfg
 		}
@@ -116,8 +116,9 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 })
 
 func haFailover(ctx context.Context, in failoverInput) {
-	env := e2e.StartEnv(ctx, local.Options{APIServers: 2})
-	c, proxy := env.Cluster, env.Proxy
+	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2})
+	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
+	proxy := env.Proxy
 	admin1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
 	Expect(err).NotTo(HaveOccurred())
 	writer, err := kubernetes.NewForConfig(admin1)
@@ -247,7 +248,7 @@ func seenBefore(rec probe.Record, deleted []probe.Object) (seen []probe.Object, 
 
 // waitAuthorised waits until the test user may list pods on apiserver i
 // (a restarted apiserver answers 403 until its RBAC informers sync).
-func waitAuthorised(ctx context.Context, c *local.Cluster, i int) {
+func waitAuthorised(ctx context.Context, c apiServers, i int) {
 	GinkgoHelper()
 	cfg, err := c.RESTConfigFor(cluster.TestUser, c.APIServerURL(i))
 	Expect(err).NotTo(HaveOccurred())

@@ -17,7 +17,6 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -133,8 +132,9 @@ func (n stormNumbers) String() string {
 }
 
 func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, inject func(*httpfault.Injector)) {
-	env := e2e.StartEnv(ctx, local.Options{})
-	c, writer := env.Cluster, env.Writer
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
+	writer := env.Writer
 
 	By(fmt.Sprintf("creating %d pods of about 2 KiB", size.objects))
 	// Random (base64) payloads: kube-apiserver gzips large LIST
@@ -170,7 +170,7 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 	}
 	n := stormNumbers{SyncMode: mode.Name, Informers: size.informers, Objects: size.objects, InitialSyncSeconds: time.Since(started).Seconds(),
 		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
-	n.APIServerPeakBefore = peakMemory(c)
+	n.APIServerPeakBefore = peakMemory(env.Backend)
 	if inject != nil {
 		for _, in := range injectors {
 			inject(in)
@@ -220,7 +220,7 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
 		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
 	n.ConvergeSeconds = time.Since(ready).Seconds()
-	n.APIServerPeakAfter = peakMemory(c)
+	n.APIServerPeakAfter = peakMemory(env.Backend)
 	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
 
 	n.Reinitialisations = map[string]int{}
@@ -258,9 +258,14 @@ func bytesDown(conns []faultproxy.ConnStats) int64 {
 }
 
 // peakMemory is kube-apiserver 0's VmHWM (peak resident set size) from
-// /proc, or why it could not be read.
-func peakMemory(c *local.Cluster) string {
-	for name, pid := range c.Pids() {
+// /proc, or why it could not be read (on a backend whose processes are not
+// this machine's).
+func peakMemory(c cluster.Cluster) string {
+	procs, ok := c.(cluster.ProcessInspector)
+	if !ok {
+		return fmt.Sprintf("unknown (backend %s runs no processes of this machine)", c.Name())
+	}
+	for name, pid := range procs.Pids() {
 		if name != "kube-apiserver-0" {
 			continue
 		}

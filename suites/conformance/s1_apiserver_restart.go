@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -145,10 +144,8 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 })
 
 func apiserverRestart(ctx context.Context, in restartInput) {
-	profile, err := local.LoadProfile("fast-graceful-shutdown")
-	Expect(err).NotTo(HaveOccurred())
-	env := e2e.StartEnv(ctx, local.Options{APIServers: 2, Profile: profile})
-	c := env.Cluster
+	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
+	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	admin1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
 	Expect(err).NotTo(HaveOccurred())
 	writer, err := kubernetes.NewForConfig(admin1)

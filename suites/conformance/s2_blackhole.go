@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -143,7 +143,7 @@ type informerUnderTest struct {
 
 func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
 	setHTTP2HealthCheck(sc.readIdle, sc.ping)
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	writer := env.Writer
 	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -99,7 +99,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 })
 
 func resumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	writer := env.Writer
 	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -231,7 +231,7 @@ const (
 )
 
 func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	writer := env.Writer
 	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -89,7 +89,7 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), func() {
 
 func expectReinitialisations(ctx context.Context, ec errorClass, brokenTransport bool) {
 	clientfeaturestesting.SetFeatureDuringTest(GinkgoTB(), features.WatchListClient, false)
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	in := &httpfault.Injector{}
 	restore, answered := ec.inject(in)
 	DeferCleanup(restore)

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -154,7 +152,8 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 // compactedWhileWatching: compaction, noticed by the watch cache, does not
 // touch an open watch.
 func compactedWhileWatching(ctx context.Context) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	writer := env.Writer
 	first, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("first"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -176,7 +175,7 @@ func compactedWhileWatching(ctx context.Context) {
 	// moves etcd's revision past oldRV first.
 	_, err = writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump-revision"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	compacted, err := env.Cluster.CompactEtcd(ctx, 0)
+	compacted, err := etcd.CompactEtcd(ctx, 0)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(strconv.ParseInt(oldRV, 10, 64)).To(BeNumerically("<", compacted), "etcd is compacted past the informer's resourceVersion")
 	start := time.Now()
@@ -235,15 +234,13 @@ type drainResult struct {
 // restarted or on apiserver 1. The universal invariant is checked here;
 // callers assert the re-initialisations.
 func resumeAfterDrain(ctx context.Context, in drainInput) drainResult {
-	profile, err := local.LoadProfile("fast-graceful-shutdown")
-	Expect(err).NotTo(HaveOccurred())
+	profile := "fast-graceful-shutdown"
 	if !in.watchCache {
-		profile.Name += "+no-watch-cache"
-		profile.APIServerFlags = maps.Clone(profile.APIServerFlags)
-		profile.APIServerFlags["watch-cache"] = "false"
+		profile += "+no-watch-cache"
 	}
-	env := e2e.StartEnv(ctx, local.Options{APIServers: 2, Profile: profile})
-	c := env.Cluster
+	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: profile})
+	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
+	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	cfg1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
 	Expect(err).NotTo(HaveOccurred())
 	writer1, err := kubernetes.NewForConfig(cfg1)
@@ -305,7 +302,7 @@ func resumeAfterDrain(ctx context.Context, in drainInput) drainResult {
 
 	if in.compact {
 		By("compacting etcd past the informer's resourceVersion")
-		_, err = c.CompactEtcd(ctx, 0)
+		_, err = etcd.CompactEtcd(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
 		if in.watchCache {
 			eventuallyExpired(ctx, writer1, lastRV)
@@ -368,13 +365,12 @@ func (f gatedRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) { r
 // deleteThenCompact: each delete is followed at once by a compaction to the
 // delete's revision, racing the watchers' fetch of the previous value.
 func deleteThenCompact(ctx context.Context, watchCache bool) {
-	opts := local.Options{}
+	spec := cluster.Spec{}
 	if !watchCache {
-		p, err := local.LoadProfile("no-watch-cache")
-		Expect(err).NotTo(HaveOccurred())
-		opts.Profile = p
+		spec.Profile = "no-watch-cache"
 	}
-	env := e2e.StartEnv(ctx, opts)
+	env := e2e.StartEnv(ctx, spec)
+	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	const n = 5
 	var uids []string
 	for i := range n {
@@ -390,7 +386,7 @@ func deleteThenCompact(ctx context.Context, watchCache bool) {
 	start := time.Now()
 	for i := range n {
 		Expect(env.Writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, fmt.Sprintf("doomed-%d", i), metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-		_, err := env.Cluster.CompactEtcd(ctx, 0)
+		_, err := etcd.CompactEtcd(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
 		deleted = append(deleted, probe.Object{Key: fmt.Sprintf("%s/doomed-%d", e2e.Namespace, i), UID: uids[i]})
 	}

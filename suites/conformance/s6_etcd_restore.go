@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -113,12 +112,20 @@ func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	}
 }
 
+// restorableEtcd is what S6 needs of the cluster: snapshot and restore
+// etcd, and read its revision after the restore.
+type restorableEtcd interface {
+	cluster.EtcdSnapshotter
+	cluster.EtcdCompactor
+}
+
 // restoredUnderInformer snapshots etcd under a synced informer, changes
 // pods, and restores the snapshot while the informer is cut off; it returns
 // once the informer may reconnect.
 func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler) restored {
-	env := e2e.StartEnv(ctx, local.Options{})
-	c, writer := env.Cluster, env.Writer
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	c := e2e.Require[restorableEtcd](env.Backend, "snapshot and restore etcd and read its revision")
+	writer := env.Writer
 	podsAPI := writer.CoreV1().Pods(e2e.Namespace)
 	for _, name := range []string{"kept", "changed", "resurrected"} {
 		_, err := podsAPI.Create(ctx, e2e.Pod(name), metav1.CreateOptions{})

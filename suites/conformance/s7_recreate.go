@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -44,8 +44,9 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 })
 
 func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, local.Options{})
-	c, proxy, writer, server := env.Cluster, env.Proxy, env.Writer, env.Pods
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	proxy, writer, server := env.Proxy, env.Writer, env.Pods
 	old, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -54,7 +54,7 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 })
 
 func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	writer := env.Writer
 	names := []string{"r1", "r2", "r3"}
 	for _, n := range names {

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -65,7 +65,7 @@ func (t eagerRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func syncWithUnreachableAPIServer(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, local.Options{})
+	env := e2e.StartEnv(ctx, cluster.Spec{})
 	proxy := env.Proxy
 
 	By("refusing connections, then starting the informer")

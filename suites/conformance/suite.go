@@ -1,6 +1,7 @@
 // Package conformance holds the scenario specs of ../shared/docs/scenarios.md
-// (S1-S12), each labelled with its scenario, on the local backend, with the
-// negative controls that prove each assertion family can fail.
+// (S1-S12), each labelled with its scenario and with what it needs of the
+// backend (capability labels), with the negative controls that prove each
+// assertion family can fail.
 //
 // The specs register themselves when the package is imported, so a
 // downstream module runs them from its own test package, compiled against
@@ -31,6 +32,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
@@ -38,11 +40,21 @@ import (
 // first run (about 5 minutes on 2 cores; instant once cached).
 const BinariesTimeout = 30 * time.Minute
 
+// CloseTimeout bounds closing the clusters shared by a process's specs.
+const CloseTimeout = 5 * time.Minute
+
 // The binaries are built (or found in the cache) once, on process 1, before
 // any spec starts its cluster: a downstream `go test` needs no make step.
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) {
 	Expect(e2e.EnsureBinaries(ctx)).To(Succeed())
 }, func() {}, NodeTimeout(BinariesTimeout))
+
+// Clusters a backend shares between the specs of a process (existing,
+// kind) are closed once they are done. Registered here, not in the test
+// file, so a downstream module importing the specs closes them too.
+var _ = AfterSuite(func(ctx SpecContext) {
+	Expect(e2e.CloseSharedClusters(ctx)).To(Succeed())
+}, NodeTimeout(CloseTimeout))
 
 // A spec constrained to client-go or kube-apiserver versions (e2e.ClientGo,
 // e2e.KubeAPIServer) skips, saying why, on the others.
@@ -72,3 +84,10 @@ var (
 	NeedsEtcdSnapshot     = Label("capability:etcd-snapshot")
 	NeedsHA               = Label("capability:ha")
 )
+
+// apiServers is what the specs that talk to one kube-apiserver of several
+// need of the cluster: stop and start each, and reach each by its own URL.
+type apiServers interface {
+	cluster.APIServerController
+	cluster.Addressable
+}

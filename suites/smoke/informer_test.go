@@ -6,12 +6,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-var _ = Describe("a pod informer on the local backend", Label("smoke", "backend:local", "fault:apiserver-restart"), func() {
+var _ = Describe("a pod informer through every instrument", Label("smoke", "capability:apiserver-restart", "fault:apiserver-restart"), func() {
 	// The least-privileged test user's shared pod informer, connected through
 	// the fault proxy, survives a hard kube-apiserver restart on the same
 	// address and certificates: it converges to the server, delivers the
@@ -25,8 +24,9 @@ var _ = Describe("a pod informer on the local backend", Label("smoke", "backend:
 	// transport error, possibly followed by refused or forbidden attempts
 	// while the new apiserver starts.
 	It("survives a hard apiserver restart and reports every request with its cause", func(ctx SpecContext) {
-		env := e2e.StartEnv(ctx, local.Options{})
-		c, writer, server := env.Cluster, env.Writer, env.Pods
+		env := e2e.StartEnv(ctx, cluster.Spec{})
+		c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
+		writer, server := env.Writer, env.Pods
 
 		By("creating pods before the informer starts")
 		a, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("a"), metav1.CreateOptions{})

@@ -6,6 +6,7 @@ package smoke
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +18,12 @@ func TestSmoke(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "smoke")
 }
+
+// Clusters a backend shares between the specs of a process are closed once
+// they are done.
+var _ = AfterSuite(func(ctx SpecContext) {
+	Expect(e2e.CloseSharedClusters(ctx)).To(Succeed())
+}, NodeTimeout(5*time.Minute))
 
 var _ = ReportAfterSuite("informer report", func(r Report) {
 	Expect(e2e.WriteReports(r)).To(Succeed())

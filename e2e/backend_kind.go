@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
+)
+
+// KindStartTimeout bounds creating a process's kind cluster (kind create,
+// kubeadm init, /readyz): 18-36 s measured on 2 cores; kind's own create
+// gives up after CreateTimeout.
+const KindStartTimeout = kind.CreateTimeout + kind.ReadyTimeout
+
+// The kind backend: one kind cluster per Ginkgo process, created by kind's
+// Go library on first use and deleted after the suite; each spec gets a
+// namespace of its own. It restarts kube-apiserver and compacts etcd; one
+// control-plane node, default flags.
+func init() {
+	RegisterBackend(BackendDriver{
+		Name:   "kind",
+		Shared: true,
+		Supports: func(spec cluster.Spec) string {
+			var missing []string
+			if spec.APIServers > 1 {
+				missing = append(missing, fmt.Sprintf("%d apiservers of its own (one control-plane node: more needs kind's load-balancer image, which cannot be pulled offline)", spec.APIServers))
+			}
+			if spec.Profile != "" {
+				missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s) on a cluster its specs share", spec.Profile))
+			}
+			return strings.Join(missing, ", ")
+		},
+		Start: func(ctx context.Context, _ cluster.Spec, artifactsDir string) (cluster.Cluster, error) {
+			ctx, cancel := context.WithTimeout(ctx, KindStartTimeout)
+			defer cancel()
+			c, err := kind.Start(ctx, kind.Options{
+				ArtifactsDir: artifactsDir,
+				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
+				Progress:     ginkgo.GinkgoWriter,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		Prepare: func(ctx context.Context) error {
+			if os.Getenv(kind.EnvNodeImage) != "" {
+				return nil // a published image: kind pulls it
+			}
+			var progress io.Writer = os.Stderr
+			if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
+				progress = ginkgo.GinkgoWriter
+			}
+			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: progress})
+			if err != nil {
+				return err
+			}
+			ginkgo.GinkgoWriter.Printf("kind node image: %s\n", tag)
+			return nil
+		},
+	})
+}

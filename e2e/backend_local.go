@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+)
+
+// The local backend: a fresh control plane (etcd and kube-apiservers as
+// processes of this machine) per spec; it has every capability.
+func init() {
+	RegisterBackend(BackendDriver{
+		Name:     "local",
+		Supports: func(cluster.Spec) string { return "" },
+		Start:    startLocal,
+		Prepare:  ensureLocalBinaries,
+		KubeAPIServerVersion: func() string {
+			v, err := binaries.FromEnv()
+			if err != nil {
+				return ""
+			}
+			return v.KubeAPIServer
+		},
+	})
+}
+
+// startLocal starts a local cluster for spec; its process logs go to
+// artifactsDir and its progress to GinkgoWriter.
+func startLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, error) {
+	opts := local.Options{APIServers: spec.APIServers, ArtifactsDir: artifactsDir, Progress: ginkgo.GinkgoWriter}
+	if spec.Profile != "" {
+		p, err := local.LoadProfile(spec.Profile)
+		if err != nil {
+			return nil, err
+		}
+		opts.Profile = p
+	}
+	ctx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
+	defer cancel()
+	c, err := local.Start(ctx, opts)
+	if err != nil {
+		return nil, err // a nil *local.Cluster would be a non-nil cluster.Cluster
+	}
+	return c, nil
+}
+
+// ensureLocalBinaries builds (or finds in the cache) the kube-apiserver,
+// etcd and etcdutl the local backend runs, for KUBE_VERSION and
+// ETCD_VERSION.
+func ensureLocalBinaries(ctx context.Context) error {
+	v, err := binaries.FromEnv()
+	if err != nil {
+		return err
+	}
+	// A first build takes minutes: its steps go to the terminal as they
+	// happen (GinkgoWriter streams only in verbose runs).
+	var progress io.Writer = os.Stderr
+	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
+		progress = ginkgo.GinkgoWriter
+	}
+	p, err := binaries.Ensure(ctx, v, binaries.Options{Progress: progress})
+	if err != nil {
+		return fmt.Errorf("kube-apiserver %s and etcd %s: %w", v.KubeAPIServer, v.Etcd, err)
+	}
+	ginkgo.GinkgoWriter.Printf("binaries: kube-apiserver %s, etcd %s\n", p.KubeAPIServer, p.Etcd)
+	return nil
+}
