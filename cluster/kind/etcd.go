@@ -9,6 +9,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/informer-conformance/informer-conformance/cluster/internal/etcdcompact"
 )
 
 // etcdClient connects (once) to the node's etcd from the host: kubeadm's
@@ -70,19 +72,17 @@ func (c *Cluster) EtcdRevision(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
-// CompactEtcd implements cluster.EtcdCompactor.
+// CompactEtcd implements cluster.EtcdCompactor as kube-apiserver's own
+// compactor does (etcdcompact.Compact: compact_rev_key first, so the watch
+// cache learns of it).
 func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	cli, err := c.etcdClient(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if rev <= 0 {
-		if rev, err = c.EtcdRevision(ctx); err != nil {
-			return 0, err
-		}
-	}
-	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
-		return 0, fmt.Errorf("compact etcd of %s to %d: %w", c.name, rev, err)
+	rev, err = etcdcompact.Compact(ctx, cli, rev)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.name, err)
 	}
 	return rev, nil
 }

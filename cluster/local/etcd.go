@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+
+	"github.com/informer-conformance/informer-conformance/cluster/internal/etcdcompact"
 )
 
 // EtcdRevision implements cluster.EtcdCompactor.
@@ -36,45 +38,15 @@ func (c *Cluster) EtcdRevision(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
-// compactRevKey is where kube-apiservers record the revision they compacted
-// to, and watch for compactions made by others.
-const compactRevKey = "compact_rev_key"
-
 // CompactEtcd implements cluster.EtcdCompactor the way kube-apiserver's own
-// compactor does (k8s.io/apiserver/pkg/storage/etcd3/compact.go, Compact):
-// record the revision under compact_rev_key, then compact etcd. Every
-// apiserver watches that key (compactor.runWatchLoop), so its watch cache
-// learns of the compaction as in production (the cacher purges its snapshots
-// on its next 15 s poll, cacher/compactor.go). The compaction is physical: it
-// returns once etcd has dropped the history.
+// compactor does (etcdcompact.Compact: compact_rev_key first, so the
+// apiservers' watch caches learn of it). The compaction is physical.
 func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	cli, err := c.EtcdClient()
 	if err != nil {
 		return 0, err
 	}
-	cur, err := cli.Get(ctx, compactRevKey)
-	if err != nil {
-		return 0, fmt.Errorf("compact etcd: read %s: %w", compactRevKey, err)
-	}
-	if rev <= 0 {
-		rev = cur.Header.Revision
-	}
-	var version int64
-	if len(cur.Kvs) > 0 {
-		version = cur.Kvs[0].Version
-	}
-	txn, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.Version(compactRevKey), "=", version)).
-		Then(clientv3.OpPut(compactRevKey, strconv.FormatInt(rev, 10))).Commit()
-	if err != nil {
-		return 0, fmt.Errorf("compact etcd: record %s: %w", compactRevKey, err)
-	}
-	if !txn.Succeeded {
-		return 0, fmt.Errorf("compact etcd: %s changed concurrently (is an apiserver compacting too?)", compactRevKey)
-	}
-	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
-		return 0, fmt.Errorf("compact etcd to revision %d: %w", rev, err)
-	}
-	return rev, nil
+	return etcdcompact.Compact(ctx, cli, rev)
 }
 
 // SnapshotEtcd implements cluster.EtcdSnapshotter. The revision is read
