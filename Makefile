@@ -104,7 +104,8 @@ kind-image: ## Build (once per version, cached in Docker) the kind node image of
 	$(if $(KIND_NODE_IMAGE),@echo "KIND_NODE_IMAGE=$(KIND_NODE_IMAGE): not building a node image",$(GO) run ./hack/kind-image)
 
 .PHONY: e2e-kind
-e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compaction, recreate, resync) on kind clusters.
+e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compaction, recreate, resync) on kind clusters, and the backend's own leak test.
+	INFORMER_CONFORMANCE_KIND_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./cluster/kind/...
 	$(MAKE) e2e BACKEND=kind GINKGO_PROCS='$(KIND_PROCS)' LABEL_FILTER='$(KIND_LABELS)'
 
 .PHONY: kind-up

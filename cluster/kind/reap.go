@@ -77,6 +77,11 @@ func ReapStale(ctx context.Context) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
+// ContainerOwnerValues are the owner label values this project sets on
+// containers (never on images): the node image build container and the
+// privileged-container probe.
+var ContainerOwnerValues = []string{nodeimage.OwnerBuildContainer, docker.OwnerProbe}
+
 // Clean removes, with no cluster of a live owner in use, everything the
 // backend and the node image build leave in Docker: stale clusters
 // (ReapStale), leftover containers carrying the owner label, and the
@@ -91,16 +96,21 @@ func Clean(ctx context.Context, w io.Writer) error {
 	if derr != nil {
 		return errors.Join(err, derr)
 	}
-	out, lerr := d.Run(ctx, nil, "ps", "-a", "-q", "--filter", "label="+nodeimage.LabelOwner)
-	for _, id := range strings.Fields(string(out)) {
-		if _, rerr := d.Run(ctx, nil, "rm", "-f", "-v", id); rerr != nil {
-			err = errors.Join(err, rerr)
-		} else {
-			fmt.Fprintf(w, "removed container %s (label %s)\n", id, nodeimage.LabelOwner)
+	// Containers inherit their image's labels, so only the values set on
+	// containers themselves count (a container a user made from the node
+	// image carries ...owner=kind-node and is left alone).
+	for _, v := range ContainerOwnerValues {
+		out, lerr := d.Run(ctx, nil, "ps", "-a", "-q", "--filter", "label="+nodeimage.LabelOwner+"="+v)
+		for _, id := range strings.Fields(string(out)) {
+			if _, rerr := d.Run(ctx, nil, "rm", "-f", "-v", id); rerr != nil {
+				err = errors.Join(err, rerr)
+			} else {
+				fmt.Fprintf(w, "removed container %s (label %s=%s)\n", id, nodeimage.LabelOwner, v)
+			}
 		}
+		err = errors.Join(err, lerr)
 	}
-	err = errors.Join(err, lerr)
-	out, _ = d.Run(ctx, nil, "network", "ls", "-q", "--filter", "label="+nodeimage.LabelOwner)
+	out, _ := d.Run(ctx, nil, "network", "ls", "-q", "--filter", "label="+nodeimage.LabelOwner)
 	for _, id := range strings.Fields(string(out)) {
 		used, _ := d.Run(ctx, nil, "network", "inspect", "--format", "{{len .Containers}}", id)
 		if strings.TrimSpace(string(used)) != "0" {

@@ -28,6 +28,10 @@ var capNames = []string{
 // watcher), tun and loop-control where the host has them.
 var NodeDevices = []string{"/dev/fuse", "/dev/kmsg", "/dev/net/tun", "/dev/loop-control"}
 
+// OwnerProbe is the owner label's value on the containers that probe the
+// daemon (removed by --rm; labelled so a killed probe is found).
+const OwnerProbe = "probe"
+
 // unableToApplyCaps is runc's error for a privileged container on a daemon
 // whose bounding set lacks some capability.
 const unableToApplyCaps = "unable to apply caps"
@@ -45,7 +49,7 @@ type Restriction struct {
 // image` with a local image. Only runc's "unable to apply caps" counts as a
 // restricted host; any other failure is returned as an error.
 func (d *Docker) DetectRestricted(ctx context.Context, image string) (Restriction, error) {
-	args := []string{"run", "--rm", "--privileged", "--label", "io.informer-conformance.owner=probe", "--entrypoint", "/bin/true", image}
+	args := []string{"run", "--rm", "--privileged", "--label", "io.informer-conformance.owner="+OwnerProbe, "--entrypoint", "/bin/true", image}
 	_, err := d.Run(ctx, nil, args...)
 	probe := "docker " + strings.Join(args, " ")
 	if err == nil {
@@ -163,6 +167,15 @@ done
 exec "$real" "${out[@]}"
 `
 
+// wrapperScriptFor fills in wrapperScript.
+func wrapperScriptFor(why, realDocker string, explicit []string, modules string) string {
+	var quoted []string
+	for _, a := range explicit {
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	return fmt.Sprintf(wrapperScript, why, realDocker, strings.Join(quoted, " "), modules)
+}
+
 // Adapter is an installed wrapper.
 type Adapter struct {
 	// Dir is the directory put first on PATH; it holds the wrapper `docker`.
@@ -200,7 +213,7 @@ func (d *Docker) InstallAdapter(ctx context.Context, dir, image string, why Rest
 	unknown := map[string]bool{}
 	var unknownList []string
 	for range capNames {
-		args := append([]string{"run", "--rm", "--label", "io.informer-conformance.owner=probe"}, ExplicitPrivileged(bnd, unknown)...)
+		args := append([]string{"run", "--rm", "--label", "io.informer-conformance.owner="+OwnerProbe}, ExplicitPrivileged(bnd, unknown)...)
 		_, err := d.Run(ctx, nil, append(args, "--entrypoint", "/bin/true", image)...)
 		if err == nil {
 			break
@@ -216,11 +229,7 @@ func (d *Docker) InstallAdapter(ctx context.Context, dir, image string, why Rest
 		unknown[name] = true
 		unknownList = append(unknownList, "CAP_"+name)
 	}
-	var quoted []string
-	for _, a := range ExplicitPrivileged(bnd, unknown) {
-		quoted = append(quoted, strconv.Quote(a))
-	}
-	script := fmt.Sprintf(wrapperScript, strings.Join(missing, ", ")+" missing", d.Bin, strings.Join(quoted, " "), modules)
+	script := wrapperScriptFor(strings.Join(missing, ", ")+" missing", d.Bin, ExplicitPrivileged(bnd, unknown), modules)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

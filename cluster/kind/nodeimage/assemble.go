@@ -68,7 +68,7 @@ func (b *builder) nodeImage(ctx context.Context, rootfs, baseFiles, kube, crictl
 	name := fmt.Sprintf("informer-conformance-node-build-%d", os.Getpid())
 	_, _ = b.d.Run(ctx, nil, "rm", "-f", "-v", name)
 	if _, err := b.d.Run(ctx, nil, "run", "--detach", "--name", name,
-		"--label", LabelOwner+"=kind-node-build",
+		"--label", LabelOwner+"="+OwnerBuildContainer,
 		"--security-opt", "seccomp=unconfined", "--entrypoint", "sleep", rootfs, "infinity"); err != nil {
 		return err
 	}

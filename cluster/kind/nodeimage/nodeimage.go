@@ -59,6 +59,8 @@ const (
 	// LabelOwner marks every image, container, network and volume this
 	// project makes; kind-clean removes what carries it and nothing else.
 	LabelOwner = "io.informer-conformance.owner"
+	// OwnerBuildContainer is LabelOwner's value on the build container.
+	OwnerBuildContainer = "kind-node-build"
 )
 
 // Packages debootstrap installs: kind's base Dockerfile list (less nfs,
