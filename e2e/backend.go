@@ -231,11 +231,6 @@ func implements[T any](c cluster.Cluster) bool {
 // only on the named backends, for what no capability interface expresses.
 const backendLabelPrefix = "backend:"
 
-// hasCapabilityLabels says whether the spec's capabilities need a cluster to be checked.
-func hasCapabilityLabels(labels []string) bool {
-	return slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, capabilityLabelPrefix) })
-}
-
 // backendMismatch is why the spec's backend labels exclude backend name ("" if they do not).
 func backendMismatch(name string, labels []string) string {
 	var want []string

@@ -49,7 +49,7 @@ type Restriction struct {
 // image` with a local image. Only runc's "unable to apply caps" counts as a
 // restricted host; any other failure is returned as an error.
 func (d *Docker) DetectRestricted(ctx context.Context, image string) (Restriction, error) {
-	args := []string{"run", "--rm", "--privileged", "--label", "io.informer-conformance.owner="+OwnerProbe, "--entrypoint", "/bin/true", image}
+	args := []string{"run", "--rm", "--privileged", "--label", "io.informer-conformance.owner=" + OwnerProbe, "--entrypoint", "/bin/true", image}
 	_, err := d.Run(ctx, nil, args...)
 	probe := "docker " + strings.Join(args, " ")
 	if err == nil {
@@ -213,7 +213,7 @@ func (d *Docker) InstallAdapter(ctx context.Context, dir, image string, why Rest
 	unknown := map[string]bool{}
 	var unknownList []string
 	for range capNames {
-		args := append([]string{"run", "--rm", "--label", "io.informer-conformance.owner="+OwnerProbe}, ExplicitPrivileged(bnd, unknown)...)
+		args := append([]string{"run", "--rm", "--label", "io.informer-conformance.owner=" + OwnerProbe}, ExplicitPrivileged(bnd, unknown)...)
 		_, err := d.Run(ctx, nil, append(args, "--entrypoint", "/bin/true", image)...)
 		if err == nil {
 			break
