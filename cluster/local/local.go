@@ -28,8 +28,6 @@ import (
 	"github.com/gofrs/flock"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -671,27 +669,7 @@ func (c *Cluster) grantTestUser(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	name := "informer-conformance:test-user"
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""},
-			Resources: []string{"pods", "configmaps", "secrets", "events", "namespaces"},
-			Verbs:     []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"},
-		}},
-	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create test-user role: %w", err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: string(cluster.TestUser)}},
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create test-user binding: %w", err)
-	}
-	return nil
+	return cluster.GrantTestUser(ctx, cs)
 }
 
 // Close implements cluster.Cluster: it kills every process, releases the
