@@ -156,3 +156,32 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestIntegrationNodeKilled: a node container killed under a cluster makes
+// the next spec's check fail naming it, and Close still removes everything.
+func TestIntegrationNodeKilled(t *testing.T) {
+	d := needDockerAndImage(t)
+	ctx := context.Background()
+	c, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if err := c.Recover(ctx); err != nil {
+		t.Fatalf("a fresh cluster is not fit: %v", err)
+	}
+	if _, err := d.Run(ctx, nil, "kill", c.nodeName()); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Recover(ctx)
+	if err == nil || !strings.Contains(err.Error(), "is not running") {
+		t.Fatalf("Recover after the node was killed: %v", err)
+	}
+	t.Log(err)
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("Close after the node was killed: %v", err)
+	}
+	if out, _ := d.Run(ctx, nil, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+c.KindName()); len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("containers of %s left: %s", c.KindName(), out)
+	}
+}

@@ -20,6 +20,9 @@ var Entrypoint = []string{"/usr/local/bin/informer-conformance-node-prepare", "/
 // container (not privileged, as kind's buildImage), kind's base files and the
 // binaries copied in, setup.sh run inside, then committed.
 func (b *builder) nodeImage(ctx context.Context, rootfs, baseFiles, kube, crictl, imagesTar string) error {
+	if err := os.MkdirAll(filepath.Join(b.cache, "tmp"), 0o755); err != nil {
+		return err
+	}
 	stage, err := os.MkdirTemp(filepath.Join(b.cache, "tmp"), "kind-node-stage-")
 	if err != nil {
 		return err

@@ -388,6 +388,9 @@ func (b *builder) rootfs(ctx context.Context) (string, error) {
 	if os.Geteuid() != 0 {
 		return "", errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
 	}
+	if err := os.MkdirAll(filepath.Join(b.cache, "tmp"), 0o755); err != nil {
+		return "", err
+	}
 	dir, err := os.MkdirTemp(filepath.Join(b.cache, "tmp"), "kind-rootfs-")
 	if err != nil {
 		return "", err
