@@ -20,6 +20,10 @@ import (
 // instead of skipping when either is missing (make e2e-kind sets it).
 const EnvIntegration = "INFORMER_CONFORMANCE_KIND_INTEGRATION"
 
+// testImage is the node image the integration tests use: $KIND_NODE_IMAGE
+// (pulled if need be) or the built one.
+var testImage string
+
 func needDockerAndImage(t *testing.T) *docker.Docker {
 	t.Helper()
 	skip := t.Skipf
@@ -35,9 +39,15 @@ func needDockerAndImage(t *testing.T) *docker.Docker {
 	if image == "" {
 		image = nodeimage.Tag(binaries.DefaultKubeVersion)
 	}
+	if !d.ImageExists(context.Background(), image) && os.Getenv(EnvNodeImage) != "" {
+		if _, err := d.Run(context.Background(), nil, "pull", image); err != nil {
+			skip("kind integration test: %v", err)
+		}
+	}
 	if !d.ImageExists(context.Background(), image) {
 		skip("kind integration test: node image %s not here (make kind-image)", image)
 	}
+	testImage = image
 	return d
 }
 
@@ -125,7 +135,7 @@ func TestIntegrationLeftoversOfAKilledRun(t *testing.T) {
 	}
 	// Something without the labels is not touched by Clean.
 	bystander := fmt.Sprintf("informer-conformance-bystander-%d", os.Getpid())
-	if _, err := d.Run(ctx, nil, "create", "--name", bystander, "--entrypoint", "/bin/true", nodeimage.Tag(binaries.DefaultKubeVersion)); err != nil {
+	if _, err := d.Run(ctx, nil, "create", "--name", bystander, "--entrypoint", "/bin/true", testImage); err != nil {
 		t.Fatal(err)
 	}
 	defer d.Run(ctx, nil, "rm", "-f", bystander)
