@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -105,6 +106,7 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	etcd    *clientv3.Client
+	etcdTLS *tls.Config
 	stopped bool
 	closed  bool
 }
