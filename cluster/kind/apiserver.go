@@ -34,18 +34,13 @@ func checkIndex(i int) error {
 	return nil
 }
 
-// runningContainers are the IDs of the node's running containers named name.
-func (c *Cluster) runningContainers(ctx context.Context, name string) ([]string, error) {
-	out, err := c.nodeExec(ctx, "crictl", "ps", "-q", "--state", "running", "--name", "^"+name+"$")
+// runningAPIServers are the IDs of running kube-apiserver containers.
+func (c *Cluster) runningAPIServers(ctx context.Context) ([]string, error) {
+	out, err := c.nodeExec(ctx, "crictl", "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
 	if err != nil {
 		return nil, err
 	}
 	return strings.Fields(out), nil
-}
-
-// runningAPIServers are the IDs of running kube-apiserver containers.
-func (c *Cluster) runningAPIServers(ctx context.Context) ([]string, error) {
-	return c.runningContainers(ctx, "kube-apiserver")
 }
 
 // StopAPIServer implements cluster.APIServerController. Graceful: the
@@ -145,17 +140,12 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 
 // waitAPIServers polls the running kube-apiserver containers until ok.
 func (c *Cluster) waitAPIServers(ctx context.Context, ok func([]string) bool, what string, timeout time.Duration) error {
-	return c.waitContainers(ctx, "kube-apiserver", ok, what, timeout)
-}
-
-// waitContainers polls the node's running containers named name until ok.
-func (c *Cluster) waitContainers(ctx context.Context, name string, ok func([]string) bool, what string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []string
 	var lastErr error
 	for {
-		ids, err := c.runningContainers(ctx, name)
+		ids, err := c.runningAPIServers(ctx)
 		if err == nil && ok(ids) {
 			return nil
 		}
@@ -208,10 +198,6 @@ func (c *Cluster) Recover(ctx context.Context) error {
 	}
 	if state := strings.TrimSpace(string(out)); !strings.HasPrefix(state, "running") {
 		return fmt.Errorf("kind node container %s is not running (%s): the cluster %s is lost for the rest of this process", c.nodeName(), state, c.name)
-	}
-	// A restore that failed half way may have left etcd out too.
-	if _, err := c.nodeExec(ctx, "bash", "-c", restoreEtcdManifest); err != nil {
-		return err
 	}
 	c.mu.Lock()
 	stopped := c.stopped

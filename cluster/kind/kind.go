@@ -24,7 +24,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -106,7 +105,6 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	etcd    *clientv3.Client
-	etcdTLS *tls.Config
 	stopped bool
 	closed  bool
 }
