@@ -129,20 +129,31 @@ func (v Versions) Normalize() (Versions, error) {
 	return v, nil
 }
 
+// CacheDir is dir, or $INFORMER_CONFORMANCE_CACHE, or the user cache
+// directory's informer-conformance: the root of everything the suite builds.
+func CacheDir(dir string) (string, error) {
+	if dir == "" {
+		dir = os.Getenv(EnvCacheDir)
+	}
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("find a cache directory (set %s): %w", EnvCacheDir, err)
+		}
+		dir = filepath.Join(base, "informer-conformance")
+	}
+	return dir, nil
+}
+
 func (o Options) withDefaults() (Options, error) {
 	if o.AssetsDir == "" {
 		o.AssetsDir = os.Getenv(EnvAssets)
 	}
-	if o.CacheDir == "" {
-		o.CacheDir = os.Getenv(EnvCacheDir)
+	dir, err := CacheDir(o.CacheDir)
+	if err != nil {
+		return o, err
 	}
-	if o.CacheDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return o, fmt.Errorf("find a cache directory (set %s): %w", EnvCacheDir, err)
-		}
-		o.CacheDir = filepath.Join(base, "informer-conformance")
-	}
+	o.CacheDir = dir
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}

@@ -216,17 +216,10 @@ func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Opt
 		if !r.Restricted {
 			return
 		}
-		cache := opts.CacheDir
-		if cache == "" {
-			cache = os.Getenv(binaries.EnvCacheDir)
-		}
-		if cache == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				adapterErr = err
-				return
-			}
-			cache = filepath.Join(base, "informer-conformance")
+		cache, err := binaries.CacheDir(opts.CacheDir)
+		if err != nil {
+			adapterErr = err
+			return
 		}
 		a, err := d.InstallAdapter(ctx, filepath.Join(cache, "kind-docker-adapter"), image, r)
 		if err != nil {

@@ -107,7 +107,7 @@ func Build(ctx context.Context, opts Options) (string, error) {
 		fmt.Fprintf(opts.Progress, "node image %s: cached\n", tag)
 		return tag, nil
 	}
-	cache, err := cacheDir(opts.CacheDir)
+	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err
 	}
@@ -133,20 +133,6 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	}
 	fmt.Fprintf(opts.Progress, "built node image %s in %s\n", tag, time.Since(b.start).Round(time.Second))
 	return tag, nil
-}
-
-func cacheDir(dir string) (string, error) {
-	if dir == "" {
-		dir = os.Getenv(binaries.EnvCacheDir)
-	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("find a cache directory (set %s): %w", binaries.EnvCacheDir, err)
-		}
-		dir = filepath.Join(base, "informer-conformance")
-	}
-	return dir, nil
 }
 
 type builder struct {
