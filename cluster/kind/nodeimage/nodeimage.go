@@ -26,10 +26,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -293,20 +295,7 @@ func etcdVersionOf(ref string) (string, error) {
 }
 
 func sortedValues(m map[string]string) []string {
-	var vs []string
-	for _, v := range m {
-		vs = append(vs, v)
-	}
-	sortStrings(vs)
-	return vs
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	return slices.Sorted(maps.Values(m))
 }
 
 // tools builds pause and crictl into dir once.
@@ -470,7 +459,7 @@ func tarFiles(w io.Writer, files map[string]string) error {
 	for n := range files {
 		names = append(names, n)
 	}
-	sortStrings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		for d := filepath.Dir(name); d != "." && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
@@ -480,7 +469,7 @@ func tarFiles(w io.Writer, files map[string]string) error {
 	for d := range dirs {
 		ds = append(ds, d)
 	}
-	sortStrings(ds)
+	slices.Sort(ds)
 	for _, d := range ds {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755}); err != nil {
 			return err
