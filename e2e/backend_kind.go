@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -55,11 +54,7 @@ func init() {
 			if os.Getenv(kind.EnvNodeImage) != "" {
 				return nil // a published image: kind pulls it
 			}
-			var progress io.Writer = os.Stderr
-			if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
-				progress = ginkgo.GinkgoWriter
-			}
-			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: progress})
+			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: buildProgress()})
 			if err != nil {
 				return err
 			}

@@ -59,16 +59,20 @@ func ensureLocalBinaries(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A first build takes minutes: its steps go to the terminal as they
-	// happen (GinkgoWriter streams only in verbose runs).
-	var progress io.Writer = os.Stderr
-	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
-		progress = ginkgo.GinkgoWriter
-	}
-	p, err := binaries.Ensure(ctx, v, binaries.Options{Progress: progress})
+	p, err := binaries.Ensure(ctx, v, binaries.Options{Progress: buildProgress()})
 	if err != nil {
 		return fmt.Errorf("kube-apiserver %s and etcd %s: %w", v.KubeAPIServer, v.Etcd, err)
 	}
 	ginkgo.GinkgoWriter.Printf("binaries: kube-apiserver %s, etcd %s\n", p.KubeAPIServer, p.Etcd)
 	return nil
+}
+
+// buildProgress is where a backend's Prepare reports a build: a first build
+// takes minutes, so its steps go to the terminal as they happen
+// (GinkgoWriter streams only in verbose runs).
+func buildProgress() io.Writer {
+	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
+		return ginkgo.GinkgoWriter
+	}
+	return os.Stderr
 }

@@ -183,12 +183,11 @@ func resolveImage(ctx context.Context, d *docker.Docker, opts Options) (string, 
 		}
 		image = nodeimage.Tag(v.KubeAPIServer)
 	}
-	if strings.HasPrefix(image, nodeimage.Repository+":") && !d.ImageExists(ctx, image) {
+	out, err := d.Run(ctx, nil, "image", "inspect", "--format", `{{index .Config.Labels "`+nodeimage.LabelOwner+`"}}`, image)
+	if err != nil && strings.HasPrefix(image, nodeimage.Repository+":") {
 		return "", false, fmt.Errorf("node image %s is not built: run `make kind-image` (builds it offline from pinned sources, ~15 min once), or set %s to a published kindest/node image", image, EnvNodeImage)
 	}
-	out, err := d.Run(ctx, nil, "image", "inspect", "--format", `{{index .Config.Labels "`+nodeimage.LabelOwner+`"}}`, image)
-	own := err == nil && strings.TrimSpace(string(out)) == "kind-node"
-	return image, own, nil
+	return image, err == nil && strings.TrimSpace(string(out)) == "kind-node", nil
 }
 
 var (

@@ -28,6 +28,10 @@ var capNames = []string{
 // watcher), tun and loop-control where the host has them.
 var NodeDevices = []string{"/dev/fuse", "/dev/kmsg", "/dev/net/tun", "/dev/loop-control"}
 
+// LabelOwner marks every image, container, network and volume this project
+// makes; kind-clean removes what carries it and nothing else.
+const LabelOwner = "io.informer-conformance.owner"
+
 // OwnerProbe is the owner label's value on the containers that probe the
 // daemon (removed by --rm; labelled so a killed probe is found).
 const OwnerProbe = "probe"
@@ -49,7 +53,7 @@ type Restriction struct {
 // image` with a local image. Only runc's "unable to apply caps" counts as a
 // restricted host; any other failure is returned as an error.
 func (d *Docker) DetectRestricted(ctx context.Context, image string) (Restriction, error) {
-	args := []string{"run", "--rm", "--privileged", "--label", "io.informer-conformance.owner=" + OwnerProbe, "--entrypoint", "/bin/true", image}
+	args := []string{"run", "--rm", "--privileged", "--label", LabelOwner + "=" + OwnerProbe, "--entrypoint", "/bin/true", image}
 	_, err := d.Run(ctx, nil, args...)
 	probe := "docker " + strings.Join(args, " ")
 	if err == nil {
@@ -213,7 +217,7 @@ func (d *Docker) InstallAdapter(ctx context.Context, dir, image string, why Rest
 	unknown := map[string]bool{}
 	var unknownList []string
 	for range capNames {
-		args := append([]string{"run", "--rm", "--label", "io.informer-conformance.owner=" + OwnerProbe}, ExplicitPrivileged(bnd, unknown)...)
+		args := append([]string{"run", "--rm", "--label", LabelOwner + "=" + OwnerProbe}, ExplicitPrivileged(bnd, unknown)...)
 		_, err := d.Run(ctx, nil, append(args, "--entrypoint", "/bin/true", image)...)
 		if err == nil {
 			break

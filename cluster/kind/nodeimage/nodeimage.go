@@ -58,9 +58,8 @@ const (
 	Recipe = "r1"
 	// Repository is the image repository of built node images.
 	Repository = "informer-conformance/kind-node"
-	// LabelOwner marks every image, container, network and volume this
-	// project makes; kind-clean removes what carries it and nothing else.
-	LabelOwner = "io.informer-conformance.owner"
+	// LabelOwner is the project's owner label (docker.LabelOwner).
+	LabelOwner = docker.LabelOwner
 	// OwnerBuildContainer is LabelOwner's value on the build container.
 	OwnerBuildContainer = "kind-node-build"
 )
