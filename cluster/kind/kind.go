@@ -103,6 +103,9 @@ type Cluster struct {
 	testUser   *rest.Config
 	kubeconfig map[cluster.User]string
 
+	nodeMu sync.Mutex
+	cpNode nodes.Node
+
 	mu      sync.Mutex
 	etcd    *clientv3.Client
 	stopped bool
@@ -362,7 +365,14 @@ func (c *Cluster) connect(ctx context.Context) error {
 	return cluster.GrantTestUser(ctx, cs)
 }
 
+// node is the control-plane node, listed once (kind names it after the
+// cluster; the polls of restarts run a command on it every 100 ms).
 func (c *Cluster) node() (nodes.Node, error) {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	if c.cpNode != nil {
+		return c.cpNode, nil
+	}
 	ns, err := c.provider.ListNodes(c.name)
 	if err != nil {
 		return nil, err
@@ -370,7 +380,8 @@ func (c *Cluster) node() (nodes.Node, error) {
 	if len(ns) == 0 {
 		return nil, fmt.Errorf("kind cluster %s has no node (was its container removed?)", c.name)
 	}
-	return ns[0], nil
+	c.cpNode = ns[0]
+	return c.cpNode, nil
 }
 
 // nodeExec runs a command on the control-plane node through kind's node
