@@ -20,6 +20,19 @@ import (
 // ConvergeTimeout bounds the wait for a store to equal the server's state.
 const ConvergeTimeout = 60 * time.Second
 
+// HandlerLagTimeout bounds how long an informer's handler calls may trail
+// its converged store. client-go updates the indexer, then queues the
+// notification for each handler in an unbounded buffer that one goroutine
+// per handler drains (tools/cache/shared_informer.go HandleDeltas ->
+// processDeltas -> sharedProcessor.distribute -> processorListener.add/pop/
+// run): nothing is dropped, so once the store holds the server's state the
+// calls are queued, and the recording handler returns at once.
+const HandlerLagTimeout = 5 * time.Second
+
+// HandlersAddUp is the assertion every convergence check makes of the
+// handler calls (negative controls match it).
+const HandlersAddUp = "the handler calls add up to the server's state"
+
 // ReportEntryPrefix starts the name of every probe's report entry.
 const ReportEntryPrefix = "informer: "
 
@@ -91,8 +104,10 @@ func (o *Observed) dump() (string, error) {
 }
 
 // EventuallyConverged waits until the store equals a quorum read of the
-// server and returns how long that took; the failure message carries the
-// diff and where the record and logs are.
+// server, then until the handler calls add up to it too (controllers act on
+// events, not on the store: a relist that fixes the store but tells no
+// handler fails here), and returns how long the store took; the failure
+// message carries the diff and where the record and logs are.
 func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister) time.Duration {
 	ginkgo.GinkgoHelper()
 	start := time.Now()
@@ -100,7 +115,22 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 		return probe.Converged(ctx, o.Informer.GetStore(), server)
 	}).WithTimeout(ConvergeTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
 		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
-	return time.Since(start)
+	took := time.Since(start)
+	if o.HandlerChecked {
+		EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
+	}
+	return took
+}
+
+// EventuallyHandlersConverged waits, within HandlerLagTimeout, until the
+// handler calls recorded in rec add up to a quorum read of the server. For
+// an informer whose store has converged.
+func EventuallyHandlersConverged(ctx context.Context, name string, rec *probe.Recorder, server probe.Lister, dir string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(ctx, func(ctx context.Context) error {
+		return probe.HandlersConverged(ctx, rec.Snapshot(), server)
+	}).WithTimeout(HandlerLagTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
+		"informer %s: %s within %s of its store (record and logs: %s)", name, HandlersAddUp, HandlerLagTimeout, dir)
 }
 
 // ExpectDeletesObserved asserts delete accounting.

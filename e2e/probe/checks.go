@@ -80,13 +80,54 @@ func Converged(ctx context.Context, store cache.Store, server Lister) error {
 	if err != nil {
 		return err
 	}
-	if d := diff(got, want); d != "" {
+	if d := diff(got, want, "the store"); d != "" {
 		return fmt.Errorf("informer store differs from a quorum read of the server:\n%s", d)
 	}
 	return nil
 }
 
-func diff(store, server []Object) string {
+// HandlerState replays the handler calls of rec, in the order they were
+// made, into what a controller that acts only on its handler calls holds:
+// Add and Update put the object under its key (an Update whose UID differs
+// replaces the old object), Delete, with the object or a
+// DeletedFinalStateUnknown tombstone, removes the key. client-go calls one
+// handler from one goroutine (tools/cache/shared_informer.go
+// processorListener.run), so the record's order is the calls' order.
+func HandlerState(rec Record) []Object {
+	state := map[string]Object{}
+	for _, e := range rec.Events {
+		switch e.Kind {
+		case Add, Update:
+			state[e.Key] = Object{Key: e.Key, UID: e.UID, ResourceVersion: e.ResourceVersion}
+		case Delete:
+			delete(state, e.Key)
+		}
+	}
+	objs := make([]Object, 0, len(state))
+	for _, o := range state {
+		objs = append(objs, o)
+	}
+	return objs
+}
+
+// HandlersConverged returns nil when the handler calls of rec add up
+// (HandlerState) to exactly the server's objects: same keys, UIDs and
+// resourceVersions; else an error with the diff. A relist that fixes the
+// store without telling the handler fails here, not in Converged.
+func HandlersConverged(ctx context.Context, rec Record, server Lister) error {
+	want, err := server(ctx)
+	if err != nil {
+		return err
+	}
+	if d := diff(HandlerState(rec), want, "the handlers' view"); d != "" {
+		return fmt.Errorf("the handler calls do not add up to a quorum read of the server:\n%s", d)
+	}
+	return nil
+}
+
+// diff lists how got differs from the server; where names got (the store,
+// or the handlers' view).
+func diff(store, server []Object, where string) string {
 	byKey := func(objs []Object) map[string]Object {
 		m := make(map[string]Object, len(objs))
 		for _, o := range objs {
@@ -100,14 +141,14 @@ func diff(store, server []Object) string {
 		vo, ok := v[k]
 		switch {
 		case !ok:
-			lines = append(lines, fmt.Sprintf("  %s: in the store (uid %s rv %s), gone from the server", k, so.UID, so.ResourceVersion))
+			lines = append(lines, fmt.Sprintf("  %s: in %s (uid %s rv %s), gone from the server", k, where, so.UID, so.ResourceVersion))
 		case so != vo:
-			lines = append(lines, fmt.Sprintf("  %s: store uid %s rv %s, server uid %s rv %s", k, so.UID, so.ResourceVersion, vo.UID, vo.ResourceVersion))
+			lines = append(lines, fmt.Sprintf("  %s: uid %s rv %s in %s, server uid %s rv %s", k, so.UID, so.ResourceVersion, where, vo.UID, vo.ResourceVersion))
 		}
 	}
 	for k, vo := range v {
 		if _, ok := s[k]; !ok {
-			lines = append(lines, fmt.Sprintf("  %s: on the server (uid %s rv %s), missing from the store", k, vo.UID, vo.ResourceVersion))
+			lines = append(lines, fmt.Sprintf("  %s: on the server (uid %s rv %s), missing from %s", k, vo.UID, vo.ResourceVersion, where))
 		}
 	}
 	slices.Sort(lines)

@@ -139,3 +139,29 @@ func TestUIDChanges(t *testing.T) {
 		t.Errorf("UIDChanges = %v, want only ns/a", got)
 	}
 }
+
+func TestHandlerState(t *testing.T) {
+	rec := probe.Record{Events: []probe.Event{
+		{Kind: probe.Add, Key: "ns/kept", UID: "u1", ResourceVersion: "1", InInitialList: true},
+		{Kind: probe.Add, Key: "ns/gone", UID: "u2", ResourceVersion: "2", InInitialList: true},
+		{Kind: probe.Add, Key: "ns/same", UID: "u3", ResourceVersion: "3", InInitialList: true},
+		{Kind: probe.Update, Key: "ns/kept", UID: "u1", ResourceVersion: "4", OldUID: "u1", OldResourceVersion: "1"},
+		{Kind: probe.Delete, Key: "ns/gone", UID: "u2", ResourceVersion: "2", Tombstone: true},
+		{Kind: probe.Update, Key: "ns/same", UID: "u5", ResourceVersion: "6", OldUID: "u3", OldResourceVersion: "3"},
+	}}
+	server := []probe.Object{{Key: "ns/kept", UID: "u1", ResourceVersion: "4"}, {Key: "ns/same", UID: "u5", ResourceVersion: "6"}}
+	lister := func(context.Context) ([]probe.Object, error) { return server, nil }
+	if err := probe.HandlersConverged(context.Background(), rec, lister); err != nil {
+		t.Errorf("handler calls replayed: %v", err)
+	}
+
+	// Negative control: a relist that fixed the store but told no handler
+	// (the recreate's Update and the tombstone never delivered).
+	rec.Events = rec.Events[:4]
+	err := probe.HandlersConverged(context.Background(), rec, lister)
+	for _, want := range []string{"ns/gone: in the handlers' view (uid u2 rv 2), gone from the server", "ns/same: uid u3 rv 3 in the handlers' view, server uid u5 rv 6"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in the diff, got %v", want, err)
+		}
+	}
+}

@@ -27,6 +27,10 @@ type Options struct {
 	// WrapHandler, when set, wraps the recording handler; negative controls
 	// use it to drop events the way a broken controller would.
 	WrapHandler func(cache.ResourceEventHandler) cache.ResourceEventHandler
+	// NoHandlerCheck leaves the handler calls out of e2e's convergence
+	// checks. Only for the negative controls of other assertion families,
+	// whose broken handler the handler check would otherwise catch first.
+	NoHandlerCheck bool
 }
 
 // Probe is an informer under observation: built on a SharedInformerFactory
@@ -38,8 +42,11 @@ type Probe struct {
 	Client   kubernetes.Interface
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
-	stop     chan struct{}
-	stopOnce sync.Once
+	// HandlerChecked: convergence checks include the handler calls
+	// (Options.NoHandlerCheck unset).
+	HandlerChecked bool
+	stop           chan struct{}
+	stopOnce       sync.Once
 }
 
 // Pods picks the pod informer.
@@ -64,14 +71,14 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 		pick = Pods
 	}
 	inf := pick(factory)
-	var h cache.ResourceEventHandler = recordingHandler{rec: rec}
+	h := RecordingHandler(rec)
 	if opts.WrapHandler != nil {
 		h = opts.WrapHandler(h)
 	}
 	if _, err := inf.AddEventHandler(h); err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
 	}
-	return &Probe{Recorder: rec, Client: cs, Factory: factory, Informer: inf, stop: make(chan struct{})}, nil
+	return &Probe{Recorder: rec, Client: cs, Factory: factory, Informer: inf, HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
 }
 
 // Start runs the factory's informers.
@@ -93,7 +100,11 @@ func (p *Probe) Stop() {
 	p.Factory.Shutdown()
 }
 
-// recordingHandler records every call with what identifies the object.
+// RecordingHandler records every call into rec with what identifies the
+// object; New adds one to its informer, a spec may add one to an informer
+// of its own (then HandlersConverged checks that informer's handler calls).
+func RecordingHandler(rec *Recorder) cache.ResourceEventHandler { return recordingHandler{rec: rec} }
+
 type recordingHandler struct{ rec *Recorder }
 
 func (h recordingHandler) OnAdd(obj any, inInitialList bool) {

@@ -211,6 +211,12 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 				errs = append(errs, fmt.Sprintf("%s: %v", probes[i].Name, err))
 				continue
 			}
+			// The store converged: its handler calls are queued
+			// (e2e.HandlerLagTimeout), so the next polls see them.
+			if err := probe.HandlersConverged(ctx, probes[i].Recorder.Snapshot(), snapshot); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %s: %v", probes[i].Name, e2e.HandlersAddUp, err))
+				continue
+			}
 			delete(pending, i)
 		}
 		if len(errs) > 0 {

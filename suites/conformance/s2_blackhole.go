@@ -139,6 +139,9 @@ type informerUnderTest struct {
 	informer cache.SharedIndexInformer
 	server   probe.Lister
 	synced   time.Time
+	// handler records the handler calls of the configmaps and secrets
+	// informers (the pods informer's are in its probe's record).
+	handler *probe.Recorder
 }
 
 func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
@@ -158,6 +161,11 @@ func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
 		{resource: "/pods", informer: pods.Informer, server: env.Pods, synced: pods.Recorder.Snapshot().Synced},
 		{resource: "/configmaps", informer: pods.Factory.Core().V1().ConfigMaps().Informer(), server: quorumConfigMaps(writer)},
 		{resource: "/secrets", informer: pods.Factory.Core().V1().Secrets().Informer(), server: quorumSecrets(writer)},
+	}
+	for _, inf := range informers[1:] {
+		inf.handler = &probe.Recorder{}
+		_, err := inf.informer.AddEventHandler(probe.RecordingHandler(inf.handler))
+		Expect(err).NotTo(HaveOccurred())
 	}
 	pods.Start() // starts the informers added since
 	for _, inf := range informers[1:] {
@@ -207,6 +215,9 @@ func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
 
 	// The universal invariant.
 	pods.EventuallyConverged(ctx, env.Pods)
+	for _, inf := range informers[1:] {
+		e2e.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
+	}
 	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/" + gone.Name, UID: string(gone.UID)})
 
 	after := pods.Recorder.Snapshot()

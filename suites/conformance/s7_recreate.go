@@ -38,8 +38,16 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		deaf := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 			return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
 		}
-		err := InterceptGomegaFailure(func() { recreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deaf}) })
+		err := InterceptGomegaFailure(func() { recreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deaf, NoHandlerCheck: true}) })
 		Expect(err).To(MatchError(ContainSubstring("learned that the old object ended")), "the S7 assertion catches a handler that never hears of it")
+	})
+
+	It("fails when the relist fixes the store but tells no handler", NegativeControl, func(ctx SpecContext) {
+		// The handler hears the initial list and nothing after: the store
+		// still converges (the relist's Replace), the handler calls do not.
+		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return initialListOnly{h} }
+		err := InterceptGomegaFailure(func() { recreatedWhileDisconnected(ctx, probe.Options{WrapHandler: wrap}) })
+		Expect(err).To(MatchError(ContainSubstring(e2e.HandlersAddUp)), "the handler check catches a relist no handler heard of")
 	})
 })
 
@@ -85,3 +93,16 @@ func recreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	}
 	Expect(deletedOld || uidChange).To(BeTrue(), "the handler learned that the old object ended (Delete of uid %s, or an Update from it to uid %s); numbers: %s", old.UID, recreated.UID, n)
 }
+
+// initialListOnly is a handler told of the initial list and nothing after:
+// a client whose relists and watch events fix the store without notifying
+// the controller.
+type initialListOnly struct{ next cache.ResourceEventHandler }
+
+func (h initialListOnly) OnAdd(obj any, inInitialList bool) {
+	if inInitialList {
+		h.next.OnAdd(obj, true)
+	}
+}
+func (initialListOnly) OnUpdate(any, any) {}
+func (initialListOnly) OnDelete(any)      {}
