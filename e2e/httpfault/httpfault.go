@@ -21,7 +21,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,6 +55,7 @@ func Lists(r *http.Request) bool { return r.Method == http.MethodGet && !isWatch
 type Injector struct {
 	mu    sync.Mutex
 	rules []*rule
+	last  time.Time // when a rule last answered
 }
 
 type rule struct {
@@ -94,6 +97,7 @@ func (in *Injector) answer(req *http.Request) *http.Response {
 				r.left--
 			}
 			r.answers++
+			in.last = time.Now()
 			return r.answer(req)
 		}
 	}
@@ -125,6 +129,14 @@ func (in *Injector) add(r *rule) (restore func(), answered func() int) {
 	return restore, answered
 }
 
+// LastAnswer is when one of the injector's rules last answered a request
+// (zero if none has): a request the client sends after it reached the server.
+func (in *Injector) LastAnswer() time.Time {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.last
+}
+
 // status builds the Status kube-apiserver sends for code.
 func status(code int32, reason metav1.StatusReason, message string) *metav1.Status {
 	return &metav1.Status{
@@ -146,11 +158,35 @@ func jsonResponse(req *http.Request, code int, body []byte) *http.Response {
 }
 
 // FailRequests answers the next `times` matching requests (times < 0: all)
-// with an HTTP error carrying a Status, as kube-apiserver would.
+// with an HTTP error carrying a Status, as kube-apiserver would: a 429 with
+// Retry-After: 1 (its max-in-flight filter's value), any other code without.
 func (in *Injector) FailRequests(match Match, times int, code int32, reason metav1.StatusReason, message string) (restore func(), answered func() int) {
+	retryAfter := NoRetryAfter
+	if code == http.StatusTooManyRequests {
+		retryAfter = 1
+	}
+	return in.FailRequestsRetryAfter(match, times, code, reason, message, retryAfter)
+}
+
+// NoRetryAfter, as FailRequestsRetryAfter's retryAfter, leaves the
+// Retry-After header out.
+const NoRetryAfter = -1
+
+// FailRequestsRetryAfter is FailRequests with the Retry-After header chosen:
+// retryAfter seconds, or none (NoRetryAfter). It decides who handles the
+// answer in client-go v0.36: the REST client retries a 429 or 5xx itself
+// only when it carries Retry-After (rest/with_retry.go checkWait), waiting
+// that long, at most 10 times (rest/request.go NewRequest, maxRetries); any
+// other answer, and the 11th in a row, reaches the caller (the reflector).
+func (in *Injector) FailRequestsRetryAfter(match Match, times int, code int32, reason metav1.StatusReason, message string, retryAfter int) (restore func(), answered func() int) {
 	body, _ := json.Marshal(status(code, reason, message))
 	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
-		return jsonResponse(req, int(code), body)
+		resp := jsonResponse(req, int(code), body)
+		resp.Header.Del("Retry-After")
+		if retryAfter != NoRetryAfter {
+			resp.Header.Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+		return resp
 	}})
 }
 
@@ -192,4 +228,26 @@ func (t statusErrors) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("broken transport: HTTP %d", resp.StatusCode)
 	}
 	return resp, err
+}
+
+// TooManyRequestsAsInternalErrors wraps a transport so that every 429 answer
+// without Retry-After becomes a 500 InternalError (Status and code): a broken
+// client stack, for negative controls, that backs off only when told how long
+// (client-go's reflector then sees a failure where it should see throttling).
+func TooManyRequestsAsInternalErrors(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return throttlingAsFailure{rt} })
+	return cfg
+}
+
+type throttlingAsFailure struct{ next http.RoundTripper }
+
+func (t throttlingAsFailure) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "" {
+		return resp, err
+	}
+	_ = resp.Body.Close()
+	body, _ := json.Marshal(status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "broken client stack: a 429 without Retry-After taken for a failure"))
+	return jsonResponse(req, http.StatusInternalServerError, body), nil
 }
