@@ -80,6 +80,9 @@ type ConnStats struct {
 	BytesUp   int64     // client to server
 	BytesDown int64     // server to client
 	Cause     string    // why it closed: "client closed", "server closed", "reset", "cut", ...
+	// Client is the client's address (host:port): a probe's requests name
+	// the connection that carried them by the same address (probe.Request.Conn).
+	Client string
 }
 
 // Stats is a snapshot of the proxy's counters.
@@ -296,7 +299,7 @@ func (c *conn) stats() ConnStats {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
 	return ConnStats{ID: c.id, Upstream: c.upstream, Opened: c.opened, Closed: c.closedAt,
-		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDn.Load(), Cause: c.cause}
+		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDn.Load(), Cause: c.cause, Client: c.client.RemoteAddr().String()}
 }
 
 // reset closes c with an RST instead of a FIN.

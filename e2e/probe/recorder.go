@@ -58,6 +58,10 @@ type Request struct {
 	TimeoutSeconds       string    `json:"timeoutSeconds,omitempty"`
 	Limit                string    `json:"limit,omitempty"`
 	Status               int       `json:"status,omitempty"` // 0: no response
+	// Conn is the local address (host:port) of the TCP connection that
+	// carried the request (httptrace GotConn): requests with the same Conn
+	// shared a connection; the fault proxy names its connections by it.
+	Conn string `json:"conn,omitempty"`
 	// Err is the transport error of the request, or how the body ended when
 	// it did not end with a clean EOF (e.g. "http2: client connection lost").
 	Err string `json:"err,omitempty"`

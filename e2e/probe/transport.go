@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -64,6 +65,14 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		Limit:                q.Get("limit"),
 	}
 	id := t.rec.startRequest(r)
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if info.Conn != nil {
+				local := info.Conn.LocalAddr().String()
+				t.rec.updateRequest(id, func(r *Request) { r.Conn = local })
+			}
+		},
+	}))
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		t.rec.updateRequest(id, func(r *Request) { r.End, r.Err = time.Now(), err.Error() })

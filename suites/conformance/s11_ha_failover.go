@@ -304,7 +304,10 @@ func (w *podWriter) write(ctx context.Context, api corev1client.PodInterface, i 
 		return fmt.Errorf("create pod w-%d: %w", i, err)
 	}
 	if i%2 == 1 {
-		if err := api.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil && ctx.Err() == nil {
+		if err := api.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopping: the pod may still exist, so no delete is owed
+			}
 			return fmt.Errorf("delete pod %s: %w", p.Name, err)
 		}
 		w.deleted = append(w.deleted, probe.Object{Key: e2e.Namespace + "/" + p.Name, UID: string(p.UID)})
