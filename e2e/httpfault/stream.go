@@ -1,0 +1,326 @@
+package httpfault
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// StreamInjector rewrites the watch streams a client receives, event by
+// event, while the real server's stream goes on: what a proxy that edits
+// watch streams (or a server that gets the protocol wrong) does to a client.
+// Each 200 answer to a matching watch is decoded with the stream framing of
+// its Content-Type (apimachinery's framers: protobuf length-delimited frames
+// or JSON), and each event is re-encoded with the same serializer unless an
+// injection drops it; a response it cannot decode passes through untouched.
+//
+// It is a transport wrapper of its own (Instrument), independent of
+// Injector: wrap it before the probe so that the recorder sees the rewritten
+// stream. Every injection is undoable (undoing it stops it on open streams
+// too, from their next event) and counts what it did.
+type StreamInjector struct {
+	mu        sync.Mutex
+	rules     []*streamRule
+	open      map[*rewrittenBody]struct{}
+	rewritten map[string]int // streams rewritten, by media type
+}
+
+type streamAction int
+
+const (
+	dropInitialEventsEnd streamAction = iota
+	sendInitialEventsEndFirst
+)
+
+type streamRule struct {
+	match     Match
+	action    streamAction
+	newObject func() runtime.Object // sendInitialEventsEndFirst: the bookmark's object
+	removed   bool
+	count     int
+}
+
+// Instrument returns a copy of cfg whose transport passes matching watch
+// streams through the injector. Wrap it before probe.Instrument.
+func (in *StreamInjector) Instrument(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return streamTransport{next: rt, in: in} })
+	return cfg
+}
+
+// DropInitialEventsEnd drops, from every matching watch stream, the
+// BOOKMARK event whose object carries the annotation
+// k8s.io/initial-events-end=true (metav1.InitialEventsAnnotationKey): the
+// event that ends a streaming list's initial events. Everything else passes.
+// dropped counts the bookmarks dropped.
+func (in *StreamInjector) DropInitialEventsEnd(match Match) (restore func(), dropped func() int) {
+	return in.add(&streamRule{match: match, action: dropInitialEventsEnd})
+}
+
+// SendInitialEventsEndFirst makes every matching watch stream begin with a
+// synthesised initial-events-end BOOKMARK, before any of the server's
+// events: a broken server or proxy that declares the initial events over
+// before it sent them (a client then "syncs" with an empty store). The
+// bookmark's object is newObject() (a type client-go's scheme knows, e.g.
+// &corev1.Pod{}) with resourceVersion "1" and the annotation. sent counts
+// the bookmarks sent.
+func (in *StreamInjector) SendInitialEventsEndFirst(match Match, newObject func() runtime.Object) (restore func(), sent func() int) {
+	return in.add(&streamRule{match: match, action: sendInitialEventsEndFirst, newObject: newObject})
+}
+
+// EndStreams ends the open rewritten streams whose request matches, as a
+// server closing them would look to the client: after the last whole event
+// the client reads a clean EOF. The injector closes the server's stream
+// (the client's request to the server ends). It returns how many it ended.
+func (in *StreamInjector) EndStreams(match Match) int {
+	in.mu.Lock()
+	var ending []*rewrittenBody
+	for b := range in.open {
+		if match(b.req) {
+			ending = append(ending, b)
+		}
+	}
+	in.mu.Unlock()
+	for _, b := range ending {
+		b.ended.Store(true)
+		_ = b.src.Close() // the pump's next read fails; it then closes the client's side cleanly
+	}
+	return len(ending)
+}
+
+// Rewritten counts the streams rewritten so far, by media type
+// ("application/vnd.kubernetes.protobuf", "application/json").
+func (in *StreamInjector) Rewritten() map[string]int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m := make(map[string]int, len(in.rewritten))
+	for k, v := range in.rewritten {
+		m[k] = v
+	}
+	return m
+}
+
+func (in *StreamInjector) add(r *streamRule) (restore func(), count func() int) {
+	in.mu.Lock()
+	in.rules = append(in.rules, r)
+	in.mu.Unlock()
+	restore = func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		r.removed = true
+		for i, x := range in.rules {
+			if x == r {
+				in.rules = append(in.rules[:i], in.rules[i+1:]...)
+				break
+			}
+		}
+	}
+	count = func() int {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return r.count
+	}
+	return restore, count
+}
+
+// matching lists the rules that apply to a watch request, at its start.
+func (in *StreamInjector) matching(req *http.Request) []*streamRule {
+	if !isWatch(req) {
+		return nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var rs []*streamRule
+	for _, r := range in.rules {
+		if r.match(req) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+type streamTransport struct {
+	next http.RoundTripper
+	in   *StreamInjector
+}
+
+func (t streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rules := t.in.matching(req)
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || len(rules) == 0 || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return resp, nil
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+	if !ok || info.StreamSerializer == nil {
+		return resp, nil
+	}
+	pr, pw := io.Pipe()
+	b := &rewrittenBody{req: req, src: resp.Body, pr: pr, pw: pw, done: make(chan struct{}), in: t.in}
+	t.in.mu.Lock()
+	if t.in.open == nil {
+		t.in.open = map[*rewrittenBody]struct{}{}
+		t.in.rewritten = map[string]int{}
+	}
+	t.in.open[b] = struct{}{}
+	t.in.rewritten[mediaType]++
+	t.in.mu.Unlock()
+	go t.in.pump(b, info, rules)
+	resp.Body = b
+	resp.ContentLength = -1
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// rewrittenBody is what the client reads: the pump's output.
+type rewrittenBody struct {
+	req   *http.Request
+	src   io.ReadCloser // the server's stream
+	pr    *io.PipeReader
+	pw    *io.PipeWriter
+	done  chan struct{} // the pump has returned
+	ended atomic.Bool   // EndStreams: the pump's read error is a clean end
+	in    *StreamInjector
+}
+
+func (b *rewrittenBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
+
+// Close ends both sides and waits for the pump.
+func (b *rewrittenBody) Close() error {
+	_ = b.pr.Close()
+	err := b.src.Close()
+	<-b.done
+	return err
+}
+
+// pump decodes the server's events, applies the rules and encodes what
+// passes into the client's side of the pipe, whole events at a time.
+func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, rules []*streamRule) {
+	defer close(b.done)
+	defer func() {
+		in.mu.Lock()
+		delete(in.open, b)
+		in.mu.Unlock()
+	}()
+	s := info.StreamSerializer
+	dec := streaming.NewDecoder(s.Framer.NewFrameReader(b.src), s.Serializer)
+	enc := streaming.NewEncoder(s.Framer.NewFrameWriter(b.pw), s.Serializer)
+	for _, ev := range in.opening(rules, info) {
+		if err := enc.Encode(ev); err != nil {
+			b.finish(err)
+			return
+		}
+	}
+	for {
+		ev := &metav1.WatchEvent{}
+		obj, _, err := dec.Decode(nil, ev)
+		if err != nil {
+			b.finish(err)
+			return
+		}
+		if e, ok := obj.(*metav1.WatchEvent); ok {
+			ev = e
+		}
+		if in.drop(rules, ev) {
+			continue
+		}
+		if err := enc.Encode(ev); err != nil {
+			b.finish(err)
+			return
+		}
+	}
+}
+
+// finish ends the client's side: a clean EOF when the server's stream
+// ended cleanly or EndStreams ended it, else the error.
+func (b *rewrittenBody) finish(err error) {
+	if b.ended.Load() || errors.Is(err, io.EOF) {
+		_ = b.pw.Close()
+		return
+	}
+	_ = b.pw.CloseWithError(err)
+}
+
+// opening builds the events the rules send before the server's.
+func (in *StreamInjector) opening(rules []*streamRule, info runtime.SerializerInfo) []*metav1.WatchEvent {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var evs []*metav1.WatchEvent
+	for _, r := range rules {
+		if r.removed || r.action != sendInitialEventsEndFirst {
+			continue
+		}
+		ev, err := initialEventsEndBookmark(r.newObject(), info.Serializer)
+		if err != nil {
+			continue // an object the scheme does not know: nothing to send
+		}
+		r.count++
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// drop reports whether a rule still in force drops ev, and counts it.
+func (in *StreamInjector) drop(rules []*streamRule, ev *metav1.WatchEvent) bool {
+	if ev.Type != string(watch.Bookmark) || !isInitialEventsEnd(ev) {
+		return false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range rules {
+		if !r.removed && r.action == dropInitialEventsEnd {
+			r.count++
+			return true
+		}
+	}
+	return false
+}
+
+// isInitialEventsEnd decodes a bookmark's object (JSON or protobuf, any
+// type client-go's scheme knows) and looks for the annotation.
+func isInitialEventsEnd(ev *metav1.WatchEvent) bool {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(ev.Object.Raw, nil, nil)
+	if err != nil {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// initialEventsEndBookmark builds the bookmark that ends a streaming list's
+// initial events, its object encoded as the server encodes a watch event's
+// object for the stream's media type.
+func initialEventsEndBookmark(obj runtime.Object, s runtime.Serializer) (*metav1.WatchEvent, error) {
+	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion("1")
+	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	var buf bytes.Buffer
+	if err := s.Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode bookmark: %w", err)
+	}
+	return &metav1.WatchEvent{Type: string(watch.Bookmark), Object: runtime.RawExtension{Raw: buf.Bytes()}}, nil
+}

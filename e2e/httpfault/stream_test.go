@@ -1,0 +1,283 @@
+package httpfault_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+)
+
+// framings are the two watch encodings a typed client may get, with the
+// Content-Type kube-apiserver answers a watch with.
+var framings = []struct {
+	name        string
+	contentType string
+}{
+	{"protobuf", "application/vnd.kubernetes.protobuf;stream=watch"},
+	{"json", "application/json"},
+}
+
+// step is one event of a synthesised stream: what kube-apiserver sends for a
+// streaming list of two pods, the end of the initial events, a change and a
+// periodic bookmark.
+type step struct {
+	typ  watch.EventType
+	name string // "" for a bookmark
+	rv   string
+	end  bool // the bookmark carries k8s.io/initial-events-end=true
+}
+
+var streamingList = []step{
+	{watch.Added, "a", "5", false},
+	{watch.Added, "b", "6", false},
+	{watch.Bookmark, "", "10", true},
+	{watch.Modified, "a", "11", false},
+	{watch.Bookmark, "", "12", false},
+}
+
+// watchServer serves every request with the synthesised stream in the
+// framing of contentType, encoded the way kube-apiserver encodes it
+// (pkg/endpoints/handlers/watch.go: the framer's writer, the stream
+// serializer for the event, the media type's serializer for its object).
+// With hold, the stream stays open after the last event until the client
+// goes; closed then receives the request.
+func watchServer(t *testing.T, contentType string, hold bool) (srv *httptest.Server, closed chan struct{}) {
+	t.Helper()
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		t.Fatalf("no serializer for %s", mediaType)
+	}
+	closed = make(chan struct{}, 8)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(http.StatusOK)
+		enc := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w), info.StreamSerializer.Serializer)
+		for _, s := range streamingList {
+			if err := enc.Encode(encodeEvent(t, info.Serializer, s)); err != nil {
+				t.Errorf("encode: %v", err)
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+		if hold {
+			<-r.Context().Done()
+			closed <- struct{}{}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, closed
+}
+
+func encodeEvent(t *testing.T, s runtime.Serializer, st step) *metav1.WatchEvent {
+	t.Helper()
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: "ns", ResourceVersion: st.rv}}
+	if st.name == "" {
+		pod.Namespace = ""
+	}
+	if st.end {
+		pod.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	var buf bytes.Buffer
+	if err := s.Encode(pod, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return &metav1.WatchEvent{Type: string(st.typ), Object: runtime.RawExtension{Raw: buf.Bytes()}}
+}
+
+// seen is an event as the client decoded it.
+type seen struct {
+	typ  watch.EventType
+	name string
+	rv   string
+	end  bool
+}
+
+func (s seen) String() string { return fmt.Sprintf("%s %s@%s end=%v", s.typ, s.name, s.rv, s.end) }
+
+func expected(steps []step) []seen {
+	var out []seen
+	for _, s := range steps {
+		out = append(out, seen(s))
+	}
+	return out
+}
+
+func clientFor(t *testing.T, srv *httptest.Server, contentType string, in *httpfault.StreamInjector) kubernetes.Interface {
+	t.Helper()
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	cfg := in.Instrument(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: mediaType}})
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// streamingWatch opens a streaming list as client-go's reflector does.
+func streamingWatch(ctx context.Context, t *testing.T, cs kubernetes.Interface, sendInitialEvents bool) watch.Interface {
+	t.Helper()
+	opts := metav1.ListOptions{AllowWatchBookmarks: true}
+	if sendInitialEvents {
+		opts.SendInitialEvents = new(true)
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	}
+	w, err := cs.CoreV1().Pods("ns").Watch(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// collect reads n events, or until the stream ends if n < 0.
+func collect(t *testing.T, w watch.Interface, n int) []seen {
+	t.Helper()
+	var out []seen
+	timeout := time.After(10 * time.Second)
+	for n < 0 || len(out) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return out
+			}
+			if ev.Type == watch.Error {
+				t.Fatalf("error event: %v", ev.Object)
+			}
+			m, err := meta.Accessor(ev.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, seen{ev.Type, m.GetName(), m.GetResourceVersion(), m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"})
+		case <-timeout:
+			t.Fatalf("timed out after %d events: %v", len(out), out)
+		}
+	}
+	return out
+}
+
+// TestDropInitialEventsEnd: for each framing, the bookmark that ends the
+// initial events is dropped, every other event reaches the client intact
+// and in order; undone, a new stream carries it again; a watch that does
+// not ask for initial events is not rewritten.
+func TestDropInitialEventsEnd(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv, _ := watchServer(t, f.contentType, false)
+			in := &httpfault.StreamInjector{}
+			restore, dropped := in.DropInitialEventsEnd(httpfault.StreamingLists)
+			cs := clientFor(t, srv, f.contentType, in)
+
+			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
+			want := expected(slices.Delete(slices.Clone(streamingList), 2, 3))
+			if !slices.Equal(got, want) {
+				t.Fatalf("events:\n got %v\nwant %v", got, want)
+			}
+			if dropped() != 1 {
+				t.Fatalf("dropped %d bookmarks, want 1", dropped())
+			}
+			mediaType, _, _ := mime.ParseMediaType(f.contentType)
+			if r := in.Rewritten(); r[mediaType] != 1 || len(r) != 1 {
+				t.Fatalf("rewritten streams %v, want one %s", r, mediaType)
+			}
+
+			// A resuming watch does not match StreamingLists: untouched.
+			if got := collect(t, streamingWatch(ctx, t, cs, false), -1); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("plain watch events:\n got %v\nwant %v", got, expected(streamingList))
+			}
+			restore()
+			if got := collect(t, streamingWatch(ctx, t, cs, true), -1); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("events after restore:\n got %v\nwant %v", got, expected(streamingList))
+			}
+			if dropped() != 1 {
+				t.Fatalf("dropped %d bookmarks after restore, want still 1", dropped())
+			}
+			if n := in.EndStreams(func(*http.Request) bool { return true }); n != 0 {
+				t.Fatalf("%d rewritten streams still open after their ends", n)
+			}
+		})
+	}
+}
+
+// TestEndStreams: a stream the server holds open is ended by the injector
+// with a clean end after its last whole event (no ERROR event reaches the
+// client), and the server's side is closed too.
+func TestEndStreams(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv, closed := watchServer(t, f.contentType, true)
+			in := &httpfault.StreamInjector{}
+			_, dropped := in.DropInitialEventsEnd(httpfault.StreamingLists)
+			cs := clientFor(t, srv, f.contentType, in)
+			w := streamingWatch(ctx, t, cs, true)
+			defer w.Stop()
+			if got := collect(t, w, 4); !slices.Equal(got, expected(slices.Delete(slices.Clone(streamingList), 2, 3))) {
+				t.Fatalf("events before the end: %v", got)
+			}
+			if n := in.EndStreams(httpfault.Watches); n != 0 {
+				t.Fatalf("EndStreams(Watches) ended %d streaming lists", n)
+			}
+			if n := in.EndStreams(httpfault.StreamingLists); n != 1 {
+				t.Fatalf("EndStreams ended %d streams, want 1", n)
+			}
+			if rest := collect(t, w, -1); len(rest) != 0 {
+				t.Fatalf("events after the end: %v", rest)
+			}
+			select {
+			case <-closed:
+			case <-ctx.Done():
+				t.Fatal("the server's stream was not closed")
+			}
+			if dropped() != 1 {
+				t.Fatalf("dropped %d, want 1", dropped())
+			}
+		})
+	}
+}
+
+// TestSendInitialEventsEndFirst: the broken stream begins with an
+// initial-events-end bookmark of the given type, then the server's events.
+func TestSendInitialEventsEndFirst(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv, _ := watchServer(t, f.contentType, false)
+			in := &httpfault.StreamInjector{}
+			_, sent := in.SendInitialEventsEndFirst(httpfault.StreamingLists, func() runtime.Object { return &corev1.Pod{} })
+			cs := clientFor(t, srv, f.contentType, in)
+			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
+			want := append([]seen{{watch.Bookmark, "", "1", true}}, expected(streamingList)...)
+			if !slices.Equal(got, want) {
+				t.Fatalf("events:\n got %v\nwant %v", got, want)
+			}
+			if sent() != 1 {
+				t.Fatalf("sent %d bookmarks, want 1", sent())
+			}
+		})
+	}
+}
