@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"k8s.io/client-go/rest"
 )
@@ -36,4 +37,40 @@ func (b eofAsErrorBody) Read(p []byte) (int, error) {
 		err = errors.New("watch stream ended (reported as an error by a broken client)")
 	}
 	return n, err
+}
+
+// pinListResourceVersion wraps cfg's transport so that a LIST or streaming
+// list asking for resourceVersion "" (a consistent read) goes out at the
+// last non-empty resourceVersion the client listed at: a client that
+// retries the same resourceVersion forever, as client-go did before
+// k8s#107133 was fixed (its reflector never got off a resourceVersion the
+// server answered "too large").
+func pinListResourceVersion(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &pinnedListRV{next: rt} })
+	return cfg
+}
+
+type pinnedListRV struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	last string
+}
+
+func (t *pinnedListRV) RoundTrip(req *http.Request) (*http.Response, error) {
+	q := req.URL.Query()
+	watch := q.Get("watch") == "true" || q.Get("watch") == "1"
+	if req.Method == http.MethodGet && (!watch || q.Get("sendInitialEvents") == "true") {
+		t.mu.Lock()
+		switch rv := q.Get("resourceVersion"); {
+		case rv != "":
+			t.last = rv
+		case t.last != "":
+			req = req.Clone(req.Context())
+			q.Set("resourceVersion", t.last)
+			req.URL.RawQuery = q.Encode()
+		}
+		t.mu.Unlock()
+	}
+	return t.next.RoundTrip(req)
 }
