@@ -160,3 +160,34 @@ type Recoverer interface {
 type LogExporter interface {
 	ExportLogs(ctx context.Context, dir string) error
 }
+
+// RotateOptions control a certificate rotation.
+type RotateOptions struct {
+	// Stop is how the running kube-apiservers are stopped before they start
+	// again trusting only the new CA.
+	Stop StopMode
+	// ServingCA also reissues the apiservers' serving certificate from the
+	// new CA and rewrites the CA file clients verify the apiservers with (the
+	// certificate-authority of FileKubeconfig): clients that do not reload
+	// that file fail verification. Without it only client trust rotates.
+	ServingCA bool
+}
+
+// CertRotator clusters own the certificate authority their kube-apiservers
+// trust for client certificates and can rotate it for real (k8s#120621):
+// new files on disk at the paths kubeconfigs name, the apiservers restarted
+// trusting only the new CA. etcd and its certificates are not touched.
+type CertRotator interface {
+	// FileKubeconfig writes a kubeconfig for u against server (an
+	// apiserver's URL, or a proxy's that its serving certificate covers)
+	// that names its certificate-authority, client-certificate and
+	// client-key by path, never inline: the files RotateCertificates
+	// rewrites. It returns the kubeconfig's path, removed with the cluster.
+	FileKubeconfig(u User, server string) (string, error)
+	// RotateCertificates stops every running kube-apiserver, makes a new
+	// CA, rewrites every user's client certificate and key (signed by the
+	// new CA) where they were, and starts the apiservers again with
+	// --client-ca-file trusting only the new CA; it returns when they are
+	// ready. Certificates of the old CA are refused from then on (401).
+	RotateCertificates(ctx context.Context, opts RotateOptions) error
+}

@@ -216,6 +216,7 @@ var capabilities = map[string]func(cluster.Cluster) bool{
 	"etcd-restart":      implements[cluster.EtcdController],
 	"etcd-compaction":   implements[cluster.EtcdCompactor],
 	"etcd-snapshot":     implements[cluster.EtcdSnapshotter],
+	"cert-rotation":     implements[cluster.CertRotator],
 	"ha": func(c cluster.Cluster) bool {
 		a, ok := c.(cluster.APIServerController)
 		return ok && a.NumAPIServers() >= 2

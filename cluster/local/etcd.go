@@ -52,7 +52,7 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 // SnapshotEtcd implements cluster.EtcdSnapshotter. The revision is read
 // back from the snapshot file with etcdutl, so it is exact.
 func (c *Cluster) SnapshotEtcd(ctx context.Context, path string) (int64, error) {
-	tc, err := c.tlsConfig(c.etcdClientCert)
+	tc, err := c.tlsConfig(c.etcdClientCert, c.pki.CAFile)
 	if err != nil {
 		return 0, err
 	}

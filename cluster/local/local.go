@@ -97,6 +97,15 @@ type Cluster struct {
 	saKey                                         string
 	kubeconfigs                                   map[cluster.User]string
 
+	// What the apiservers trust and are trusted with (rotate.go): the CA
+	// of --client-ca-file, and the CA file clients verify the apiservers'
+	// serving certificate with. Both start as the cluster CA (which etcd
+	// keeps); a rotation replaces them. Guarded by mu once started.
+	clientCAFile, serverCAFile string
+	servingSpec                certSpec
+	userSpecs                  map[cluster.User]certSpec
+	rotations, fileKubeconfigs int
+
 	etcdPort, etcdPeerPort *ports.Reservation
 	etcdDataDir            string
 	restores               int
@@ -124,6 +133,7 @@ var (
 	_ cluster.EtcdSnapshotter     = (*Cluster)(nil)
 	_ cluster.Addressable         = (*Cluster)(nil)
 	_ cluster.ProcessInspector    = (*Cluster)(nil)
+	_ cluster.CertRotator         = (*Cluster)(nil)
 )
 
 // Start creates and starts a cluster and returns when etcd and every
@@ -267,6 +277,11 @@ func (c *Cluster) makeCredentials() error {
 			sans.dns = append(sans.dns, s)
 		}
 	}
+	c.servingSpec = sans
+	c.userSpecs = map[cluster.User]certSpec{
+		cluster.Admin:    {name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true},
+		cluster.TestUser: {name: "test-user", cn: string(cluster.TestUser), client: true},
+	}
 	var admin, user keyPair
 	for _, x := range []struct {
 		dst  *keyPair
@@ -275,24 +290,35 @@ func (c *Cluster) makeCredentials() error {
 		{&c.apiserverCert, sans},
 		{&c.etcdServerCert, certSpec{name: "etcd-server", cn: "etcd", server: true, client: true, ips: loopback, dns: []string{"localhost"}}},
 		{&c.etcdClientCert, certSpec{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", client: true}},
-		{&admin, certSpec{name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true}},
-		{&user, certSpec{name: "test-user", cn: string(cluster.TestUser), client: true}},
+		{&admin, c.userSpecs[cluster.Admin]},
+		{&user, c.userSpecs[cluster.TestUser]},
 	} {
 		if *x.dst, err = c.pki.issue(x.spec); err != nil {
 			return err
 		}
 	}
 	c.userCerts = map[cluster.User]keyPair{cluster.Admin: admin, cluster.TestUser: user}
+	c.clientCAFile = c.pki.CAFile
+	c.serverCAFile = filepath.Join(c.pki.dir, "apiserver-ca.crt")
+	if err := copyFile(c.pki.CAFile, c.serverCAFile); err != nil {
+		return err
+	}
 	if c.saKey, err = c.pki.newServiceAccountKey(); err != nil {
 		return err
 	}
 	c.kubeconfigs = map[cluster.User]string{}
 	for u := range c.userCerts {
-		path := filepath.Join(c.work, "kubeconfig-"+string(u))
+		c.kubeconfigs[u] = filepath.Join(c.work, "kubeconfig-"+string(u))
+	}
+	return c.writeKubeconfigs()
+}
+
+// writeKubeconfigs (re)writes the users' self-contained kubeconfigs.
+func (c *Cluster) writeKubeconfigs() error {
+	for u, path := range c.kubeconfigs {
 		if err := clientcmd.WriteToFile(*c.kubeconfig(u, c.APIServerURL(0)), path); err != nil {
 			return fmt.Errorf("write kubeconfig: %w", err)
 		}
-		c.kubeconfigs[u] = path
 	}
 	return nil
 }
@@ -301,7 +327,7 @@ func (c *Cluster) makeCredentials() error {
 // stands alone.
 func (c *Cluster) kubeconfig(u cluster.User, server string) *clientcmdapi.Config {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.pki.CAFile}
+	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.serverCAFile}
 	kp := c.userCerts[u]
 	cfg.AuthInfos[string(u)] = &clientcmdapi.AuthInfo{ClientCertificate: kp.CertFile, ClientKey: kp.KeyFile}
 	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: string(u)}
@@ -410,22 +436,23 @@ func (c *Cluster) allIndexes() []int {
 	return idx
 }
 
-// tlsConfig for a client presenting kp and trusting the cluster CA.
-func (c *Cluster) tlsConfig(kp keyPair) (*tls.Config, error) {
+// tlsConfig for a client presenting kp and trusting the CA in caFile.
+func (c *Cluster) tlsConfig(kp keyPair, caFile string) (*tls.Config, error) {
 	cert, err := tls.LoadX509KeyPair(kp.CertFile, kp.KeyFile)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := certPool(c.pki.CAFile)
+	pool, err := certPool(caFile)
 	if err != nil {
 		return nil, err
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
-// healthCheck returns a check that GETs url and wants 200 with want in the body.
-func (c *Cluster) healthCheck(kp keyPair, url, want string) (func(context.Context) error, error) {
-	tc, err := c.tlsConfig(kp)
+// healthCheck returns a check that GETs url (its server verified with
+// caFile) and wants 200 with want in the body.
+func (c *Cluster) healthCheck(kp keyPair, caFile, url, want string) (func(context.Context) error, error) {
+	tc, err := c.tlsConfig(kp, caFile)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +511,7 @@ func (c *Cluster) startEtcdLocked(ctx context.Context) error {
 	p := &process.Process{Name: "etcd", Path: c.bins.Etcd, Args: args, LogPath: filepath.Join(c.logs, "etcd.log")}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
 	defer cancel()
-	check, err := c.healthCheck(c.etcdClientCert, c.EtcdURL()+"/health", `"health":"true"`)
+	check, err := c.healthCheck(c.etcdClientCert, c.pki.CAFile, c.EtcdURL()+"/health", `"health":"true"`)
 	if err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
@@ -551,7 +578,7 @@ func (c *Cluster) apiserverArgs(a *apiserver) []string {
 		"cert-dir":                         a.certDir,
 		"tls-cert-file":                    c.apiserverCert.CertFile,
 		"tls-private-key-file":             c.apiserverCert.KeyFile,
-		"client-ca-file":                   c.pki.CAFile,
+		"client-ca-file":                   c.clientCAFile,
 		"service-account-key-file":         c.saKey,
 		"service-account-signing-key-file": c.saKey,
 		"service-account-issuer":           "https://kubernetes.default.svc.cluster.local",
@@ -602,7 +629,7 @@ func (c *Cluster) startAPIServersLocked(ctx context.Context, idx []int) error {
 		if a.proc != nil && a.proc.Running() {
 			return fmt.Errorf("start kube-apiserver-%d: already running", i)
 		}
-		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.APIServerURL(i)+"/readyz", "ok")
+		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+"/readyz", "ok")
 		if err != nil {
 			return fmt.Errorf("start kube-apiserver-%d: %w", i, err)
 		}
@@ -714,7 +741,7 @@ func (c *Cluster) etcdClientLocked() (*clientv3.Client, error) {
 	if c.etcdClient != nil {
 		return c.etcdClient, nil
 	}
-	tc, err := c.tlsConfig(c.etcdClientCert)
+	tc, err := c.tlsConfig(c.etcdClientCert, c.pki.CAFile)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,12 @@ type keyPair struct {
 	CertFile, KeyFile string
 }
 
-func newPKI(dir string) (*pki, error) {
+func newPKI(dir string) (*pki, error) { return newCA(dir, "ca") }
+
+// newCA makes a new certificate authority whose certificate is
+// <dir>/<name>.crt; what it issues goes to dir too (a rotation's new CA
+// issues certificates at the paths of the old one's).
+func newCA(dir, name string) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -57,7 +62,7 @@ func newPKI(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pki{dir: dir, ca: ca, caKey: key, CAFile: filepath.Join(dir, "ca.crt")}
+	p := &pki{dir: dir, ca: ca, caKey: key, CAFile: filepath.Join(dir, name+".crt")}
 	if err := writePEM(p.CAFile, "CERTIFICATE", der); err != nil {
 		return nil, err
 	}
@@ -135,6 +140,30 @@ func writeKey(path string, key *ecdsa.PrivateKey) error {
 	return writePEM(path, "EC PRIVATE KEY", der)
 }
 
+// writePEM replaces path atomically (a temporary file renamed over it): a
+// client reloading the file reads the old content or the new, never a part.
 func writePEM(path, typ string, der []byte) error {
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
+	return writeFileAtomic(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
