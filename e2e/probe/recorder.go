@@ -74,6 +74,13 @@ type Request struct {
 	ErrorReason      string `json:"errorReason,omitempty"`
 	ErrorMessage     string `json:"errorMessage,omitempty"`
 	InitialEventsEnd bool   `json:"initialEventsEnd,omitempty"`
+	// FirstEvent and LastEvent are when the stream's first and last events
+	// were decoded, LastEventType the last one's type (ADDED, BOOKMARK, ...).
+	FirstEvent    time.Time `json:"firstEvent,omitzero"`
+	LastEvent     time.Time `json:"lastEvent,omitzero"`
+	LastEventType string    `json:"lastEventType,omitempty"`
+	// EventTypes counts the stream's events by type.
+	EventTypes map[string]int `json:"eventTypes,omitempty"`
 }
 
 // Duration of the request until its body closed (or until now if open).

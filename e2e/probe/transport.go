@@ -145,8 +145,17 @@ func (b *recordingBody) recordEvent(s runtime.Serializer, ev metav1.WatchEvent) 
 			}
 		}
 	}
+	now := time.Now()
 	b.rec.updateRequest(b.id, func(r *Request) {
 		r.Events++
+		if r.FirstEvent.IsZero() {
+			r.FirstEvent = now
+		}
+		r.LastEvent, r.LastEventType = now, string(ev.Type)
+		if r.EventTypes == nil {
+			r.EventTypes = map[string]int{}
+		}
+		r.EventTypes[string(ev.Type)]++
 		if status != nil {
 			r.ErrorCode, r.ErrorReason, r.ErrorMessage = status.Code, string(status.Reason), status.Message
 		}
