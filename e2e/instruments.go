@@ -167,16 +167,7 @@ func NumbersOf(name string, rec probe.Record, recovery time.Duration) Numbers {
 		n.ReinitDetails = append(n.ReinitDetails, r.String())
 	}
 	for _, r := range rec.Requests {
-		switch {
-		case r.Watch && r.SendInitialEvents:
-			n.Requests["streaming list"]++
-		case r.Watch:
-			n.Requests["watch"]++
-		case r.Method == "GET":
-			n.Requests["list"]++
-		default:
-			n.Requests[r.Method]++
-		}
+		n.Requests[r.Kind()]++
 	}
 	for _, e := range rec.Events {
 		n.Events[string(e.Kind)]++

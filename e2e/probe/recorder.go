@@ -91,6 +91,20 @@ func (r Request) Duration() time.Duration {
 	return r.End.Sub(r.Start)
 }
 
+// Kind names the request as the reports do: "list", "streaming list",
+// "watch", or its method for anything else.
+func (r Request) Kind() string {
+	switch {
+	case r.Watch && r.SendInitialEvents:
+		return "streaming list"
+	case r.Watch:
+		return "watch"
+	case r.Method == "GET":
+		return "list"
+	}
+	return r.Method
+}
+
 // Reinitialises reports whether the request (re)loads the whole state: a
 // LIST, or a WATCH that asks for initial events (a streaming list). The
 // probe's client serves only its informer, whose only plain GETs are lists.

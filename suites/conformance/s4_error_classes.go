@@ -287,14 +287,7 @@ func isThrottled(r probe.Request) bool {
 
 // describeRequest is what the throttling specs compare of a request.
 func describeRequest(r probe.Request) string {
-	kind := "LIST"
-	switch {
-	case r.Watch && r.SendInitialEvents:
-		kind = "streaming list"
-	case r.Watch:
-		kind = "watch"
-	}
-	s := fmt.Sprintf("%s rv=%q", kind, r.ResourceVersion)
+	s := fmt.Sprintf("%s rv=%q", r.Kind(), r.ResourceVersion)
 	if r.ResourceVersionMatch != "" {
 		s += " match=" + r.ResourceVersionMatch
 	}
