@@ -83,6 +83,7 @@ var (
 	NeedsEtcdCompaction   = Label("capability:etcd-compaction")
 	NeedsEtcdSnapshot     = Label("capability:etcd-snapshot")
 	NeedsHA               = Label("capability:ha")
+	NeedsCertRotation     = Label("capability:cert-rotation")
 )
 
 // apiServers is what the specs that talk to one kube-apiserver of several
