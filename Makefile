@@ -19,7 +19,9 @@ export INFORMER_CONFORMANCE_ARTIFACTS := $(ARTIFACTS)
 BACKEND ?= local
 export INFORMER_CONFORMANCE_BACKEND := $(BACKEND)
 export KUBECONFIG
-# Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'.
+# Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'. Empty, e2e
+# leaves out the specs labelled long (five minutes or more each, client-go's
+# fixed periods): `make e2e-long` runs them.
 LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
 # (backoffs, timeouts, restarts), so 4 processes suit even 2 cores: the
@@ -45,13 +47,17 @@ test: binaries ## Run the Go tests of the suite's own packages (backends against
 .PHONY: e2e
 e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),kind-image) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...).
 	mkdir -p $(ARTIFACTS)
-	$(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(LABEL_FILTER)' \
+	$(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(or $(LABEL_FILTER),!long)' \
 		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) ./suites/...
 
 # client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally kube-apiserver versions.
 CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37
 KUBE_VERSIONS ?=
 export CLIENT_GO KUBE_VERSIONS
+
+.PHONY: e2e-long
+e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
+	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2
 
 .PHONY: matrix
 matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., LABEL_FILTER default '!slow'); prints a table.

@@ -305,7 +305,7 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 		Expect(err).To(MatchError(ContainSubstring(s15Recovers)), "the S15 recovery bound catches a client that cannot reload its certificate")
 	})
 
-	Context("serving and client CA rotated", Slow, e2e.ClientGo(">= 0.36.0"), func() {
+	Context("serving and client CA rotated", Slow, Long, e2e.ClientGo(">= 0.36.0"), func() {
 		e2e.DescribeSyncModes("5-minute reload with ClientsAllowCARotation, never without",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()

@@ -75,6 +75,11 @@ var (
 	Disruptive = Label("disruptive")
 	// Slow labels a spec that takes minutes; `LABEL_FILTER='!slow'` skips it.
 	Slow = Label("slow")
+	// Long labels a spec that takes five minutes or more because client-go
+	// waits that long by design (a fixed period no option shortens): the
+	// default `make e2e` leaves it out (LABEL_FILTER='!long'), CI runs it
+	// in a step of its own (`make e2e-long`).
+	Long = Label("long")
 )
 
 // Capability labels: what a spec needs of the backend beyond a kubeconfig.
