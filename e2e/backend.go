@@ -151,7 +151,7 @@ func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error
 	case s.started:
 		return s.c, s.err
 	}
-	dir := filepath.Join(ArtifactsRoot(), fmt.Sprintf("p%d", ginkgo.GinkgoParallelProcess()), "backend-"+d.Name)
+	dir := processArtifactsDir("backend-" + d.Name)
 	c, err := d.Start(ctx, cluster.Spec{}, dir)
 	if err != nil {
 		err = fmt.Errorf("start %s cluster (shared by this process's specs): %w", d.Name, err)

@@ -10,14 +10,18 @@
 package e2e
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 )
@@ -47,13 +51,55 @@ func ArtifactsRoot() string {
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// SpecArtifactsDir is a directory for the current spec, unique per Ginkgo
-// process and spec.
-func SpecArtifactsDir() string {
-	r := ginkgo.CurrentSpecReport()
-	name := unsafeChars.ReplaceAllString(strings.Join(append(r.ContainerHierarchyTexts, r.LeafNodeText), "_"), "-")
-	if len(name) > 100 {
-		name = name[:100]
+// suiteKey names the running suite's directory in ArtifactsRoot: the base
+// name of its package directory, where go test and ginkgo run each suite
+// (the same in every Ginkgo process of the suite, and distinct for suites
+// that go test runs side by side into one ArtifactsRoot).
+func suiteKey() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "suite"
 	}
-	return filepath.Join(ArtifactsRoot(), fmt.Sprintf("p%d", ginkgo.GinkgoParallelProcess()), name)
+	return unsafeChars.ReplaceAllString(filepath.Base(wd), "-")
+}
+
+// SuiteArtifactsDir holds the running suite's per-spec directories; the
+// suite empties it before its first spec (PrepareRun).
+func SuiteArtifactsDir() string {
+	return filepath.Join(ArtifactsRoot(), suiteKey())
+}
+
+// processArtifactsDir is a directory of this Ginkgo process in
+// SuiteArtifactsDir (a shared cluster's logs).
+func processArtifactsDir(name string) string {
+	return filepath.Join(SuiteArtifactsDir(), fmt.Sprintf("%s-p%d", name, ginkgo.GinkgoParallelProcess()))
+}
+
+// SpecArtifactsDir is the current spec's directory in SuiteArtifactsDir:
+// its own (the two sync-mode entries of a table included), and new in each
+// run (PrepareRun empties SuiteArtifactsDir first).
+func SpecArtifactsDir() string {
+	return filepath.Join(SuiteArtifactsDir(), specDirName(ginkgo.CurrentSpecReport()))
+}
+
+// Lengths in a spec's directory name: the name is kept whole up to
+// maxSpecDirText, else its head and tail (the tail says the sync mode);
+// the hash of the full name and the spec's location makes it unique.
+const (
+	maxSpecDirText = 100
+	specDirHead    = 64
+	specDirTail    = 32
+)
+
+// specDirName is the directory name of spec r: its readable name, cut to
+// head and tail when long, and a short hash of its full name and location,
+// well within a file name's 255 bytes.
+func specDirName(r types.SpecReport) string {
+	full := strings.Join(append(slices.Clone(r.ContainerHierarchyTexts), r.LeafNodeText), "_")
+	name := strings.Trim(unsafeChars.ReplaceAllString(full, "-"), "-")
+	if len(name) > maxSpecDirText {
+		name = name[:specDirHead] + "--" + name[len(name)-specDirTail:]
+	}
+	sum := sha256.Sum256([]byte(full + "\x00" + r.LeafNodeLocation.String()))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }

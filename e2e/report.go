@@ -45,8 +45,11 @@ func ReportFiles(suite string) (jsonPath, markdownPath string) {
 // WriteReports writes the suite's informer report (JSON and a markdown
 // table, see ReportFiles) into ArtifactsRoot, next to Ginkgo's JUnit and
 // JSON reports. Suites call it
-// from ReportAfterSuite.
+// from ReportAfterSuite. A dry run, which runs nothing, writes none.
 func WriteReports(r ginkgo.Report) error {
+	if r.SuiteConfig.DryRun {
+		return nil
+	}
 	var specs []SpecSummary
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {

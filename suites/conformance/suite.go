@@ -60,6 +60,12 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // e2e.KubeAPIServer) skips, saying why, on the others.
 var _ = BeforeEach(func() { e2e.RequireVersions() })
 
+// Before any spec: relative paths in the environment fail the run, and what
+// earlier runs of the suite left in the artifacts directory goes.
+var _ = ReportBeforeSuite(func(r Report) {
+	Expect(e2e.PrepareRun(r)).To(Succeed())
+})
+
 var _ = ReportAfterSuite("informer report", func(r Report) {
 	Expect(e2e.WriteReports(r)).To(Succeed())
 })

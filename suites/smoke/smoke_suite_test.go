@@ -25,6 +25,10 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	Expect(e2e.CloseSharedClusters(ctx)).To(Succeed())
 }, NodeTimeout(5*time.Minute))
 
+var _ = ReportBeforeSuite(func(r Report) {
+	Expect(e2e.PrepareRun(r)).To(Succeed())
+})
+
 var _ = ReportAfterSuite("informer report", func(r Report) {
 	Expect(e2e.WriteReports(r)).To(Succeed())
 })

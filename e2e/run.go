@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/existing"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
+)
+
+// pathEnv are the environment variables naming files or directories the
+// specs use. go test and ginkgo run each suite in its package directory, so
+// a relative path there would resolve against suites/<pkg>/, not where the
+// user typed the command (which a test process cannot know).
+var pathEnv = []string{local.EnvArtifacts, binaries.EnvAssets, binaries.EnvCacheDir, existing.EnvKubeconfig, "KUBECONFIG"}
+
+// CheckPathEnv says which of the path variables the specs read hold a
+// relative path (KUBECONFIG may list several files).
+func CheckPathEnv() error {
+	var bad []string
+	for _, name := range pathEnv {
+		for _, p := range filepath.SplitList(os.Getenv(name)) {
+			if p != "" && !filepath.IsAbs(p) {
+				bad = append(bad, fmt.Sprintf("%s=%s", name, p))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	wd, _ := os.Getwd()
+	return fmt.Errorf("relative path in %s: go test and ginkgo run each suite in its package directory (here %s), "+
+		"so the path would not resolve against the directory the command was typed in; give an absolute path "+
+		"(make e2e makes KUBECONFIG, ARTIFACTS and INFORMER_CONFORMANCE_ASSETS absolute itself)", strings.Join(bad, ", "), wd)
+}
+
+// PrepareRun readies a suite's run before any spec: it checks the path
+// variables (CheckPathEnv) and empties what earlier runs of the suite left
+// in ArtifactsRoot (SuiteArtifactsDir and the suite's informer reports), so
+// each spec's directory holds that spec's files of this run only. Suites
+// call it from ReportBeforeSuite, which Ginkgo runs on process 1 while the
+// other processes wait; a dry run changes nothing.
+func PrepareRun(r ginkgo.Report) error {
+	if r.SuiteConfig.DryRun {
+		return nil
+	}
+	if err := CheckPathEnv(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(SuiteArtifactsDir()); err != nil {
+		return fmt.Errorf("empty the suite's artifacts of earlier runs: %w", err)
+	}
+	jsonPath, mdPath := ReportFiles(r.SuiteDescription)
+	for _, p := range []string{jsonPath, mdPath} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove the report of an earlier run: %w", err)
+		}
+	}
+	return nil
+}
