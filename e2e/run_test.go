@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// twin is one of the two sync-mode entries of a table whose texts are long
+// enough that their first 100 characters are the same.
+func twin(mode string) types.SpecReport {
+	return types.SpecReport{
+		ContainerHierarchyTexts: []string{"S2 stale HTTP/2 connection (network blackhole)",
+			"detects the dead connection with the HTTP/2 health check and recovers every informer on a new one"},
+		LeafNodeText:     mode,
+		LeafNodeType:     types.NodeTypeIt,
+		LeafNodeLocation: types.CodeLocation{FileName: "/src/suites/conformance/s2_blackhole.go", LineNumber: 89},
+	}
+}
+
+func TestSpecDirNameTwinsDiffer(t *testing.T) {
+	a, b := specDirName(twin("streaming list")), specDirName(twin("LIST+WATCH"))
+	if a == b {
+		t.Fatalf("the two sync-mode entries share the directory %s", a)
+	}
+	// The case the old names (the first 100 characters) got wrong.
+	if full := unsafeChars.ReplaceAllString(strings.Join(append(twin("").ContainerHierarchyTexts, ""), "_"), "-"); len(full) < 100 {
+		t.Fatalf("not a twin case: the common prefix is %d characters", len(full))
+	}
+	for _, n := range []string{a, b} {
+		if len(n) > 120 || unsafeChars.MatchString(n) {
+			t.Errorf("directory name %q: %d bytes or unsafe characters", n, len(n))
+		}
+		if !strings.HasPrefix(n, "S2-stale-HTTP-2-connection") {
+			t.Errorf("directory name %q does not start with the spec's name", n)
+		}
+	}
+	if !strings.Contains(a, "streaming-list") || !strings.Contains(b, "LIST-WATCH") {
+		t.Errorf("the sync mode is not readable in %q and %q", a, b)
+	}
+	// Same text at two locations (a spec declared twice) differs too; the
+	// same spec gets the same name in every process.
+	moved := twin("streaming list")
+	moved.LeafNodeLocation.LineNumber++
+	if specDirName(moved) == a || specDirName(twin("streaming list")) != a {
+		t.Errorf("the name is not a function of the spec's text and location")
+	}
+}
+
+func TestSpecDirNameLimits(t *testing.T) {
+	r := types.SpecReport{ContainerHierarchyTexts: []string{strings.Repeat("é/ä ", 200)}, LeafNodeText: strings.Repeat("x", 1000)}
+	n := specDirName(r)
+	if len(n) > 255 || unsafeChars.MatchString(n) {
+		t.Fatalf("directory name of %d bytes or with unsafe characters: %q", len(n), n)
+	}
+	if err := os.Mkdir(filepath.Join(t.TempDir(), n), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if short := specDirName(types.SpecReport{LeafNodeText: "resyncs"}); !strings.HasPrefix(short, "resyncs-") {
+		t.Errorf("a short name is kept whole: %q", short)
+	}
+}
+
+func TestCheckPathEnv(t *testing.T) {
+	for _, name := range pathEnv {
+		t.Setenv(name, "")
+	}
+	if err := CheckPathEnv(); err != nil {
+		t.Fatalf("no paths set: %v", err)
+	}
+	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", "/abs/out")
+	t.Setenv("KUBECONFIG", "/abs/a.yaml"+string(os.PathListSeparator)+"kc.yaml")
+	t.Setenv("INFORMER_CONFORMANCE_ASSETS", "bin")
+	err := CheckPathEnv()
+	if err == nil {
+		t.Fatal("relative KUBECONFIG and INFORMER_CONFORMANCE_ASSETS accepted")
+	}
+	for _, want := range []string{"relative path", "KUBECONFIG=kc.yaml", "INFORMER_CONFORMANCE_ASSETS=bin", "package directory"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "/abs/") {
+		t.Errorf("error %q names an absolute path", err)
+	}
+}
+
+func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
+	for _, name := range pathEnv {
+		t.Setenv(name, "")
+	}
+	root := t.TempDir()
+	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", root)
+	old := filepath.Join(filepath.Join(SuiteArtifactsDir(), specDirName(twin("LIST+WATCH"))), "probe-pods.json")
+	other := filepath.Join(root, "other-suite", "spec", "kube-apiserver-0.log")
+	jsonPath, mdPath := ReportFiles("s")
+	otherReport, _ := ReportFiles("other")
+	for _, p := range []string{old, other, jsonPath, mdPath, otherReport} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("an earlier run"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := PrepareRun(types.Report{SuiteDescription: "s", SuiteConfig: types.SuiteConfig{DryRun: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Fatalf("a dry run removed %s: %v", old, err)
+	}
+
+	if err := PrepareRun(types.Report{SuiteDescription: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{old, jsonPath, mdPath} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s of an earlier run is still there (%v)", p, err)
+		}
+	}
+	for _, p := range []string{other, otherReport} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("another suite's %s went: %v", p, err)
+		}
+	}
+
+	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", "out")
+	if err := PrepareRun(types.Report{SuiteDescription: "s"}); err == nil || !strings.Contains(err.Error(), "relative path") {
+		t.Errorf("relative artifacts directory: %v", err)
+	}
+}
