@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
@@ -67,6 +68,11 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 	if path == "" {
 		return nil, fmt.Errorf("existing backend: no kubeconfig: set %s or KUBECONFIG", EnvKubeconfig)
 	}
+	// client-go skips the missing files of a list and, when none is left,
+	// says only "no configuration has been provided": name them instead.
+	if err := someFileExists(path); err != nil {
+		return nil, fmt.Errorf("existing backend: %w", err)
+	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: opts.Context}).ClientConfig()
 	if err != nil {
@@ -89,6 +95,27 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("existing backend: the server of kubeconfig %s (%s) does not answer: %w", path, cfg.Host, err)
 	}
 	return &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion}, nil
+}
+
+// someFileExists checks that the kubeconfig path, a file or a list of
+// files (KUBECONFIG), names at least one file that is there (kubectl, too,
+// ignores the missing files of a list), and names every missing one if not.
+func someFileExists(path string) error {
+	var missing []string
+	for _, f := range filepath.SplitList(path) {
+		if f == "" {
+			continue
+		}
+		_, err := os.Stat(f)
+		if err == nil {
+			return nil
+		}
+		missing = append(missing, err.Error())
+	}
+	if len(missing) == 0 {
+		return fmt.Errorf("kubeconfig %q names no file", path)
+	}
+	return fmt.Errorf("kubeconfig %s names no file that exists: %s", path, strings.Join(missing, "; "))
 }
 
 // Name implements cluster.Cluster.

@@ -106,8 +106,18 @@ current-context: x
 		list := filepath.Join(dir, "nope") + string(filepath.ListSeparator) + filepath.Join(dir, "nope2")
 		t.Setenv("KUBECONFIG", list)
 		_, err := existing.Connect(ctx, existing.Options{})
-		if err == nil || !strings.Contains(err.Error(), "kubeconfig "+list) {
-			t.Fatalf("Connect with KUBECONFIG=%s = %v, want an error naming it", list, err)
+		if err == nil || !strings.Contains(err.Error(), "kubeconfig "+list) || !strings.Contains(err.Error(), filepath.Join(dir, "nope2")+": no such file") {
+			t.Fatalf("Connect with KUBECONFIG=%s = %v, want an error naming it and each missing file", list, err)
+		}
+	})
+	// client-go's own answer to a KUBECONFIG whose file is missing is "no
+	// configuration has been provided, try setting KUBERNETES_MASTER".
+	t.Run("KUBECONFIG of a missing file", func(t *testing.T) {
+		missing := filepath.Join(dir, "kc.yaml")
+		t.Setenv("KUBECONFIG", missing)
+		_, err := existing.Connect(ctx, existing.Options{})
+		if err == nil || !strings.Contains(err.Error(), missing+": no such file") || strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+			t.Fatalf("Connect with KUBECONFIG=%s = %v, want an error naming the missing file", missing, err)
 		}
 	})
 }
