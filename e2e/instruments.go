@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,8 +75,11 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
 	p.Start()
 	ginkgo.DeferCleanup(func() {
-		p.Stop()
-		if ginkgo.CurrentSpecReport().Failed() {
+		// Bounded: a handler or informer that never returns fails the spec
+		// here, naming itself, instead of holding the run until its global
+		// timeout.
+		stopErr := o.StopWithin(ShutdownTimeout)
+		if stopErr != nil || ginkgo.CurrentSpecReport().Failed() {
 			path, err := o.dump()
 			if err != nil {
 				ginkgo.AddReportEntry("probe dump failed", err.Error())
@@ -83,8 +87,43 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 				ginkgo.AddReportEntry("probe record", path)
 			}
 		}
+		if stopErr != nil {
+			ginkgo.Fail(stopErr.Error())
+		}
 	})
 	return o
+}
+
+// ShutdownTimeout bounds each probe's Factory.Shutdown when its spec ends
+// (probe.ShutdownTimeout: how client-go's Shutdown waits, and why a working
+// informer needs milliseconds).
+const ShutdownTimeout = probe.ShutdownTimeout
+
+// StopWithin stops the probe's informers (Factory.Shutdown) and returns nil
+// once they have stopped, or, when Shutdown has not returned within d, an
+// error naming the informer, what did not return and the handler or
+// informer goroutine it waits on, with the goroutine dump (runtime/pprof
+// goroutine profile, debug=2) of the stuck goroutines written to the spec's
+// artifacts directory. The clean-up StartProbe registers calls it with
+// ShutdownTimeout and fails the spec with its error.
+func (o *Observed) StopWithin(d time.Duration) error {
+	err := o.Probe.StopWithin(d)
+	var stuck *probe.StuckError
+	if !errors.As(err, &stuck) {
+		return err
+	}
+	where := "(goroutine dump not written: %v)"
+	path := filepath.Join(o.Dir, "goroutines-"+o.Name+".txt")
+	werr := os.MkdirAll(o.Dir, 0o755)
+	if werr == nil {
+		werr = os.WriteFile(path, stuck.Dump(), 0o644)
+	}
+	if werr == nil {
+		where = "goroutine dump in " + path
+	} else {
+		where = fmt.Sprintf(where, werr)
+	}
+	return fmt.Errorf("informer %s: %w; %s", o.Name, err, where)
 }
 
 func (o *Observed) dump() (string, error) {

@@ -47,6 +47,14 @@ type Probe struct {
 	HandlerChecked bool
 	stop           chan struct{}
 	stopOnce       sync.Once
+	shutdownDone   chan struct{} // closed when Factory.Shutdown returned
+
+	mu sync.Mutex
+	// starters are the goroutines that started the factory's informers,
+	// shutdownGoroutine the one waiting in Factory.Shutdown: a StuckError
+	// dumps them and the goroutines they started.
+	starters          []int64
+	shutdownGoroutine int64
 }
 
 // Pods picks the pod informer.
@@ -81,8 +89,21 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	return &Probe{Recorder: rec, Client: cs, Factory: factory, Informer: inf, HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
 }
 
-// Start runs the factory's informers.
-func (p *Probe) Start() { p.Factory.Start(p.stop) }
+// Start runs the factory's informers (those added since the last Start
+// too). It starts them from a goroutine of its own, so that the goroutines
+// of this probe's informers are told apart from any other's in a
+// StuckError's dump.
+func (p *Probe) Start() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.mu.Lock()
+		p.starters = append(p.starters, goroutineID())
+		p.mu.Unlock()
+		p.Factory.Start(p.stop)
+	}()
+	<-done
+}
 
 // WaitForSync waits for the first sync until ctx ends and records its time.
 func (p *Probe) WaitForSync(ctx context.Context) error {
@@ -94,11 +115,9 @@ func (p *Probe) WaitForSync(ctx context.Context) error {
 }
 
 // Stop stops the informers and waits for their goroutines
-// (Factory.Shutdown). It may be called more than once.
-func (p *Probe) Stop() {
-	p.stopOnce.Do(func() { close(p.stop) })
-	p.Factory.Shutdown()
-}
+// (Factory.Shutdown), without a bound: specs use StopWithin. It may be
+// called more than once.
+func (p *Probe) Stop() { <-p.shutdown() }
 
 // RecordingHandler records every call into rec with what identifies the
 // object; New adds one to its informer, a spec may add one to an informer

@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -65,6 +67,39 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 		err := InterceptGomegaFailure(func() { shutdownLeavesNothing(ctx, probe.Options{WrapHandler: leaky}, false) })
 		Expect(err).To(MatchError(ContainSubstring("goroutines left after Shutdown")), "the S10 leak check catches a leaked goroutine")
 	})
+
+	It("fails within its bound, naming the handler, when a handler blocks for ever", NegativeControl, func(ctx SpecContext) {
+		// A controller whose handler never returns: client-go's
+		// processorListener waits for it, and Factory.Shutdown for the
+		// listener. Every probe's clean-up (e2e.StartProbe) stops it with
+		// Observed.StopWithin(e2e.ShutdownTimeout) and fails the spec with
+		// its error; here the same call is made in the spec, so that its
+		// failure can be asserted.
+		release := make(chan struct{})
+		defer close(release) // then the probe's own clean-up finds Shutdown done
+		blocking := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+			return handlerBlockingOnAdd{h, release}
+		}
+		env := e2e.StartEnv(ctx, cluster.Spec{})
+		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace, WrapHandler: blocking})
+		_, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("s"), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the handler was called")
+
+		start := time.Now()
+		err = pods.StopWithin(e2e.ShutdownTimeout)
+		took := time.Since(start)
+		AddReportEntry("S10 hung Shutdown reported after", took.String())
+		Expect(err).To(MatchError(And(
+			ContainSubstring("informer pods: factory.Shutdown() did not return within %s: a handler is stuck", e2e.ShutdownTimeout),
+			ContainSubstring("conformance.handlerBlockingOnAdd.OnAdd"),
+			ContainSubstring("goroutine dump in "+filepath.Join(pods.Dir, "goroutines-pods.txt")),
+		)), "the clean-up names the handler that holds Shutdown")
+		Expect(took).To(BeNumerically("<", e2e.ShutdownTimeout+time.Second), "the hung Shutdown was reported at its bound")
+		dump, err := os.ReadFile(filepath.Join(pods.Dir, "goroutines-pods.txt"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(dump)).To(ContainSubstring("handlerBlockingOnAdd.OnAdd"), "the goroutine dump holds the blocked handler")
+	})
 })
 
 func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnection bool) {
@@ -84,8 +119,8 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	}
 	By("shutting the factory down")
 	start := time.Now()
-	pods.Stop()
-	Expect(time.Since(start)).To(BeNumerically("<", shutdownBound), "Shutdown returned within %s", shutdownBound)
+	Expect(pods.StopWithin(shutdownBound)).To(Succeed(), "Shutdown returned within %s", shutdownBound)
+	AddReportEntry("S10 Shutdown took", time.Since(start).String())
 	Expect(leaks.Find()).To(Succeed(), "goroutines left after Shutdown")
 
 	n := len(pods.Recorder.Snapshot().Requests)
@@ -119,4 +154,16 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	if len(failures) > 0 {
 		AddReportEntry("S10 dropped connection", fmt.Sprintf("first request after the reset failed (%s), the next one succeeded", failures[0]))
 	}
+}
+
+// handlerBlockingOnAdd passes each call on, then blocks in OnAdd until
+// release is closed.
+type handlerBlockingOnAdd struct {
+	cache.ResourceEventHandler
+	release <-chan struct{}
+}
+
+func (h handlerBlockingOnAdd) OnAdd(obj any, inInitialList bool) {
+	h.ResourceEventHandler.OnAdd(obj, inInitialList)
+	<-h.release
 }
