@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -256,16 +257,37 @@ func ensureBuilt(ctx context.Context, opts Options, name string, outputs []strin
 	if allExecutable(outputs) { // built by whoever held the lock
 		return nil
 	}
-	work := filepath.Join(opts.CacheDir, "src", name)
-	if err := os.RemoveAll(work); err != nil {
+	// The build works in a directory of its own, renamed to src/<name> when
+	// it succeeds: a failed or interrupted build leaves no partial sources,
+	// and no output directory it created.
+	src := filepath.Join(opts.CacheDir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	work, err := os.MkdirTemp(src, "."+name+".partial-")
+	if err != nil {
 		return err
+	}
+	var created []string
+	for _, o := range outputs {
+		if _, err := os.Stat(filepath.Dir(o)); os.IsNotExist(err) && !slices.Contains(created, filepath.Dir(o)) {
+			created = append(created, filepath.Dir(o))
+		}
 	}
 	start := time.Now()
 	fmt.Fprintf(opts.Progress, "building %s from source (once per version; a few minutes) in %s\n", name, work)
 	if err := build(work); err != nil {
+		_ = os.RemoveAll(work)
+		for _, d := range created {
+			_ = os.RemoveAll(d)
+		}
+		return err
+	}
+	final := filepath.Join(src, name)
+	if err := os.RemoveAll(final); err != nil {
+		return err
+	}
+	if err := os.Rename(work, final); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Progress, "built %s in %s\n", name, time.Since(start).Round(time.Second))

@@ -2,6 +2,8 @@ package binaries
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +133,110 @@ func TestUnavailableModules(t *testing.T) {
 	want := []string{"k8s.io/cluster-bootstrap@v0.31.14", "k8s.io/cri-client@v0.31.14"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("unavailableModules = %v, want %v", got, want)
+	}
+}
+
+// fakeGo puts on PATH a go command that answers `go mod download -json` as
+// the go command does for a version the module proxy refuses: the JSON with
+// the proxy's answer on stdout, nothing on stderr, exit status 1.
+func fakeGo(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	script := `#!/bin/sh
+cat <<'JSON'
+{
+	"Path": "k8s.io/kubernetes",
+	"Version": "v1.36.99",
+	"Error": "k8s.io/kubernetes@v1.36.99: reading https://proxy.golang.org/k8s.io/kubernetes/@v/v1.36.99.info: 403 Forbidden\n\tserver response: This module version is not available."
+}
+JSON
+exit 1
+`
+	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
+}
+
+// leftIn lists the files under dir's subdirectories subs, and the
+// directories directly in dir/src (a build's sources).
+func leftIn(t *testing.T, dir string, subs ...string) []string {
+	t.Helper()
+	var left []string
+	for _, s := range subs {
+		_ = filepath.WalkDir(filepath.Join(dir, s), func(p string, d os.DirEntry, err error) error {
+			if err == nil && (!d.IsDir() || filepath.Dir(p) == filepath.Join(dir, "src")) {
+				left = append(left, p)
+			}
+			return nil
+		})
+	}
+	return left
+}
+
+// TestProxyRefusalKept: the module proxy's own answer (403, "This module
+// version is not available") is in the error, and the failed build leaves
+// no partial directory in the cache.
+func TestProxyRefusalKept(t *testing.T) {
+	fakeGo(t)
+	cache := t.TempDir()
+	_, err := Ensure(context.Background(), Versions{KubeAPIServer: "v1.36.99"}, Options{CacheDir: cache})
+	if err == nil {
+		t.Fatal("Ensure succeeded with a proxy that refuses the version")
+	}
+	for _, want := range []string{"k8s.io/kubernetes@v1.36.99", "403 Forbidden", "This module version is not available", "does not serve"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if left := leftIn(t, cache, "src", "bin"); len(left) > 0 {
+		t.Errorf("a failed build left %v", left)
+	}
+}
+
+// TestFailedBuildLeavesNothing: whatever a failed build wrote (sources,
+// half-written outputs) is gone; a successful one is kept.
+func TestFailedBuildLeavesNothing(t *testing.T) {
+	cache := t.TempDir()
+	out := filepath.Join(cache, "bin", "r1", "thing", "v1", "thing")
+	var work string
+	build := func(w string) error {
+		work = w
+		if err := os.WriteFile(filepath.Join(w, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(filepath.Dir(out), ".thing.tmp"), []byte("half"), 0o755); err != nil {
+			return err
+		}
+		return fmt.Errorf("go build: exit status 1")
+	}
+	err := ensureBuilt(context.Background(), Options{CacheDir: cache, Progress: io.Discard}, "thing-v1", []string{out}, build)
+	if err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("ensureBuilt = %v, want the build's error", err)
+	}
+	if left := leftIn(t, cache, "src", "bin"); len(left) > 0 {
+		t.Errorf("a failed build left %v", left)
+	}
+	if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
+		t.Errorf("a failed build left its output directory %s (%v)", filepath.Dir(out), err)
+	}
+	ok := func(w string) error {
+		work = w
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(out, []byte("x"), 0o755)
+	}
+	if err := ensureBuilt(context.Background(), Options{CacheDir: cache, Progress: io.Discard}, "thing-v1", []string{out}, ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "src", "thing-v1")); err != nil {
+		t.Errorf("the successful build's sources are not at src/thing-v1: %v", err)
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) && filepath.Base(work) != "thing-v1" {
+		t.Errorf("the build's temporary directory %s is left", work)
 	}
 }

@@ -53,14 +53,35 @@ func (g *goTool) run(args ...string) ([]byte, error) {
 	fmt.Fprintf(g.progress, "  go %s\n", strings.Join(args, " "))
 	err := cmd.Run()
 	if err != nil {
-		if missing := unavailableModules(stderr.String()); len(missing) > 0 {
-			return nil, fmt.Errorf("the Go module proxy (GOPROXY) does not serve %s, which this build needs: pick a version whose modules it serves, point GOPROXY at one that has them, or set %s to prebuilt binaries\n%s",
-				strings.Join(missing, ", "), EnvAssets, tail(stderr.String(), 10))
+		// The go command's own words: on stderr, or (-json) in the
+		// output's Error fields, where `go mod download -json` puts the
+		// proxy's answer ("403 Forbidden ... This module version is not
+		// available").
+		words := stderr.String() + jsonErrors(stdout.Bytes())
+		if missing := unavailableModules(words); len(missing) > 0 {
+			return stdout.Bytes(), fmt.Errorf("the Go module proxy (GOPROXY) does not serve %s, which this build needs: pick a version whose modules it serves, point GOPROXY at one that has them, or set %s to prebuilt binaries\n%s",
+				strings.Join(missing, ", "), EnvAssets, tail(words, 10))
 		}
-		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), g.dir, err, tail(stderr.String(), 40))
+		return stdout.Bytes(), fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), g.dir, err, tail(words, 40))
 	}
 	fmt.Fprintf(g.progress, "  ... %s\n", time.Since(start).Round(100*time.Millisecond))
 	return stdout.Bytes(), nil
+}
+
+// jsonErrors is the Error fields of the go command's -json output, one a
+// line.
+func jsonErrors(out []byte) string {
+	var b strings.Builder
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var v struct{ Error string }
+		if dec.Decode(&v) != nil {
+			return b.String()
+		}
+		if v.Error != "" {
+			b.WriteString(v.Error + "\n")
+		}
+	}
 }
 
 // modFile downloads mod@version and parses its go.mod.
@@ -140,6 +161,7 @@ func (g *goTool) install(pkg, outDir, name, ldflags string) error {
 	}
 	tmp := filepath.Join(outDir, "."+name+".tmp")
 	if _, err := g.run("build", "-trimpath", "-ldflags", ldflags, "-o", tmp, pkg); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(outDir, name))
@@ -229,6 +251,7 @@ func buildKubernetesCommands(ctx context.Context, progress io.Writer, work, vers
 		args = append(args, "k8s.io/kubernetes/cmd/"+n)
 	}
 	if _, err := g.run(args...); err != nil {
+		_ = os.RemoveAll(tmp)
 		return err
 	}
 	for _, n := range names {
