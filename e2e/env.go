@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -60,7 +62,7 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	if d.Shared {
-		useOwnNamespace(ctx, e.Writer)
+		useOwnNamespace(ctx, e.Writer, admin)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)
 	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
@@ -69,14 +71,30 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 }
 
 // useOwnNamespace creates a namespace for the current spec, makes it
-// Namespace, and deletes it when the spec ends.
-func useOwnNamespace(ctx context.Context, cs kubernetes.Interface) {
+// Namespace, and removes it and what the spec created in it when the spec
+// ends (cleanupNamespace, bounded by NamespaceCleanupTimeout): whatever
+// is left is named in a report entry and on GinkgoWriter, without failing
+// the spec.
+func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.Config) {
 	ginkgo.GinkgoHelper()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "informer-conformance-",
+		GenerateName: NamespacePrefix,
 		Labels:       map[string]string{"app.kubernetes.io/created-by": "informer-conformance"},
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
+	Namespace = ns.Name
+	ginkgo.AddReportEntry("namespace", ns.Name)
+	ginkgo.DeferCleanup(func(ctx context.Context) error {
+		Namespace = metav1.NamespaceDefault
+		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
+		defer cancel()
+		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)
+		if len(left) > 0 {
+			ginkgo.AddReportEntry("left on the cluster", strings.Join(left, "\n"))
+			ginkgo.GinkgoWriter.Printf("namespace %s: left on the cluster: %s\n", ns.Name, strings.Join(left, "; "))
+		}
+		return err
+	}, ginkgo.NodeTimeout(NamespaceCleanupTimeout+10*time.Second))
 	// With the ServiceAccount admission plugin (every real cluster), a pod
 	// is refused until its namespace's "default" service account exists,
 	// which the controller-manager creates asynchronously: create it now
@@ -85,12 +103,6 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the default service account of the spec's namespace")
 	}
-	Namespace = ns.Name
-	ginkgo.AddReportEntry("namespace", ns.Name)
-	ginkgo.DeferCleanup(func(ctx context.Context) error {
-		Namespace = metav1.NamespaceDefault
-		return cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
-	})
 }
 
 // Pod is a minimal pod in Namespace. Nothing schedules it: the local

@@ -21,4 +21,9 @@ for _ in $(seq 1 120); do
 done
 [ -n "$kubeconfig" ] || { cat "$out/local-up.log"; echo "local-up not ready within 120 s" >&2; exit 1; }
 echo "existing cluster: $kubeconfig"
-make e2e BACKEND=existing KUBECONFIG="$kubeconfig" ARTIFACTS="${ARTIFACTS:-$PWD/_artifacts}/existing" "$@"
+rc=0
+make e2e BACKEND=existing KUBECONFIG="$kubeconfig" ARTIFACTS="${ARTIFACTS:-$PWD/_artifacts}/existing" "$@" || rc=$?
+# Whatever the specs' outcome: nothing the suite created may stay on the
+# cluster (its namespaces, their pods and other objects).
+go run ./hack/existing-leftovers -kubeconfig "$kubeconfig" || rc=1
+exit "$rc"
