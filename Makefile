@@ -12,7 +12,30 @@ ETCD_VERSION ?=
 export KUBE_VERSION ETCD_VERSION
 # Where logs, JUnit and reports go.
 ARTIFACTS ?= $(CURDIR)/_artifacts
+# Paths given relative (ARTIFACTS=out, KUBECONFIG=kc.yaml, a list of them,
+# INFORMER_CONFORMANCE_ASSETS=bin, ...) are made absolute here, against the
+# directory make runs in: go test runs each suite in its own package
+# directory, and the suites refuse relative paths.
+empty :=
+space := $(empty) $(empty)
+abspaths = $(subst $(space),:,$(abspath $(subst :, ,$(1))))
+override ARTIFACTS := $(abspath $(ARTIFACTS))
 export INFORMER_CONFORMANCE_ARTIFACTS := $(ARTIFACTS)
+ifneq ($(strip $(KUBECONFIG)),)
+override KUBECONFIG := $(call abspaths,$(KUBECONFIG))
+endif
+ifneq ($(strip $(INFORMER_CONFORMANCE_KUBECONFIG)),)
+override INFORMER_CONFORMANCE_KUBECONFIG := $(abspath $(INFORMER_CONFORMANCE_KUBECONFIG))
+export INFORMER_CONFORMANCE_KUBECONFIG
+endif
+ifneq ($(strip $(INFORMER_CONFORMANCE_ASSETS)),)
+override INFORMER_CONFORMANCE_ASSETS := $(abspath $(INFORMER_CONFORMANCE_ASSETS))
+export INFORMER_CONFORMANCE_ASSETS
+endif
+ifneq ($(strip $(INFORMER_CONFORMANCE_CACHE)),)
+override INFORMER_CONFORMANCE_CACHE := $(abspath $(INFORMER_CONFORMANCE_CACHE))
+export INFORMER_CONFORMANCE_CACHE
+endif
 # Backend for e2e: local (a fresh control plane per spec), kind (a kind
 # cluster per Ginkgo process, specs in namespaces of their own) or existing
 # (the cluster of KUBECONFIG); specs needing what a backend lacks skip, saying why.
@@ -45,10 +68,20 @@ test: binaries ## Run the Go tests of the suite's own packages (backends against
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v /suites/)
 
 .PHONY: e2e
-e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),kind-image) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...).
+e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),kind-image) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...); fails if no spec passed.
+	$(RUNCHECK) filter '$(E2E_LABELS)'
 	mkdir -p $(ARTIFACTS)
-	$(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(or $(LABEL_FILTER),!long)' \
-		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) ./suites/...
+	rm -f $(ARTIFACTS)/junit.xml $(ARTIFACTS)/report.json $(ARTIFACTS)/informer-report-*.json $(ARTIFACTS)/informer-report-*.md
+	rc=0; $(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(E2E_LABELS)' \
+		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) ./suites/... || rc=$$?; \
+	$(RUNCHECK) report $(ARTIFACTS)/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
+
+# The label filter of make e2e: LABEL_FILTER, or all but the specs labelled long.
+E2E_LABELS = $(or $(LABEL_FILTER),!long)
+# Checks a run from outside Ginkgo: the label filter parses (Ginkgo's parse
+# error alone, before any process starts), some spec passed in some suite
+# (a run that tests nothing fails), why specs skipped; the spec labels.
+RUNCHECK = $(GO) build -o $(CURDIR)/_bin/runcheck ./hack/runcheck && $(CURDIR)/_bin/runcheck
 
 # client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally kube-apiserver versions.
 CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37
@@ -68,8 +101,10 @@ e2e-existing-local: binaries ## Run the suite on the existing backend against a 
 	hack/e2e-existing-local.sh GINKGO_FLAGS='$(GINKGO_FLAGS)' LABEL_FILTER='$(LABEL_FILTER)'
 
 .PHONY: labels
-labels: ## List the spec labels.
-	$(GO) tool ginkgo labels ./suites/...
+labels: ## List the spec labels, with the number of specs carrying each (from a dry run of the suites).
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	INFORMER_CONFORMANCE_ARTIFACTS=$$tmp $(GO) tool ginkgo --dry-run --no-color --json-report=labels.json --output-dir=$$tmp ./suites/... >$$tmp/out 2>&1 || { cat $$tmp/out; exit 1; }; \
+	$(RUNCHECK) labels $$tmp/labels.json
 
 .PHONY: local-up
 local-up: binaries ## Start a local control plane and keep it running (Ctrl-C stops it); prints the kubeconfig.
@@ -93,8 +128,13 @@ DOWNSTREAM_LABELS ?= resync || shutdown
 
 .PHONY: downstream
 downstream: binaries ## Run the example downstream module (fixtures/downstream): the specs imported as a library, on its own client-go.
-	cd fixtures/downstream && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/downstream \
-		$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) . -ginkgo.label-filter='$(DOWNSTREAM_LABELS)' -ginkgo.no-color -ginkgo.v
+	$(RUNCHECK) filter '$(DOWNSTREAM_LABELS)'
+	mkdir -p $(ARTIFACTS)/downstream
+	rm -f $(ARTIFACTS)/downstream/report.json
+	rc=0; cd fixtures/downstream && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/downstream \
+		$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) . -ginkgo.label-filter='$(DOWNSTREAM_LABELS)' -ginkgo.no-color -ginkgo.v \
+		-ginkgo.json-report=$(ARTIFACTS)/downstream/report.json || rc=$$?; \
+	cd $(CURDIR) && $(RUNCHECK) report $(ARTIFACTS)/downstream/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
 # kind backend. KIND_NODE_IMAGE=kindest/node:v1.36.x uses a published image
 # instead of the one kind-image builds (where a registry is reachable).

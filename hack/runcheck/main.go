@@ -1,0 +1,230 @@
+// Command runcheck checks a Ginkgo run from outside it, for make e2e and
+// make downstream:
+//
+//	runcheck filter EXPR          parse a label filter as Ginkgo does; its error alone if it does not parse
+//	runcheck report REPORT.json   sum up the run's JSON report (all suites): counts, and why specs were
+//	                              skipped, grouped; fails when no spec passed in any suite
+//	runcheck labels REPORT.json   list each suite's spec labels (from a --dry-run report: Ginkgo's own
+//	                              `ginkgo labels` reads only literal Label("...") arguments)
+//
+// Exit status: 0 fine, 1 the check failed, 2 usage or an unreadable report.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = "usage: runcheck filter EXPR | report REPORT.json | labels REPORT.json"
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "filter":
+		if err := checkFilter(args[1]); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		return 0
+	case "report", "labels":
+		reports, err := readReports(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "runcheck: %v\n", err)
+			return 2
+		}
+		if args[0] == "labels" {
+			fmt.Fprint(stdout, labels(reports))
+			return 0
+		}
+		s := summarize(reports)
+		fmt.Fprint(stdout, s.String())
+		if err := s.Err(); err != nil {
+			fmt.Fprintf(stderr, "runcheck: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(stderr, usage)
+	return 2
+}
+
+// markup is Ginkgo's formatter markup ({{red}}, {{/}}) in an error message.
+var markup = regexp.MustCompile(`{{[a-z/-]*}}`)
+
+// checkFilter parses expr as a Ginkgo label filter.
+func checkFilter(expr string) error {
+	_, err := types.ParseLabelFilter(expr)
+	var g types.GinkgoError
+	switch {
+	case errors.As(err, &g): // its Error() is coloured for a terminal
+		return fmt.Errorf("label filter %q does not parse: %s: %s", expr, g.Heading, strings.Join(strings.Fields(markup.ReplaceAllString(g.Message, "")), " "))
+	case err != nil:
+		return fmt.Errorf("label filter %q does not parse: %v", expr, err)
+	}
+	return nil
+}
+
+// readReports reads a Ginkgo JSON report: one report per suite.
+func readReports(path string) ([]types.Report, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no report at %s: Ginkgo ended before writing it (see its output above)", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return reports, nil
+}
+
+// notSelected stands for specs skipped without a reason: the label filter
+// or focus left them out, or the run ended before them.
+const notSelected = "not selected by the label filter or focus, or never reached"
+
+// summary counts the specs (It nodes) of every suite of a run.
+type summary struct {
+	suites                          []string
+	filters                         []string
+	passed, failed, skipped, others int
+	skips                           map[string]int // why, by reason (notSelected for none)
+	dryRun                          bool
+}
+
+func summarize(reports []types.Report) summary {
+	s := summary{skips: map[string]int{}}
+	for _, r := range reports {
+		s.suites = append(s.suites, r.SuiteDescription)
+		if f := r.SuiteConfig.LabelFilter; f != "" && !slices.Contains(s.filters, f) {
+			s.filters = append(s.filters, f)
+		}
+		s.dryRun = s.dryRun || r.SuiteConfig.DryRun
+		for _, sp := range r.SpecReports {
+			if sp.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			switch {
+			case sp.State.Is(types.SpecStatePassed):
+				s.passed++
+			case sp.State.Is(types.SpecStateFailureStates):
+				s.failed++
+			case sp.State.Is(types.SpecStateSkipped):
+				reason := strings.TrimSpace(sp.Failure.Message)
+				if reason == "" {
+					reason = notSelected
+				} else {
+					s.skipped++
+				}
+				s.skips[reason]++
+			default: // pending
+				s.others++
+			}
+		}
+	}
+	return s
+}
+
+func (s summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "runcheck: specs of %s: %d passed, %d failed, %d skipped", strings.Join(s.suites, ", "), s.passed, s.failed, s.skipped)
+	if n := s.skips[notSelected]; n > 0 {
+		fmt.Fprintf(&b, ", %d not run", n)
+	}
+	if s.others > 0 {
+		fmt.Fprintf(&b, ", %d pending", s.others)
+	}
+	b.WriteString("\n")
+	reasons := slices.SortedFunc(maps.Keys(s.skips), func(a, c string) int {
+		if s.skips[a] != s.skips[c] {
+			return s.skips[c] - s.skips[a]
+		}
+		return strings.Compare(a, c)
+	})
+	for _, r := range reasons {
+		what := "skipped"
+		if r == notSelected {
+			what = "not run"
+		}
+		fmt.Fprintf(&b, "  %4d %s: %s\n", s.skips[r], what, strings.ReplaceAll(r, "\n", " "))
+	}
+	return b.String()
+}
+
+// Err fails a run in which no spec passed in any suite.
+func (s summary) Err() error {
+	if s.passed > 0 || s.dryRun {
+		return nil
+	}
+	var why string
+	switch {
+	case len(s.suites) == 0:
+		why = "the report holds no suite"
+	case s.passed+s.failed+s.skipped+s.others == 0 && len(s.filters) > 0:
+		why = fmt.Sprintf("the label filter %s selects no spec", strings.Join(quote(s.filters), ", "))
+	case s.passed+s.failed+s.skipped+s.others == 0:
+		why = "no spec was selected"
+	case s.failed == 0 && s.skipped > 0:
+		why = "every selected spec skipped (reasons above)"
+	default:
+		why = "none passed"
+	}
+	return fmt.Errorf("no spec passed in any suite (%s): a run that tests nothing fails", why)
+}
+
+func quote(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, fmt.Sprintf("%q", s))
+	}
+	return out
+}
+
+// labels lists each suite's spec labels with the number of specs carrying
+// each, sorted.
+func labels(reports []types.Report) string {
+	var b strings.Builder
+	for _, r := range reports {
+		count := map[string]int{}
+		for _, sp := range r.SpecReports {
+			if sp.LeafNodeType != types.NodeTypeIt {
+				continue
+			}
+			for _, l := range sp.Labels() {
+				count[l]++
+			}
+		}
+		for _, l := range r.SuiteLabels {
+			count[l] += 0
+		}
+		fmt.Fprintf(&b, "%s:\n", r.SuiteDescription)
+		for _, l := range slices.Sorted(maps.Keys(count)) {
+			fmt.Fprintf(&b, "  %-30s %d %s\n", l, count[l], plural(count[l], "spec"))
+		}
+	}
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

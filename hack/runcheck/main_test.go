@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func spec(text string, state types.SpecState, skip string, labels ...string) types.SpecReport {
+	return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: text, State: state,
+		Failure: types.Failure{Message: skip}, LeafNodeLabels: labels}
+}
+
+func suite(name, filter string, specs ...types.SpecReport) types.Report {
+	return types.Report{SuiteDescription: name, SuiteConfig: types.SuiteConfig{LabelFilter: filter},
+		SpecReports: append(types.SpecReports{{LeafNodeType: types.NodeTypeReportBeforeSuite, State: types.SpecStatePassed}}, specs...)}
+}
+
+const lacks = "backend existing lacks apiserver-restart: run this spec on the local backend"
+
+// runOn writes reports as Ginkgo's --json-report does and runs the command on them.
+func runOn(t *testing.T, cmd string, reports ...types.Report) (code int, stdout, stderr string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.json")
+	data, err := json.Marshal(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code = run([]string{cmd, path}, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestReportFailsWhenTheFilterSelectsNothing(t *testing.T) {
+	code, out, errs := runOn(t, "report",
+		suite("conformance", "no-such-label", spec("a", types.SpecStateSkipped, ""), spec("b", types.SpecStateSkipped, "")),
+		suite("smoke", "no-such-label", spec("c", types.SpecStateSkipped, "")))
+	if code != 1 || !strings.Contains(errs, `no spec passed in any suite (the label filter "no-such-label" selects no spec)`) {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, ": 0 passed") || !strings.Contains(out, "3 not run: not selected") {
+		t.Errorf("stdout %q", out)
+	}
+}
+
+func TestReportFailsWhenEverySelectedSpecSkipped(t *testing.T) {
+	code, out, errs := runOn(t, "report",
+		suite("conformance", "smoke", spec("a", types.SpecStateSkipped, "")),
+		suite("smoke", "smoke", spec("b", types.SpecStateSkipped, lacks), spec("b2", types.SpecStateSkipped, lacks)))
+	if code != 1 || !strings.Contains(errs, "every selected spec skipped") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, "   2 skipped: "+lacks+"\n") {
+		t.Errorf("the skip reason is not given with its count: %q", out)
+	}
+}
+
+func TestReportPassesWhenASpecPassedInAnySuite(t *testing.T) {
+	code, out, errs := runOn(t, "report",
+		suite("conformance", "", spec("a", types.SpecStatePassed, ""), spec("b", types.SpecStateSkipped, lacks),
+			spec("c", types.SpecStateSkipped, "other reason"), spec("d", types.SpecStateSkipped, lacks)),
+		suite("smoke", "", spec("e", types.SpecStateSkipped, lacks)))
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	want := "runcheck: specs of conformance, smoke: 1 passed, 0 failed, 4 skipped\n" +
+		"     3 skipped: " + lacks + "\n" +
+		"     1 skipped: other reason\n"
+	if out != want {
+		t.Errorf("stdout\n%s\nwant\n%s", out, want)
+	}
+}
+
+func TestReportFailsWhenNonePassed(t *testing.T) {
+	code, _, errs := runOn(t, "report", suite("smoke", "", spec("a", types.SpecStateFailed, "boom")))
+	if code != 1 || !strings.Contains(errs, "none passed") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestReportMissing(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", filepath.Join(t.TempDir(), "report.json")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no report at") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestFilter(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"filter", "resync || !slow"}, &out, &errb); code != 0 {
+		t.Errorf("a good filter: exit %d, %q", code, errb.String())
+	}
+	if code := run([]string{"filter", "(((("}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `label filter "((((" does not parse: Syntax Error Parsing Label Filter: (((( Mismatched`) {
+		t.Errorf("a bad filter: exit %d, %q", code, errb.String())
+	}
+}
+
+func TestLabelsListsLabelsFromVariables(t *testing.T) {
+	s := spec("streaming list", types.SpecStatePassed, "", "sync:streaming-list")
+	s.ContainerHierarchyLabels = [][]string{{"resync"}}
+	l := spec("LIST+WATCH", types.SpecStatePassed, "", "sync:list")
+	l.ContainerHierarchyLabels = [][]string{{"resync"}}
+	code, out, _ := runOn(t, "labels", suite("conformance", "", s, l))
+	want := "conformance:\n" +
+		"  resync                         2 specs\n" +
+		"  sync:list                      1 spec\n" +
+		"  sync:streaming-list            1 spec\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stdout\n%s\nwant\n%s", code, out, want)
+	}
+}
