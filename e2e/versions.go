@@ -67,7 +67,8 @@ var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)
 
 // KubeAPIServerVersion is the kube-apiserver version the specs run against:
 // the one the backend runs (the local backend: KUBE_VERSION or the pinned
-// default), else the version this process's shared cluster told when it
+// default; with INFORMER_CONFORMANCE_ASSETS, what its kube-apiserver says
+// it is), else the version this process's shared cluster told when it
 // started (the existing backend: its server's); "" if unknown.
 func KubeAPIServerVersion() string {
 	d, err := Backend()

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +39,28 @@ func TestVersionMismatch(t *testing.T) {
 func TestClientGoVersionFromBuildInfo(t *testing.T) {
 	if v := ClientGoVersion(); !strings.HasPrefix(v, "v0.") {
 		t.Fatalf("ClientGoVersion() = %q, want the module's k8s.io/client-go version", v)
+	}
+}
+
+// TestLocalVersionFromAssets: with INFORMER_CONFORMANCE_ASSETS the local
+// backend's kube-apiserver version (the report's, the constraints') is the
+// binary's own, not KUBE_VERSION's or the default.
+func TestLocalVersionFromAssets(t *testing.T) {
+	dir := t.TempDir()
+	for name, out := range map[string]string{"kube-apiserver": "Kubernetes v1.33.7", "etcd": "etcd Version: 3.5.21", "etcdutl": ""} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(EnvBackend, "local")
+	t.Setenv("INFORMER_CONFORMANCE_ASSETS", dir)
+	for _, kubeVersion := range []string{"", "v1.36.3"} {
+		t.Setenv("KUBE_VERSION", kubeVersion)
+		if got := KubeAPIServerVersion(); got != "v1.33.7" {
+			t.Errorf("KUBE_VERSION=%q: KubeAPIServerVersion() = %q, want the binary's v1.33.7", kubeVersion, got)
+		}
+		if why := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}); !strings.Contains(why, "this run has v1.33.7") {
+			t.Errorf("a >= 1.34.0 constraint against the binary: %q", why)
+		}
 	}
 }

@@ -17,10 +17,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -39,7 +42,8 @@ const (
 	// EnvEtcdVersion selects the etcd version (3.5.x or 3.6.x).
 	EnvEtcdVersion = "ETCD_VERSION"
 	// EnvAssets names a directory holding prebuilt kube-apiserver, etcd and
-	// etcdutl; when set nothing is built and the versions are not checked.
+	// etcdutl; when set nothing is built, KUBE_VERSION and ETCD_VERSION are
+	// ignored and the binaries are asked for their versions (--version).
 	EnvAssets = "INFORMER_CONFORMANCE_ASSETS"
 	// EnvCacheDir overrides the cache root (default: $XDG_CACHE_HOME/informer-conformance).
 	EnvCacheDir = "INFORMER_CONFORMANCE_CACHE"
@@ -63,7 +67,8 @@ type Paths struct {
 	KubeAPIServer string
 	Etcd          string
 	Etcdutl       string
-	// Versions the paths were built for; empty when they came from an assets directory.
+	// Versions of the binaries: those they were built for, or, from an
+	// assets directory, what they say (AskVersions).
 	Versions Versions
 }
 
@@ -169,7 +174,7 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 		return Paths{}, err
 	}
 	if opts.AssetsDir != "" {
-		return fromAssets(opts.AssetsDir)
+		return fromAssets(ctx, opts.AssetsDir)
 	}
 	if v, err = v.Normalize(); err != nil {
 		return Paths{}, err
@@ -194,7 +199,7 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 	return p, nil
 }
 
-func fromAssets(dir string) (Paths, error) {
+func fromAssets(ctx context.Context, dir string) (Paths, error) {
 	p := Paths{
 		KubeAPIServer: filepath.Join(dir, KubeAPIServer),
 		Etcd:          filepath.Join(dir, Etcd),
@@ -209,7 +214,87 @@ func fromAssets(dir string) (Paths, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Paths{}, fmt.Errorf("%s=%s must hold kube-apiserver, etcd and etcdutl (unset it to build them from source): %w", EnvAssets, dir, err)
 	}
+	v, err := AskVersions(ctx, p)
+	if err != nil {
+		return Paths{}, fmt.Errorf("%s=%s: %w", EnvAssets, dir, err)
+	}
+	p.Versions = v
 	return p, nil
+}
+
+// Selected is the versions Ensure(ctx, v, opts) runs, without building
+// anything: with an assets directory the binaries' own (AskVersions),
+// else v with defaults filled in.
+func Selected(ctx context.Context, v Versions, opts Options) (Versions, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Versions{}, err
+	}
+	if opts.AssetsDir != "" {
+		p, err := fromAssets(ctx, opts.AssetsDir)
+		return p.Versions, err
+	}
+	return v.Normalize()
+}
+
+// versionTimeout bounds one binary's --version.
+const versionTimeout = 30 * time.Second
+
+var (
+	kubeVersionOutput = regexp.MustCompile(`(?m)^Kubernetes (v\S+)$`)
+	etcdVersionOutput = regexp.MustCompile(`(?m)^etcd Version: (\S+)$`)
+)
+
+// versionCache holds what binaries said, by path, size and modification
+// time: asking costs a process start, and the report and every spec's
+// version constraints ask.
+var versionCache sync.Map // versionKey -> string
+
+type versionKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// AskVersions runs p's kube-apiserver and etcd with --version
+// ("Kubernetes v1.36.3", "etcd Version: 3.6.16") and returns their
+// versions, each with a leading "v". A binary whose version cannot be read
+// is an error naming it and what it printed.
+func AskVersions(ctx context.Context, p Paths) (Versions, error) {
+	kube, kerr := askVersion(ctx, p.KubeAPIServer, kubeVersionOutput, "Kubernetes v1.36.3")
+	etcd, eerr := askVersion(ctx, p.Etcd, etcdVersionOutput, "etcd Version: 3.6.16")
+	if err := errors.Join(kerr, eerr); err != nil {
+		return Versions{}, err
+	}
+	return Versions{KubeAPIServer: kube, Etcd: etcd}, nil
+}
+
+func askVersion(ctx context.Context, path string, re *regexp.Regexp, example string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot tell the version of %s: %w", path, err)
+	}
+	key := versionKey{path, fi.Size(), fi.ModTime()}
+	if v, ok := versionCache.Load(key); ok {
+		return v.(string), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	m := re.FindSubmatch(out)
+	if err != nil || m == nil {
+		why := fmt.Sprintf("printed %q", tail(string(out), 5))
+		if err != nil {
+			why = fmt.Sprintf("%v, %s", err, why)
+		}
+		return "", fmt.Errorf("cannot tell the version of %s: `%s --version` %s, want a line like %q", path, filepath.Base(path), why, example)
+	}
+	v := string(m[1])
+	if !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	versionCache.Store(key, v)
+	return v, nil
 }
 
 func checkExecutable(path string) error {

@@ -47,11 +47,7 @@ func TestAssetsDir(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "must hold kube-apiserver, etcd and etcdutl") || !strings.Contains(err.Error(), "kube-apiserver") {
 		t.Fatalf("empty assets dir: want a clear error, got %v", err)
 	}
-	for _, name := range []string{KubeAPIServer, Etcd, Etcdutl} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fakeAssets(t, dir, "Kubernetes v1.35.2", "etcd Version: 3.5.21\nGit SHA: Not provided\nGo Version: go1.26.8")
 	p, err := Ensure(context.Background(), Versions{}, Options{AssetsDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +55,46 @@ func TestAssetsDir(t *testing.T) {
 	if p.KubeAPIServer != filepath.Join(dir, KubeAPIServer) {
 		t.Errorf("kube-apiserver path %s", p.KubeAPIServer)
 	}
+	// The binaries' own versions, not KUBE_VERSION's or the defaults.
+	if want := (Versions{KubeAPIServer: "v1.35.2", Etcd: "v3.5.21"}); p.Versions != want {
+		t.Errorf("versions of the assets = %+v, want %+v (what the binaries say)", p.Versions, want)
+	}
+	if v, err := Selected(context.Background(), Versions{KubeAPIServer: "v1.36.3"}, Options{AssetsDir: dir}); err != nil || v.KubeAPIServer != "v1.35.2" {
+		t.Errorf("Selected with assets = %+v, %v; want kube-apiserver v1.35.2", v, err)
+	}
 	if err := os.Chmod(filepath.Join(dir, Etcd), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Ensure(context.Background(), Versions{}, Options{AssetsDir: dir}); err == nil || !strings.Contains(err.Error(), "not an executable") {
 		t.Errorf("non-executable etcd: want a clear error, got %v", err)
+	}
+}
+
+// fakeAssets writes kube-apiserver, etcd and etcdutl into dir that print
+// kube and etcd for --version.
+func fakeAssets(t *testing.T, dir, kube, etcd string) {
+	t.Helper()
+	for name, out := range map[string]string{KubeAPIServer: kube, Etcd: etcd, Etcdutl: ""} {
+		script := "#!/bin/sh\ncat <<'EOF'\n" + out + "\nEOF\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAssetsVersionUnreadable: binaries that do not say their version are
+// an error naming the binary and what it printed.
+func TestAssetsVersionUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	fakeAssets(t, dir, "no version here", "etcd Version: 3.6.16")
+	_, err := Ensure(context.Background(), Versions{}, Options{AssetsDir: dir})
+	if err == nil {
+		t.Fatal("Ensure accepted a kube-apiserver that does not say its version")
+	}
+	for _, want := range []string{"cannot tell the version of " + filepath.Join(dir, KubeAPIServer), "no version here", "Kubernetes v1.36.3"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }
 
