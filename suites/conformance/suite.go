@@ -63,7 +63,9 @@ var _ = BeforeEach(func() { e2e.RequireVersions() })
 // Before any spec: relative paths in the environment fail the run, and what
 // earlier runs of the suite left in the artifacts directory goes.
 var _ = ReportBeforeSuite(func(r Report) {
-	Expect(e2e.PrepareRun(r)).To(Succeed())
+	if err := e2e.PrepareRun(r); err != nil {
+		Fail(err.Error())
+	}
 })
 
 var _ = ReportAfterSuite("informer report", func(r Report) {

@@ -26,7 +26,9 @@ var _ = AfterSuite(func(ctx SpecContext) {
 }, NodeTimeout(5*time.Minute))
 
 var _ = ReportBeforeSuite(func(r Report) {
-	Expect(e2e.PrepareRun(r)).To(Succeed())
+	if err := e2e.PrepareRun(r); err != nil {
+		Fail(err.Error())
+	}
 })
 
 var _ = ReportAfterSuite("informer report", func(r Report) {
