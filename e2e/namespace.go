@@ -52,22 +52,27 @@ const discoveryRequestTimeout = 10 * time.Second
 func cleanupNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.Config, ns string) (left []string, err error) {
 	var errs []error
 	core := cs.CoreV1()
-	all := metav1.ListOptions{}
-	for what, del := range map[string]func() error{
-		"pods": func() error {
-			return core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all)
-		},
-		"configmaps":      func() error { return core.ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) },
-		"secrets":         func() error { return core.Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) },
-		"serviceaccounts": func() error { return core.ServiceAccounts(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) },
-	} {
-		if err := del(); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", what, ns, err))
-		}
-	}
+	// The namespace first: once it is Terminating nothing can be created in
+	// it (a controller recreating its "default" service account), and what
+	// is in it can still be deleted.
 	if err := core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))
-		return []string{"namespace " + ns}, errors.Join(errs...)
+		return []string{"namespace " + ns}, fmt.Errorf("delete namespace %s: %w", ns, err)
+	}
+	all := metav1.ListOptions{}
+	for _, d := range []struct {
+		what string
+		del  func() error
+	}{
+		{"pods", func() error {
+			return core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all)
+		}},
+		{"configmaps", func() error { return core.ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) }},
+		{"secrets", func() error { return core.Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) }},
+		{"serviceaccounts", func() error { return core.ServiceAccounts(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) }},
+	} {
+		if err := d.del(); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", d.what, ns, err))
+		}
 	}
 	// Listing every resource is some 40 requests: no client-side rate
 	// limit, and no deprecation warnings for the resources listed.
