@@ -153,6 +153,12 @@ func (s summary) String() string {
 	}
 	b.WriteString("\n")
 	reasons := slices.SortedFunc(maps.Keys(s.skips), func(a, c string) int {
+		if (a == notSelected) != (c == notSelected) { // the reasons first
+			if a == notSelected {
+				return 1
+			}
+			return -1
+		}
 		if s.skips[a] != s.skips[c] {
 			return s.skips[c] - s.skips[a]
 		}
@@ -186,7 +192,7 @@ func (s summary) Err() error {
 	default:
 		why = "none passed"
 	}
-	return fmt.Errorf("no spec passed in any suite (%s): a run that tests nothing fails", why)
+	return fmt.Errorf("no spec passed in any suite: %s; a run that tests nothing fails", why)
 }
 
 func quote(ss []string) []string {
