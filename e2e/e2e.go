@@ -3,8 +3,8 @@
 // (RegisterBackend, e2e/backend_<name>.go): it gives each spec a cluster of
 // the selected backend (its own, cleaned up with the spec, or one shared by
 // the process's specs, each in a namespace of its own), skips a spec the
-// backend cannot serve, and keeps logs in a per-process artifacts directory
-// so parallel Ginkgo processes never share one. Specs reach a cluster's
+// backend cannot serve, and keeps each spec's logs in a directory of its
+// own, new in each run (SpecArtifactsDir, PrepareRun). Specs reach a cluster's
 // faults only through cluster's capability interfaces (Require). The
 // instruments (fault proxy, informer probe, reports) join it here.
 package e2e
