@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 )
 
 // EnvBackend selects the backend the specs run on, by its registered name:
@@ -284,6 +285,9 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 	if err != nil {
 		ginkgo.Fail(err.Error())
 	}
+	// Should the ginkgo CLI (or go test) die, this process tears its
+	// clusters down and exits at once, not after the spec.
+	lifetime.ExitWithParent()
 	labels := ginkgo.CurrentSpecReport().Labels()
 	var early []string // what can be told before a cluster is there
 	if why := backendMismatch(d.Name, labels); why != "" {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -49,6 +50,7 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 // and ETCD_VERSION. Suites call it once, on process 1, before their specs,
 // so the first spec's cluster start is not also a five-minute build.
 func EnsureBinaries(ctx context.Context) error {
+	lifetime.ExitWithParent() // a build outliving the ginkgo CLI is not waited for either
 	d, err := Backend()
 	if err != nil || d.Prepare == nil {
 		return err

@@ -46,6 +46,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 )
 
 const (
@@ -110,6 +111,9 @@ type Cluster struct {
 	etcd    *clientv3.Client
 	stopped bool
 	closed  bool
+
+	// unregister ends the deletion of the cluster on parent death.
+	unregister func()
 }
 
 // Start creates a kind cluster and returns when kube-apiserver is ready and
@@ -156,6 +160,14 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.artifacts == "" {
 		c.artifacts = filepath.Join(dir, "artifacts")
 	}
+	// Should the test process's parent die (lifetime.ExitWithParent), kind
+	// deletes the cluster before the process exits; no lock of c is taken
+	// (the running spec may hold it).
+	c.unregister = lifetime.OnParentDeath("kind cluster "+name, func(context.Context) error {
+		err := c.provider.Delete(name, filepath.Join(dir, "kind-kubeconfig"))
+		_ = os.RemoveAll(dir)
+		return err
+	})
 	defer func() {
 		if err != nil {
 			_ = c.Close(context.Background())
@@ -494,5 +506,8 @@ func (c *Cluster) Close(context.Context) error {
 	}
 	errs = append(errs, os.RemoveAll(c.dir))
 	_ = c.owner.Unlock()
+	if c.unregister != nil {
+		c.unregister()
+	}
 	return errors.Join(errs...)
 }

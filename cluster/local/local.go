@@ -38,6 +38,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 )
 
 // EnvArtifacts, when set, is the default parent of every cluster's logs.
@@ -116,6 +117,7 @@ type Cluster struct {
 	etcdClient *clientv3.Client
 	closed     bool
 	owner      *flock.Flock // held while the default work dir is in use
+	unregister func()       // of the work dir's removal on parent death
 }
 
 type apiserver struct {
@@ -227,6 +229,12 @@ func (c *Cluster) prepare() error {
 		ReapStale()
 		if c.work, c.owner, err = newWorkDir(c.name); err != nil {
 			return err
+		}
+		if !c.opts.KeepWorkDir {
+			// Should the test process's parent die, its processes are
+			// killed first (registered later), then this goes.
+			work := c.work
+			c.unregister = lifetime.OnParentDeath("local cluster "+c.name+" work directory", func(context.Context) error { return os.RemoveAll(work) })
 		}
 	} else if err := os.MkdirAll(c.work, 0o755); err != nil {
 		return err
@@ -728,6 +736,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 	}
 	if c.owner != nil {
 		errs = append(errs, c.owner.Unlock())
+	}
+	if c.unregister != nil {
+		c.unregister()
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close local cluster %s: %w", c.name, err)

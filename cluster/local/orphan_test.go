@@ -39,6 +39,14 @@ func TestMain(m *testing.M) {
 		runHelper()
 		return
 	}
+	if os.Getenv(standInEnv) == "1" {
+		runParentStandIn()
+		return
+	}
+	if os.Getenv(testProcessEnv) == "1" {
+		runTestProcess()
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 )
 
 // Process is one run of a binary. Start it once; to restart, make a new one.
@@ -89,11 +91,29 @@ func (p *Process) Start() error {
 		return fmt.Errorf("start %s (%s): %w", p.Name, p.Path, err)
 	}
 	p.cmd, p.log, p.done = cmd, log, make(chan struct{})
+	pid, done := cmd.Process.Pid, p.done
+	// Should the test process's parent die (lifetime.ExitWithParent), the
+	// process is killed before the test process exits, without waiting on
+	// any lock of its owner. It would die with the test process anyway
+	// (PR_SET_PDEATHSIG); this way it is gone before its work directory is
+	// removed.
+	unregister := lifetime.OnParentDeath(fmt.Sprintf("%s (pid %d)", p.Name, pid), func(ctx context.Context) error {
+		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("not gone after SIGKILL: %w", ctx.Err())
+		}
+	})
 	go func() {
 		p.waitErr = cmd.Wait()
 		fmt.Fprintf(log, "=== %s: exited: %v\n", time.Now().Format(time.RFC3339Nano), exitString(p.waitErr))
 		log.Close()
 		close(p.done)
+		unregister()
 	}()
 	return nil
 }
