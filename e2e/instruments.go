@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -107,23 +108,46 @@ const ShutdownTimeout = probe.ShutdownTimeout
 // artifacts directory. The clean-up StartProbe registers calls it with
 // ShutdownTimeout and fails the spec with its error.
 func (o *Observed) StopWithin(d time.Duration) error {
-	err := o.Probe.StopWithin(d)
+	if err := withDump(o.Probe.StopWithin(d), o.Dir, o.Name); err != nil {
+		return fmt.Errorf("informer %s: %w", o.Name, err)
+	}
+	return nil
+}
+
+// CallWithin runs f, a call into the client under test (e.g. ending
+// requests whose context ended), and returns nil once it returned, or,
+// when it has not within d, an error naming what and where it waits, with
+// the goroutine dump written to the spec's artifacts directory as
+// goroutines-<name>.txt. For clean-ups: DeferCleanup(func() error { return
+// e2e.CallWithin(...) }).
+func CallWithin(name, what string, d time.Duration, f func()) error {
+	return withDump(probe.CallWithin(what, d, f), SpecArtifactsDir(), name)
+}
+
+// CancelTimeout bounds a clean-up's wait for calls of the client under
+// test whose context it ended: net/http's RoundTrip and response bodies
+// return when the request's context ends, and client-go's REST client
+// passes the caller's context to them, so a working client returns at once.
+const CancelTimeout = 10 * time.Second
+
+var dumpNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// withDump writes the goroutine dump of a *probe.StuckError into dir and
+// names the file in the error it returns; other errors pass unchanged.
+func withDump(err error, dir, name string) error {
 	var stuck *probe.StuckError
 	if !errors.As(err, &stuck) {
 		return err
 	}
-	where := "(goroutine dump not written: %v)"
-	path := filepath.Join(o.Dir, "goroutines-"+o.Name+".txt")
-	werr := os.MkdirAll(o.Dir, 0o755)
+	path := filepath.Join(dir, "goroutines-"+dumpNameChars.ReplaceAllString(name, "-")+".txt")
+	werr := os.MkdirAll(dir, 0o755)
 	if werr == nil {
 		werr = os.WriteFile(path, stuck.Dump(), 0o644)
 	}
-	if werr == nil {
-		where = "goroutine dump in " + path
-	} else {
-		where = fmt.Sprintf(where, werr)
+	if werr != nil {
+		return fmt.Errorf("%w; goroutine dump not written: %v", err, werr)
 	}
-	return fmt.Errorf("informer %s: %w; %s", o.Name, err, where)
+	return fmt.Errorf("%w; goroutine dump in %s", err, path)
 }
 
 func (o *Observed) dump() (string, error) {

@@ -107,6 +107,35 @@ func (p *Probe) shutdown() <-chan struct{} {
 	return p.shutdownDone
 }
 
+// CallWithin runs f and returns nil once it returned, or a *StuckError
+// naming what (a call into the client under test, such as requests whose
+// context ended) and where f's goroutine waits when it has not within d. f
+// keeps running in the background.
+func CallWithin(what string, d time.Duration, f func()) error {
+	done := make(chan struct{})
+	id := make(chan int64, 1)
+	go func() {
+		defer close(done)
+		id <- goroutineID()
+		f()
+	}()
+	root := <-id
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	}
+	e := stuck(what, d, []int64{root})
+	for _, g := range parseGoroutines(e.Stuck) {
+		if g.id == root {
+			e.Culprit = fmt.Sprintf("goroutine %d [%s] in %s", g.id, g.state, g.blockedIn())
+		}
+	}
+	return e
+}
+
 // stuck builds the StuckError of a call that did not return: the goroutines
 // roots are, and every goroutine they started, directly or not.
 func stuck(what string, within time.Duration, roots []int64) *StuckError {

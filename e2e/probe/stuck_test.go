@@ -119,3 +119,32 @@ func TestStopWithin(t *testing.T) {
 		}
 	})
 }
+
+// TestCallWithin: a call that does not return is reported at its bound,
+// naming where it waits, with its goroutine and those it started in the
+// dump and no other; one that returns is not.
+func TestCallWithin(t *testing.T) {
+	if err := probe.CallWithin("a quick call", time.Second, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	const bound = 200 * time.Millisecond
+	begin := time.Now()
+	err := probe.CallWithin("the requests", bound, func() { waitForRelease(release) })
+	if took := time.Since(begin); took < bound || took > bound+time.Second {
+		t.Errorf("CallWithin(%s) returned after %s", bound, took)
+	}
+	stuck, ok := err.(*probe.StuckError)
+	if !ok {
+		t.Fatalf("CallWithin: %v (%T), want a *probe.StuckError", err, err)
+	}
+	if want := "the requests did not return within 200ms: goroutine "; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "probe_test.waitForRelease (") {
+		t.Errorf("error %q: want %q... naming probe_test.waitForRelease", err, want)
+	}
+	if !strings.Contains(string(stuck.Stuck), "probe_test.waitForRelease") || strings.Contains(string(stuck.Stuck), "testing.tRunner") {
+		t.Errorf("the stuck goroutines' dump:\n%s", stuck.Stuck)
+	}
+}
+
+func waitForRelease(release <-chan struct{}) { <-release }

@@ -124,14 +124,22 @@ func goawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Conf
 	w := startWriter(ctx, writer.CoreV1().Pods(e2e.Namespace))
 	DeferCleanup(func() { w.stop() })
 	stopLoad := startGoawayLoad(ctx, observed)
-	DeferCleanup(stopLoad)
+	// Bounded: the load's requests are the clients under test.
+	stopLoadWithin := func() error {
+		var err error
+		if stuck := e2e.CallWithin("goaway-load", "the load's requests through the informers' clients, their context cancelled,", e2e.CancelTimeout, func() { err = stopLoad() }); stuck != nil {
+			return stuck
+		}
+		return err
+	}
+	DeferCleanup(stopLoadWithin)
 	Eventually(func(g Gomega) {
 		for _, o := range observed {
 			g.Expect(len(watchConns(o.Recorder.Snapshot()))).To(BeNumerically(">=", goawayMovesWanted), "informer %s: connections its watches ran on", o.Name)
 		}
 	}).WithContext(ctx).WithTimeout(goawayMovesTimeout).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"every informer's watches moved to a new connection %d times within %s", goawayMovesWanted-1, goawayMovesTimeout)
-	Expect(stopLoad()).To(Succeed(), "the load's requests")
+	Expect(stopLoadWithin()).To(Succeed(), "the load's requests")
 	deleted := w.stop()
 
 	upstreamOf := map[string]int{}
