@@ -16,7 +16,10 @@ import (
 // on its WaitGroup for each informer's RunWithContext; that
 // (tools/cache/shared_informer.go) returns once its controller has seen the
 // context end (the reflector's requests carry the context, so none waits on
-// the network; controller.go's processLoop ends when the queue is closed)
+// the network; the REST client's wait before a retry is context-aware in
+// v0.36, rest/with_retry.go SleepWithContext, and older versions sleep at
+// most the Retry-After the specs send, 1 s; controller.go's processLoop
+// ends when the queue is closed)
 // and its processor's listeners have returned (sharedProcessor.run closes
 // each addCh, processorListener.pop returns at once, dropping what is
 // pending, processorListener.run after the handler call in flight). No
