@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -110,8 +111,12 @@ func tearDown(newParent int) int {
 			msgs = append(msgs, fmt.Sprintf("%s: %v", ts[i].name, err))
 		}
 	}
-	fmt.Fprintf(os.Stderr, "informer-conformance: the parent process (pid %d) is gone (parent now pid %d): stopped %d things this process started in %s; exiting\n",
-		parent, newParent, len(ts), time.Since(start).Round(time.Millisecond))
+	names := make([]string, 0, len(ts))
+	for i := len(ts) - 1; i >= 0; i-- {
+		names = append(names, ts[i].name)
+	}
+	fmt.Fprintf(os.Stderr, "informer-conformance: the parent process (pid %d) is gone (parent now pid %d): stopped what this process started (%s) in %s; exiting\n",
+		parent, newParent, strings.Join(names, ", "), time.Since(start).Round(time.Millisecond))
 	for _, m := range msgs {
 		fmt.Fprintf(os.Stderr, "informer-conformance: teardown: %s\n", m)
 	}
