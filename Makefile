@@ -108,7 +108,9 @@ labels: ## List the spec labels, with the number of specs carrying each (from a 
 
 .PHONY: local-up
 local-up: binaries ## Start a local control plane and keep it running (Ctrl-C stops it); prints the kubeconfig.
-	$(GO) run ./hack/local-up
+	# Built, then exec'd: the shell and "go run" would turn the command's
+	# clean exit after Ctrl-C into "Error 1".
+	$(GO) build -o $(CURDIR)/_bin/local-up ./hack/local-up && exec $(CURDIR)/_bin/local-up
 
 .PHONY: bench
 bench: binaries ## Measure the local backend: cold start, restart downtime, compaction (markdown table).

@@ -83,8 +83,10 @@ type Options struct {
 }
 
 var (
-	kubeVersionRE = regexp.MustCompile(`^v?1\.(\d+)\.(\d+)$`)
-	etcdVersionRE = regexp.MustCompile(`^v?3\.(\d+)\.(\d+)$`)
+	// A release version: major, minor, patch. Which majors and minors the
+	// suite supports is checked after, so an old release is named
+	// unsupported, not malformed.
+	releaseVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)$`)
 )
 
 // recipe names how binaries are built; bump it when the mains in modules/
@@ -112,21 +114,21 @@ func (v Versions) Normalize() (Versions, error) {
 	if v.Etcd == "" {
 		v.Etcd = DefaultEtcdVersion
 	}
-	m := kubeVersionRE.FindStringSubmatch(v.KubeAPIServer)
+	m := releaseVersionRE.FindStringSubmatch(v.KubeAPIServer)
 	if m == nil {
 		return v, fmt.Errorf("kube-apiserver version %q is not a release version like v1.36.3 (set %s)", v.KubeAPIServer, EnvKubeVersion)
 	}
-	if minor, _ := strconv.Atoi(m[1]); minor < MinKubeMinor || minor > MaxKubeMinor {
+	if minor, _ := strconv.Atoi(m[2]); m[1] != "1" || minor < MinKubeMinor || minor > MaxKubeMinor {
 		return v, fmt.Errorf("kube-apiserver version %s is not supported: choose 1.%d.x to 1.%d.x (set %s)", v.KubeAPIServer, MinKubeMinor, MaxKubeMinor, EnvKubeVersion)
 	}
 	if v.KubeAPIServer[0] != 'v' {
 		v.KubeAPIServer = "v" + v.KubeAPIServer
 	}
-	m = etcdVersionRE.FindStringSubmatch(v.Etcd)
+	m = releaseVersionRE.FindStringSubmatch(v.Etcd)
 	if m == nil {
 		return v, fmt.Errorf("etcd version %q is not a release version like v3.6.16 (set %s)", v.Etcd, EnvEtcdVersion)
 	}
-	if minor, _ := strconv.Atoi(m[1]); minor < 5 || minor > 6 {
+	if minor, _ := strconv.Atoi(m[2]); m[1] != "3" || minor < 5 || minor > 6 {
 		return v, fmt.Errorf("etcd version %s is not supported: choose 3.5.x or 3.6.x (set %s)", v.Etcd, EnvEtcdVersion)
 	}
 	if v.Etcd[0] != 'v' {

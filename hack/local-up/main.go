@@ -33,7 +33,8 @@ func main() {
 }
 
 func run(apiservers int, profileName string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal stops and removes the cluster like Ctrl-C.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	p, err := local.LoadProfile(profileName)
 	if err != nil {

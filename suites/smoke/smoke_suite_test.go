@@ -19,6 +19,13 @@ func TestSmoke(t *testing.T) {
 	RunSpecs(t, "smoke")
 }
 
+// The backend is checked and its binaries built (or found in the cache)
+// once, on process 1, before any spec: a bad INFORMER_CONFORMANCE_BACKEND is
+// one failure, not one per spec.
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) {
+	Expect(e2e.EnsureBinaries(ctx)).To(Succeed())
+}, func() {}, NodeTimeout(30*time.Minute))
+
 // Clusters a backend shares between the specs of a process are closed once
 // they are done.
 var _ = AfterSuite(func(ctx SpecContext) {
