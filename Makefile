@@ -92,6 +92,11 @@ export CLIENT_GO KUBE_VERSIONS
 e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
 	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2
 
+.PHONY: soak
+soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then beside a CPU hog (stress-ng --cpu 1); per-run times in $(ARTIFACTS)/soak.
+	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=0 ARTIFACTS=$(ARTIFACTS)
+	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=1 ARTIFACTS=$(ARTIFACTS)
+
 .PHONY: matrix
 matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., LABEL_FILTER default '!slow'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow)' -out=$(ARTIFACTS)/matrix
