@@ -18,7 +18,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 )
 
 // NamespacePrefix starts the name of every namespace the specs create on a
@@ -64,7 +63,7 @@ func cleanupNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.
 		del  func() error
 	}{
 		{"pods", func() error {
-			return core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, all)
+			return core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, all)
 		}},
 		{"configmaps", func() error { return core.ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) }},
 		{"secrets", func() error { return core.Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all) }},
@@ -169,7 +168,7 @@ func namespaceContent(ctx context.Context, dc discovery.DiscoveryInterface, md m
 func namespaceChanged(ctx context.Context, core typedcorev1.CoreV1Interface, n *corev1.Namespace) error {
 	opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", n.Name).String(), ResourceVersion: n.ResourceVersion}
 	if d, ok := ctx.Deadline(); ok {
-		opts.TimeoutSeconds = ptr.To(int64(time.Until(d).Seconds()) + 1)
+		opts.TimeoutSeconds = new(int64(time.Until(d).Seconds()) + 1)
 	}
 	w, err := core.Namespaces().Watch(ctx, opts)
 	if err != nil {
