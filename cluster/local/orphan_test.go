@@ -143,28 +143,12 @@ func TestNoOrphans(t *testing.T) {
 // and two kube-apiservers) and returns what it reported.
 func startHelper(t *testing.T, broken bool) (*exec.Cmd, helperReport) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	env := []string{helperEnv + "=1"}
 	if broken {
-		cmd.Env = append(cmd.Env, brokenEnv+"=1")
-	}
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("helper did not report its cluster: %v", err)
+		env = append(env, brokenEnv+"=1")
 	}
 	var r helperReport
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("helper report %q: %v", line, err)
-	}
+	cmd := startReportingChild(t, env, &r)
 	if len(r.Pids) != 3 {
 		t.Fatalf("helper runs %v, want etcd and two kube-apiservers", r.Pids)
 	}
@@ -206,4 +190,30 @@ func TestOrphanDetectionNegativeControl(t *testing.T) {
 	if err == nil {
 		t.Fatalf("without the parent-death signal a child died with its parent anyway: %v; the orphan test proves nothing", r.Pids)
 	}
+}
+
+// startReportingChild runs this test binary (no tests selected) with env
+// added, kills it when the test ends, and decodes the one JSON line it
+// prints first into report: the child's way to say what it started.
+func startReportingChild(t *testing.T, env []string, report any) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("child process did not report what it started: %v", err)
+	}
+	if err := json.Unmarshal(line, report); err != nil {
+		t.Fatalf("child process report %q: %v", line, err)
+	}
+	return cmd
 }

@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -71,28 +70,12 @@ func runTestProcess() {
 // its test process.
 func startParentStandIn(t *testing.T, watch bool) (*exec.Cmd, testProcessReport) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), standInEnv+"=1")
+	env := []string{standInEnv + "=1"}
 	if !watch {
-		cmd.Env = append(cmd.Env, noWatchEnv+"=1")
-	}
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("test process did not report its cluster: %v", err)
+		env = append(env, noWatchEnv+"=1")
 	}
 	var r testProcessReport
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("test process report %q: %v", line, err)
-	}
+	cmd := startReportingChild(t, env, &r)
 	t.Cleanup(func() {
 		_ = syscall.Kill(r.Pid, syscall.SIGKILL) // its cluster dies with it
 		os.RemoveAll(r.WorkDir)
