@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -318,12 +319,7 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(e2e.Namespace)
-	created := map[string]probe.Object{}
-	for _, n := range []string{"keep", "update-after", "delete-after"} {
-		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
-	}
+	created := createRotationPods(ctx, api)
 	cfg := fileConfig(rot)
 	if client != nil {
 		cfg = client(cfg)
@@ -394,12 +390,7 @@ func servingCARotation(ctx context.Context) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(e2e.Namespace)
-	created := map[string]probe.Object{}
-	for _, n := range []string{"keep", "update-after", "delete-after"} {
-		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
-	}
+	created := createRotationPods(ctx, api)
 	cfg := fileConfig(rot)
 
 	By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
@@ -496,4 +487,17 @@ func servingCARotation(ctx context.Context) {
 	useCARotationGate(false)
 	fresh := e2e.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: e2e.Namespace})
 	fresh.EventuallyConverged(ctx, server)
+}
+
+// createRotationPods creates the pods both rotations change: one kept (and
+// relabelled), one updated and one deleted after the rotation.
+func createRotationPods(ctx context.Context, api corev1client.PodInterface) map[string]probe.Object {
+	GinkgoHelper()
+	created := map[string]probe.Object{}
+	for _, n := range []string{"keep", "update-after", "delete-after"} {
+		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
+	}
+	return created
 }
