@@ -334,16 +334,7 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 	before := lastRequest(pods)
 
 	By("rotating the client CA: apiserver killed, new CA, new client certificates at the same paths, apiserver started trusting only the new CA")
-	rotated := time.Now()
-	Expect(rot.RotateCertificates(ctx, cluster.RotateOptions{Stop: cluster.Hard})).To(Succeed())
-	ready := time.Now()
-	writer := adminAfterRotation(ctx, env, false)
-	server := probe.QuorumPods(writer, e2e.Namespace)
-	wapi := writer.CoreV1().Pods(e2e.Namespace)
-	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	relabel(ctx, wapi, "update-after", "after")
-	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	rotated, ready, server := rotateThenChangePods(ctx, env, rot, false)
 
 	By("waiting for the informer's first 2xx with the new certificate")
 	var out rotationOutcome
@@ -415,16 +406,7 @@ func servingCARotation(ctx context.Context) {
 	staticBefore, reloadingBefore := lastRequest(static), lastRequest(reloading)
 
 	By("rotating the serving and client CA: apiserver killed, new CA, new serving and client certificates, CA file rewritten, apiserver started")
-	rotated := time.Now()
-	Expect(rot.RotateCertificates(ctx, cluster.RotateOptions{Stop: cluster.Hard, ServingCA: true})).To(Succeed())
-	ready := time.Now()
-	writer := adminAfterRotation(ctx, env, true)
-	server := probe.QuorumPods(writer, e2e.Namespace)
-	wapi := writer.CoreV1().Pods(e2e.Namespace)
-	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	relabel(ctx, wapi, "update-after", "after")
-	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	rotated, ready, server := rotateThenChangePods(ctx, env, rot, true)
 
 	By("waiting for the informer with ClientsAllowCARotation to reload the CA file")
 	deadline := reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
@@ -500,4 +482,22 @@ func createRotationPods(ctx context.Context, api corev1client.PodInterface) map[
 		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
 	}
 	return created
+}
+
+// rotateThenChangePods rotates the client CA (and the serving CA when
+// servingCA), then, through an admin trusting the new CA, creates, updates
+// and deletes the pods the informer must learn of. It returns when the
+// rotation started and ended, and the quorum lister through that admin.
+func rotateThenChangePods(ctx context.Context, env *e2e.Env, rot certRotation, servingCA bool) (rotated, ready time.Time, server probe.Lister) {
+	GinkgoHelper()
+	rotated = time.Now()
+	Expect(rot.RotateCertificates(ctx, cluster.RotateOptions{Stop: cluster.Hard, ServingCA: servingCA})).To(Succeed())
+	ready = time.Now()
+	writer := adminAfterRotation(ctx, env, servingCA)
+	wapi := writer.CoreV1().Pods(e2e.Namespace)
+	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	relabel(ctx, wapi, "update-after", "after")
+	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	return rotated, ready, probe.QuorumPods(writer, e2e.Namespace)
 }
