@@ -281,14 +281,8 @@ func waitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	undo()
 	ended := time.Now()
 	Expect(streams.EndStreams(httpfault.StreamingLists)).To(Equal(1), "the injector ended the open streaming list")
-	syncCtx, cancelSync := context.WithTimeout(ctx, syncAfterStreamEnd)
-	defer cancelSync()
-	Expect(pods.WaitForSync(syncCtx)).To(Succeed(), "the informer syncs within %s of the stream's end (watchList retries at once)", syncAfterStreamEnd)
-	n.SyncAfterStreamEnd = ms(time.Since(ended))
-	pods.EventuallyConverged(ctx, env.Pods)
-	recovery = time.Since(ended)
-	n.ConvergedAfterStreamEnd = ms(recovery)
-	Expect(recovery).To(BeNumerically("<=", syncAfterStreamEnd+convergedAfterSync), "converged to a quorum read within %s of the stream's end", syncAfterStreamEnd+convergedAfterSync)
+	synced, converged := syncsThenConverges(ctx, pods, env, ended, syncAfterStreamEnd, "the stream's end (watchList retries at once)")
+	n.SyncAfterStreamEnd, n.ConvergedAfterStreamEnd, recovery = ms(synced), ms(converged), converged
 
 	rec = pods.Recorder.Snapshot()
 	Expect(rec.Requests).To(HaveLen(2), "two requests until the sync: the first streaming list and its retry")
@@ -377,14 +371,8 @@ func retriesWhenTheServerEndsTheStream(ctx context.Context) {
 	// The stream open now may have had its bookmark dropped already: it
 	// ends at its timeout, and the next one carries the bookmark.
 	bound := serverStreamTimeout + syncAfterStreamEnd
-	syncCtx, cancelSync := context.WithTimeout(ctx, bound)
-	defer cancelSync()
-	Expect(pods.WaitForSync(syncCtx)).To(Succeed(), "the informer syncs within %s of the bookmark being let through", bound)
-	n.SyncAfterUndo = ms(time.Since(undone))
-	pods.EventuallyConverged(ctx, env.Pods)
-	recovery = time.Since(undone)
-	n.ConvergedAfterUndo = ms(recovery)
-	Expect(recovery).To(BeNumerically("<=", bound+convergedAfterSync), "converged to a quorum read within %s", bound+convergedAfterSync)
+	synced, converged := syncsThenConverges(ctx, pods, env, undone, bound, "the bookmark being let through")
+	n.SyncAfterUndo, n.ConvergedAfterUndo, recovery = ms(synced), ms(converged), converged
 	rec = pods.Recorder.Snapshot()
 	for _, r := range rec.Requests {
 		if r.Start.Before(rec.Synced) {
@@ -587,4 +575,19 @@ func (i loggedInformer) RunWithContext(ctx context.Context) {
 // warning ticker's first tick (the ticker starts with the response).
 func noEventBeforeFirstTick(sl probe.Request) bool {
 	return sl.FirstEvent.IsZero() || sl.FirstEvent.Sub(sl.Start) >= bookmarkWarningTick
+}
+
+// syncsThenConverges asserts the informer syncs within bound of since, then
+// converges (store and handler calls) within bound+convergedAfterSync of
+// it; it returns both times, measured from since. what names since.
+func syncsThenConverges(ctx context.Context, pods *e2e.Observed, env *e2e.Env, since time.Time, bound time.Duration, what string) (synced, converged time.Duration) {
+	GinkgoHelper()
+	syncCtx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	Expect(pods.WaitForSync(syncCtx)).To(Succeed(), "the informer syncs within %s of %s", bound, what)
+	synced = time.Since(since)
+	pods.EventuallyConverged(ctx, env.Pods)
+	converged = time.Since(since)
+	Expect(converged).To(BeNumerically("<=", bound+convergedAfterSync), "converged to a quorum read within %s of %s", bound+convergedAfterSync, what)
+	return synced, converged
 }
