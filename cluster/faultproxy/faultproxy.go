@@ -60,6 +60,7 @@ type conn struct {
 	id               int64
 	upstream         int
 	client, server   *net.TCPConn
+	clientAddr       string // client.RemoteAddr(), for Stats
 	opened           time.Time
 	silenced         bool                       // accepted while BlackholeNew was on
 	silencedNow      atomic.Bool                // BlackholeCurrent (blackhole_current.go)
@@ -180,7 +181,7 @@ func (p *Proxy) handle(client *net.TCPConn) {
 		reset(client) // the client sees what it would see of a dead upstream: a reset
 		return
 	}
-	c := &conn{upstream: up, client: client, server: s.(*net.TCPConn), opened: time.Now(), silenced: p.blackholeNew.Load() > 0}
+	c := &conn{upstream: up, client: client, clientAddr: client.RemoteAddr().String(), server: s.(*net.TCPConn), opened: time.Now(), silenced: p.blackholeNew.Load() > 0}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -299,7 +300,7 @@ func (c *conn) stats() ConnStats {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
 	return ConnStats{ID: c.id, Upstream: c.upstream, Opened: c.opened, Closed: c.closedAt,
-		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDn.Load(), Cause: c.cause, Client: c.client.RemoteAddr().String()}
+		BytesUp: c.bytesUp.Load(), BytesDown: c.bytesDn.Load(), Cause: c.cause, Client: c.clientAddr}
 }
 
 // reset closes c with an RST instead of a FIN.
