@@ -3,8 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/onsi/ginkgo/v2"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/existing"
@@ -38,7 +42,26 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			if m := c.MissingKubeconfigs(); len(m) > 0 {
+				// kubectl ignores them too, but a typo in one entry of a
+				// list must not pass unseen.
+				warnOnce("existing backend: KUBECONFIG lists files that do not exist, ignored as kubectl ignores them: %s", strings.Join(m, ", "))
+			}
 			return c, nil
 		},
 	})
+}
+
+var warned sync.Map
+
+// warnOnce says something a user must see whatever the verbosity, once per
+// process: to stderr (Ginkgo prints a parallel process's output) and to the
+// spec's log.
+func warnOnce(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if _, seen := warned.LoadOrStore(msg, true); seen {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "WARNING: "+msg)
+	ginkgo.GinkgoWriter.Println("WARNING: " + msg)
 }

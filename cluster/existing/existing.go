@@ -37,6 +37,7 @@ type Cluster struct {
 	path, artifacts string
 	cfg             *rest.Config
 	version         string
+	missing         []string // files of a KUBECONFIG list that were not there
 }
 
 // Options select the kubeconfig.
@@ -70,7 +71,8 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	// client-go skips the missing files of a list and, when none is left,
 	// says only "no configuration has been provided": name them instead.
-	if err := someFileExists(path); err != nil {
+	missing, err := someFileExists(path)
+	if err != nil {
 		return nil, fmt.Errorf("existing backend: %w", err)
 	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
@@ -94,28 +96,40 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("existing backend: the server of kubeconfig %s (%s) does not answer: %w", path, cfg.Host, err)
 	}
-	return &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion}, nil
+	return &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion, missing: missing}, nil
 }
+
+// MissingKubeconfigs names the files of a KUBECONFIG list that were not
+// there when connecting. Like kubectl, Connect merges the files that are and
+// ignores the others; a caller should say so, since a typo in one entry of
+// a list otherwise silently picks another file's cluster or context.
+func (c *Cluster) MissingKubeconfigs() []string { return c.missing }
 
 // someFileExists checks that the kubeconfig path, a file or a list of
 // files (KUBECONFIG), names at least one file that is there (kubectl, too,
 // ignores the missing files of a list), and names every missing one if not.
-func someFileExists(path string) error {
-	var missing []string
+// It returns the missing files of a list that has some file that exists.
+func someFileExists(path string) (missing []string, err error) {
+	var errs []string
+	found := false
 	for _, f := range filepath.SplitList(path) {
 		if f == "" {
 			continue
 		}
-		_, err := os.Stat(f)
-		if err == nil {
-			return nil
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+			errs = append(errs, err.Error())
+			continue
 		}
-		missing = append(missing, err.Error())
+		found = true
 	}
-	if len(missing) == 0 {
-		return fmt.Errorf("kubeconfig %q names no file", path)
+	switch {
+	case found:
+		return missing, nil
+	case len(errs) == 0:
+		return nil, fmt.Errorf("kubeconfig %q names no file", path)
 	}
-	return fmt.Errorf("kubeconfig %s names no file that exists: %s", path, strings.Join(missing, "; "))
+	return nil, fmt.Errorf("kubeconfig %s names no file that exists: %s", path, strings.Join(errs, "; "))
 }
 
 // Name implements cluster.Cluster.

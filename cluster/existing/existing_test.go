@@ -58,10 +58,15 @@ func TestConnectToARealCluster(t *testing.T) {
 
 	// KUBECONFIG as kubectl reads it: a list of files, missing ones ignored.
 	t.Setenv(existing.EnvKubeconfig, "")
-	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing")+string(filepath.ListSeparator)+path)
+	missingFile := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("KUBECONFIG", missingFile+string(filepath.ListSeparator)+path)
 	c, err = existing.Connect(ctx, existing.Options{})
 	if err != nil {
 		t.Fatalf("KUBECONFIG list: %v", err)
+	}
+	// ... but the files it ignored are named, for the caller to report.
+	if got := c.MissingKubeconfigs(); len(got) != 1 || got[0] != missingFile {
+		t.Fatalf("MissingKubeconfigs of KUBECONFIG=%s = %q, want [%s]", os.Getenv("KUBECONFIG"), got, missingFile)
 	}
 	if _, err := c.KubeconfigPath(cluster.Admin); err == nil || !strings.Contains(err.Error(), "several files") {
 		t.Fatalf("KubeconfigPath of a KUBECONFIG list = %v, want an error naming several files", err)
