@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -55,10 +56,48 @@ func PrepareRun(r ginkgo.Report) error {
 	if err := os.RemoveAll(SuiteArtifactsDir()); err != nil {
 		return fmt.Errorf("empty the suite's artifacts of earlier runs: %w", err)
 	}
+	if err := removeOldLayout(ArtifactsRoot()); err != nil {
+		return err
+	}
 	jsonPath, mdPath := ReportFiles(r.SuiteDescription)
 	for _, p := range []string{jsonPath, mdPath} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove the report of an earlier run: %w", err)
+		}
+	}
+	return nil
+}
+
+// oldProcessDir names a directory of the layout before per-suite
+// directories: <root>/p<N>/<spec>, one per Ginkgo process, shared by every
+// suite and never emptied.
+var oldProcessDir = regexp.MustCompile(`^p[0-9]+$`)
+
+// removeOldLayout removes the p<N> directories earlier versions of the suite
+// left in root, so that a root holds only this layout's directories. Root
+// may be a directory other tools write to too (CI's $ARTIFACTS): a p<N> is
+// removed only if it holds what that layout wrote, a backend-<name>
+// directory or a spec directory with a probe-*.json record.
+func removeOldLayout(root string) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("read the artifacts directory: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !oldProcessDir.MatchString(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		backends, _ := filepath.Glob(filepath.Join(dir, "backend-*"))
+		probes, _ := filepath.Glob(filepath.Join(dir, "*", "probe-*.json"))
+		if len(backends)+len(probes) == 0 {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove %s, left by an earlier version of the suite: %w", dir, err)
 		}
 	}
 	return nil

@@ -98,7 +98,11 @@ func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
 	other := filepath.Join(root, "other-suite", "spec", "kube-apiserver-0.log")
 	jsonPath, mdPath := ReportFiles("s")
 	otherReport, _ := ReportFiles("other")
-	for _, p := range []string{old, other, jsonPath, mdPath, otherReport} {
+	// The layout before per-suite directories (<root>/p<N>/<spec>), and a p<N>
+	// of some other tool's that shares the root.
+	oldLayout := []string{filepath.Join(root, "p1", "S1-spec", "probe-pods.json"), filepath.Join(root, "p2", "backend-local", "etcd.log")}
+	notOurs := filepath.Join(root, "p3", "notes.txt")
+	for _, p := range append([]string{old, other, jsonPath, mdPath, otherReport, notOurs}, oldLayout...) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -117,12 +121,12 @@ func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
 	if err := PrepareRun(types.Report{SuiteDescription: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{old, jsonPath, mdPath} {
+	for _, p := range append([]string{old, jsonPath, mdPath}, filepath.Join(root, "p1"), filepath.Join(root, "p2")) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s of an earlier run is still there (%v)", p, err)
 		}
 	}
-	for _, p := range []string{other, otherReport} {
+	for _, p := range []string{other, otherReport, notOurs} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("another suite's %s went: %v", p, err)
 		}
