@@ -60,6 +60,13 @@ type ServerVersioner interface {
 	ServerVersion() string
 }
 
+// Profiled clusters run their kube-apiservers with a named flag profile
+// (fixtures/profiles; "" for none), which a caller may check before a
+// scenario that needs one.
+type Profiled interface {
+	ProfileName() string
+}
+
 // ProcessInspector clusters run their control plane as processes of this
 // machine, so a spec may read their /proc entries (e.g. peak memory).
 type ProcessInspector interface {

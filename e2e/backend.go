@@ -317,7 +317,7 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 		if missing := capabilityGaps(c, labels); len(missing) > 0 {
 			skipLacking(d.Name, missing)
 		}
-		useShared(ctx, d, c)
+		useShared(ctx, d.Name, c)
 		return d, c
 	}
 	if len(early) > 0 {
@@ -362,27 +362,43 @@ const RecoverTimeout = 3 * time.Minute
 
 // useShared readies a shared cluster for the current spec and, should the
 // spec fail, exports the cluster's logs into the spec's artifacts.
-func useShared(ctx context.Context, d BackendDriver, c cluster.Cluster) {
+func useShared(ctx context.Context, backend string, c cluster.Cluster) {
 	ginkgo.GinkgoHelper()
+	if err := UseSharedCluster(ctx, c); err != nil {
+		Fail(fmt.Sprintf("backend %s: %v", backend, err))
+	}
+}
+
+// ExportLogsTimeout bounds exporting a shared cluster's logs for a failed spec.
+const ExportLogsTimeout = 2 * time.Minute
+
+// UseSharedCluster readies c, a cluster that outlives the current spec,
+// for it: a cluster.Recoverer recovers from what an earlier spec left (an
+// apiserver left stopped comes back, within RecoverTimeout), and a
+// cluster.LogExporter's logs go to the spec's artifacts directory should
+// the spec fail.
+func UseSharedCluster(ctx context.Context, c cluster.Cluster) error {
 	if r, ok := c.(cluster.Recoverer); ok {
 		rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
 		err := r.Recover(rctx)
 		cancel()
 		if err != nil {
-			ginkgo.Fail(fmt.Sprintf("backend %s: the cluster %s this process's specs share is not fit for this spec: %v", d.Name, c.Name(), err))
+			return fmt.Errorf("the cluster %s the specs share is not fit for this spec: %w", c.Name(), err)
 		}
 	}
 	if x, ok := c.(cluster.LogExporter); ok {
-		ginkgo.DeferCleanup(func(ctx context.Context) {
-			if !ginkgo.CurrentSpecReport().Failed() {
-				return
+		DeferCleanup(ExportLogsTimeout, func(ctx context.Context) error {
+			if !current().Failed() {
+				return nil
 			}
 			dir := filepath.Join(SpecArtifactsDir(), "cluster-logs")
 			if err := x.ExportLogs(ctx, dir); err != nil {
-				ginkgo.AddReportEntry("cluster logs export failed", err.Error())
-				return
+				AddReportEntry("cluster logs export failed", err.Error())
+				return nil
 			}
-			ginkgo.AddReportEntry("cluster logs", dir)
-		}, ginkgo.NodeTimeout(2*time.Minute))
+			AddReportEntry("cluster logs", dir)
+			return nil
+		})
 	}
+	return nil
 }

@@ -78,8 +78,11 @@ func processArtifactsDir(name string) string {
 // SpecArtifactsDir is the current spec's directory in SuiteArtifactsDir:
 // its own (the two sync-mode entries of a table included), and new in each
 // run (PrepareRun empties SuiteArtifactsDir first).
-func SpecArtifactsDir() string {
-	return filepath.Join(SuiteArtifactsDir(), specDirName(ginkgo.CurrentSpecReport()))
+func SpecArtifactsDir() string { return current().ArtifactsDir() }
+
+// specArtifactsDir is SpecArtifactsDir of a Ginkgo spec.
+func specArtifactsDir(r types.SpecReport) string {
+	return filepath.Join(SuiteArtifactsDir(), specDirName(r))
 }
 
 // Lengths in a spec's directory name: the name is kept whole up to

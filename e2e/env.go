@@ -47,10 +47,10 @@ type Env struct {
 // spec; on a shared one the spec gets a namespace of its own.
 func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	ginkgo.GinkgoHelper()
-	d, c := startCluster(ctx, spec)
+	c, shared := current().Cluster(ctx, spec)
 	addr, ok := c.(cluster.Addressable)
 	if !ok {
-		ginkgo.Fail(fmt.Sprintf("backend %s: its cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", d.Name, c.Name()))
+		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))
 	}
 	e := &Env{Backend: c, Proxy: StartProxy(addr)}
 	admin, err := c.RESTConfig(cluster.Admin)
@@ -61,7 +61,7 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	admin.QPS = -1
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	if d.Shared {
+	if shared {
 		useOwnNamespace(ctx, e.Writer, admin)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)
@@ -83,18 +83,18 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	Namespace = ns.Name
-	ginkgo.AddReportEntry("namespace", ns.Name)
-	ginkgo.DeferCleanup(func(ctx context.Context) error {
+	AddReportEntry("namespace", ns.Name)
+	DeferCleanup(NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
 		Namespace = metav1.NamespaceDefault
 		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)
 		if len(left) > 0 {
-			ginkgo.AddReportEntry("left on the cluster", strings.Join(left, "\n"))
-			ginkgo.GinkgoWriter.Printf("namespace %s: left on the cluster: %s\n", ns.Name, strings.Join(left, "; "))
+			AddReportEntry("left on the cluster", strings.Join(left, "\n"))
+			Logf("namespace %s: left on the cluster: %s", ns.Name, strings.Join(left, "; "))
 		}
 		return err
-	}, ginkgo.NodeTimeout(NamespaceCleanupTimeout+10*time.Second))
+	})
 	// With the ServiceAccount admission plugin (every real cluster), a pod
 	// is refused until its namespace's "default" service account exists,
 	// which the controller-manager creates asynchronously: create it now
@@ -124,7 +124,7 @@ func Require[T any](c cluster.Cluster, what string) T {
 	ginkgo.GinkgoHelper()
 	v, ok := c.(T)
 	if !ok {
-		ginkgo.Skip(fmt.Sprintf("backend %s cannot %s", c.Name(), what))
+		Skip(fmt.Sprintf("backend %s cannot %s", c.Name(), what))
 	}
 	return v
 }

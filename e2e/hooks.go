@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 
@@ -36,7 +35,7 @@ func SetHooks(h Hooks) { hooks = h }
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
 	if hooks.Config != nil {
 		cfg = hooks.Config(rest.CopyConfig(cfg))
-		ginkgo.AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
+		AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
 	}
 	if len(hooks.FactoryOptions) > 0 {
 		opts.FactoryOptions = append(slices.Clone(opts.FactoryOptions), hooks.FactoryOptions...)

@@ -44,7 +44,7 @@ func StartProxy(c cluster.Addressable) *faultproxy.Proxy {
 	ginkgo.GinkgoHelper()
 	p, err := faultproxy.Start(c.APIServerAddrs()...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")
-	ginkgo.DeferCleanup(p.Close)
+	DeferCleanup(0, func(context.Context) error { return p.Close() })
 	return p
 }
 
@@ -75,22 +75,20 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
 	p.Start()
-	ginkgo.DeferCleanup(func() {
+	DeferCleanup(0, func(context.Context) error {
 		// Bounded: a handler or informer that never returns fails the spec
 		// here, naming itself, instead of holding the run until its global
 		// timeout.
 		stopErr := o.StopWithin(ShutdownTimeout)
-		if stopErr != nil || ginkgo.CurrentSpecReport().Failed() {
+		if stopErr != nil || current().Failed() {
 			path, err := o.dump()
 			if err != nil {
-				ginkgo.AddReportEntry("probe dump failed", err.Error())
+				AddReportEntry("probe dump failed", err.Error())
 			} else {
-				ginkgo.AddReportEntry("probe record", path)
+				AddReportEntry("probe record", path)
 			}
 		}
-		if stopErr != nil {
-			ginkgo.Fail(stopErr.Error())
-		}
+		return stopErr
 	})
 	return o
 }
@@ -247,7 +245,7 @@ func NumbersOf(name string, rec probe.Record, recovery time.Duration) Numbers {
 // Report attaches the numbers to the spec's report.
 func (o *Observed) Report(recovery time.Duration) Numbers {
 	n := o.Numbers(recovery)
-	ginkgo.AddReportEntry(ReportEntryPrefix+o.Name, n)
+	AddReportEntry(ReportEntryPrefix+o.Name, n)
 	return n
 }
 

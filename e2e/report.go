@@ -65,43 +65,50 @@ func WriteReports(r ginkgo.Report) error {
 			sum.Failure = s.Failure.Message
 		}
 		for _, e := range s.ReportEntries {
-			if !strings.HasPrefix(e.Name, ReportEntryPrefix) {
-				if v := e.StringRepresentation(); v != "" && e.Name != "process logs" && e.Name != "probe record" {
-					if sum.Notes == nil {
-						sum.Notes = map[string]string{}
-					}
-					sum.Notes[e.Name] = v
-				}
-				continue
-			}
-			// In-process the raw value is there; from parallel processes
-			// only its JSON.
-			if n, ok := e.Value.GetRawValue().(Numbers); ok {
-				sum.Informers = append(sum.Informers, n)
-				continue
-			}
-			var n Numbers
-			if err := json.Unmarshal([]byte(e.Value.AsJSON), &n); err == nil {
-				sum.Informers = append(sum.Informers, n)
-			}
+			sum.addEntry(e.Name, e.Value.GetRawValue(), e.Value.AsJSON, e.StringRepresentation())
 		}
 		specs = append(specs, sum)
 	}
-	dir := ArtifactsRoot()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
+}
+
+// addEntry adds a report entry to the spec's summary: a probe's numbers
+// (raw in-process; from parallel processes only their JSON), or a note.
+func (sum *SpecSummary) addEntry(name string, raw any, asJSON, asString string) {
+	if !strings.HasPrefix(name, ReportEntryPrefix) {
+		if asString != "" && name != "process logs" && name != "probe record" {
+			if sum.Notes == nil {
+				sum.Notes = map[string]string{}
+			}
+			sum.Notes[name] = asString
+		}
+		return
+	}
+	if n, ok := raw.(Numbers); ok {
+		sum.Informers = append(sum.Informers, n)
+		return
+	}
+	var n Numbers
+	if err := json.Unmarshal([]byte(asJSON), &n); err == nil {
+		sum.Informers = append(sum.Informers, n)
+	}
+}
+
+// writeSummary writes the report files of sum (ReportFiles).
+func writeSummary(sum SuiteSummary) error {
+	if err := os.MkdirAll(ArtifactsRoot(), 0o755); err != nil {
 		return err
 	}
-	sum := SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs}
 	data, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
-	jsonPath, mdPath := ReportFiles(r.SuiteDescription)
+	jsonPath, mdPath := ReportFiles(sum.Suite)
 	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
 		return err
 	}
 	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
-	return os.WriteFile(mdPath, []byte(markdown(title, specs)), 0o644)
+	return os.WriteFile(mdPath, []byte(markdown(title, sum.Specs)), 0o644)
 }
 
 func markdown(suite string, specs []SpecSummary) string {

@@ -32,8 +32,8 @@ const (
 // (restored after it; Ginkgo runs one spec at a time per process) and
 // records it in the spec's report. Call it before building an informer.
 func (m SyncMode) Use() {
-	clientfeaturestesting.SetFeatureDuringTest(ginkgo.GinkgoTB(), features.WatchListClient, m.Streaming)
-	ginkgo.AddReportEntry("sync mode", m.Name)
+	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
+	AddReportEntry("sync mode", m.Name)
 }
 
 // String is the mode's name.

@@ -347,6 +347,10 @@ func (c *Cluster) kubeconfig(u cluster.User, server string) *clientcmdapi.Config
 // Name implements cluster.Cluster.
 func (c *Cluster) Name() string { return c.name }
 
+// ProfileName implements cluster.Profiled: the name of the flag profile its
+// kube-apiservers run with ("" for none).
+func (c *Cluster) ProfileName() string { return c.opts.Profile.Name }
+
 // ArtifactsDir implements cluster.Cluster.
 func (c *Cluster) ArtifactsDir() string { return c.logs }
 

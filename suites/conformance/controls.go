@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Broken client set-ups shared by several negative controls.
@@ -74,3 +75,16 @@ func (t *pinnedListRV) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.next.RoundTrip(req)
 }
+
+// initialListOnly is a handler told of the initial list and nothing after:
+// a client whose relists and watch events fix the store without notifying
+// the controller.
+type initialListOnly struct{ next cache.ResourceEventHandler }
+
+func (h initialListOnly) OnAdd(obj any, inInitialList bool) {
+	if inInitialList {
+		h.next.OnAdd(obj, true)
+	}
+}
+func (initialListOnly) OnUpdate(any, any) {}
+func (initialListOnly) OnDelete(any)      {}

@@ -21,6 +21,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
 // S15 (k8s#120621; client certificate reload: kubernetes#79083; CA reload:
@@ -104,10 +105,10 @@ const (
 	// s15Recovers is the assertion the negative control must fail.
 	s15Recovers = "reconnects with the rotated certificate within"
 	// clientRotationBound bounds the time from the apiserver being ready
-	// with the new CA to the informer's first 2xx: S1's firstSuccessBound
+	// with the new CA to the informer's first 2xx: S1's scenarios.FirstSuccessBound
 	// (the reflector's pending backoff after a restart) plus the REST
 	// client's 1 s wait before it retries the connection client-go closed.
-	clientRotationBound = firstSuccessBound + restRetryWait
+	clientRotationBound = scenarios.FirstSuccessBound + restRetryWait
 	restRetryWait       = time.Second
 	// caRefreshDuration is transport/ca_rotation.go newAtomicTransportHolder's
 	// caRefreshDuration.
@@ -188,7 +189,7 @@ type rotationOutcome struct {
 
 func outcomeOf(o *e2e.Observed, rotation string, before probe.Request, rotated, ready time.Time) rotationOutcome {
 	rec := o.Recorder.Snapshot()
-	out := rotationOutcome{after: requestsAfter(rec, before.ID), failed: map[string][]probe.Request{}}
+	out := rotationOutcome{after: scenarios.RequestsAfter(rec, before.ID), failed: map[string][]probe.Request{}}
 	for _, r := range out.after {
 		if r.Status >= 200 && r.Status < 300 {
 			out.first, out.ok = r, true
@@ -328,8 +329,8 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 	pods.EventuallyConverged(ctx, env.Pods)
 
 	By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
-	relabel(ctx, api, "keep", "before")
-	Eventually(func() []string { return updatedKeys(pods) }).WithTimeout(preStopEventTimeout).WithPolling(20*time.Millisecond).
+	scenarios.Relabel(ctx, api, "keep", "before")
+	Eventually(func() []string { return scenarios.UpdatedKeys(pods) }).WithTimeout(scenarios.PreStopEventTimeout).WithPolling(20*time.Millisecond).
 		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the rotation")
 	before := lastRequest(pods)
 
@@ -371,7 +372,7 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 		if ri.After != nil && ri.After.Reinitialises() {
 			continue // the relist in progress trying again
 		}
-		Expect(s1Allowed(ri, cluster.Hard, ready)).To(BeTrue(),
+		Expect(scenarios.S1Allowed(ri, cluster.Hard, ready)).To(BeTrue(),
 			"re-initialisation only after a 410 or 403 of the restarted apiserver, none caused by the rotation: %s (all: %v)", ri, n.ReinitDetails)
 	}
 	Expect(succeeded).To(BeNumerically("<=", 1), "at most one successful re-initialisation after the rotation (all: %v)", n.ReinitDetails)
@@ -398,9 +399,9 @@ func servingCARotation(ctx context.Context) {
 	}
 
 	By("updating a pod and waiting for both watches to deliver it, so neither is a very short one")
-	relabel(ctx, api, "keep", "before")
+	scenarios.Relabel(ctx, api, "keep", "before")
 	for _, o := range []*e2e.Observed{static, reloading} {
-		Eventually(func() []string { return updatedKeys(o) }).WithTimeout(preStopEventTimeout).WithPolling(20*time.Millisecond).
+		Eventually(func() []string { return scenarios.UpdatedKeys(o) }).WithTimeout(scenarios.PreStopEventTimeout).WithPolling(20*time.Millisecond).
 			Should(ContainElement(created["keep"].Key), "informer %s's watch delivered the update before the rotation", o.Name)
 	}
 	staticBefore, reloadingBefore := lastRequest(static), lastRequest(reloading)
@@ -449,7 +450,7 @@ func servingCARotation(ctx context.Context) {
 	staticDeadline := staticMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	Eventually(ctx, func() []probe.Request {
 		var late []probe.Request
-		for _, r := range requestsAfter(static.Recorder.Snapshot(), staticBefore.ID) {
+		for _, r := range scenarios.RequestsAfter(static.Recorder.Snapshot(), staticBefore.ID) {
 			if r.Start.After(staticMade.Add(caRefreshDuration)) && failureKind(r) == failUnknownCA {
 				late = append(late, r)
 			}
@@ -497,7 +498,7 @@ func rotateThenChangePods(ctx context.Context, env *e2e.Env, rot certRotation, s
 	wapi := writer.CoreV1().Pods(e2e.Namespace)
 	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	relabel(ctx, wapi, "update-after", "after")
+	scenarios.Relabel(ctx, wapi, "update-after", "after")
 	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
 	return rotated, ready, probe.QuorumPods(writer, e2e.Namespace)
 }

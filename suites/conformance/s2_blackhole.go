@@ -1,97 +1,24 @@
 package conformance
 
 import (
-	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
-// S2 (seed 004): the TCP path between client and apiserver goes silent: the
-// fault proxy drops every byte of the connection open now, both ways, and
-// closes nothing (no FIN, no RST: an expired NAT entry, a vanished path).
-// New connections get through, so the informer recovers as soon as it
-// notices on its own. Three informers of one factory (pods, configmaps,
-// secrets) share the clientset, hence one transport and one HTTP/2
-// connection.
-//
-// Expected of client-go v0.36 (golang.org/x/net v0.61):
-//   - apimachinery pkg/util/net/http.go SetTransportDefaults ->
-//     configureHTTP2Transport sets the HTTP/2 health check from
-//     HTTP2_READ_IDLE_TIMEOUT_SECONDS (readIdleTimeoutSeconds, default 30,
-//     0 disables it) and HTTP2_PING_TIMEOUT_SECONDS (pingTimeoutSeconds,
-//     default 15), read from the environment each time a transport is
-//     built. client-go's transport cache (transport/cache.go tlsConfigKey)
-//     keys on the rest.Config's DialHolder, which rest/transport.go
-//     TransportConfig allocates afresh for a config with Dial set (the
-//     probe's always is): every probe builds its own transport, with the
-//     environment of the moment.
-//   - x/net http2 ClientConn.readLoop runs healthCheck when no frame arrived
-//     for ReadIdleTimeout; a ping unanswered within PingTimeout makes
-//     closeForLostPing end every stream with "http2: client connection lost".
-//   - apimachinery pkg/watch/streamwatcher.go receive: that error is neither
-//     a probable EOF nor a timeout, so it becomes an ERROR event
-//     ("unable to decode an event from the watch stream", InternalError);
-//     tools/cache/reflector.go watch returns it and ListAndWatch starts over
-//     after the reflector's backoff (800 ms, jitter 1.0: at most 1.6 s): one
-//     re-initialisation per informer, which the probe classifies as a
-//     transport error (the watch body's read failed), with that message.
-//   - Go's net/http Transport.queueForDial (MaxConnsPerHost 0) dials for
-//     every request that finds no usable connection, so the three
-//     reflectors, retrying 0.8-1.6 s apart with independent jitter, usually
-//     share one new connection but may dial once each when their retries
-//     overlap a handshake: one new dial per informer at most.
-//
-// Recovery, from the blackhole's start, is bounded by read-idle + ping
-// timeout (detection) + the reflector's first backoff + staleSlack.
-const (
-	shortReadIdle    = 2 * time.Second
-	shortPingTimeout = 2 * time.Second
-	// client-go's defaults (apimachinery pkg/util/net/http.go).
-	defaultReadIdle    = 30 * time.Second
-	defaultPingTimeout = 15 * time.Second
-	// reflectorFirstBackoff is the longest first retry delay of a
-	// reflector: 800 ms with jitter 1.0 (tools/cache/reflector.go).
-	reflectorFirstBackoff = 1600 * time.Millisecond
-	// staleSlack covers the new dial, the relist and its delivery on a
-	// loaded machine (4 Ginkgo processes on 2 cores).
-	staleSlack = 5 * time.Second
-)
-
-// staleRecoveryBound is how long after the blackhole's start every informer
-// must have converged.
-func staleRecoveryBound(readIdle, ping time.Duration) time.Duration {
-	return readIdle + ping + reflectorFirstBackoff + staleSlack
-}
-
-// staleConnection configures one run.
-type staleConnection struct {
-	// readIdle and ping set HTTP2_READ_IDLE_TIMEOUT_SECONDS and
-	// HTTP2_PING_TIMEOUT_SECONDS; nil leaves client-go's default.
-	readIdle, ping *time.Duration
-	// bound is the recovery bound asserted.
-	bound time.Duration
-}
-
+// S2: the scenario, and what it expects of client-go, is in
+// scenarios/s2_blackhole.go, shared with the e2e-framework features.
 var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackhole"), func() {
 	DescribeTable("detects the dead connection with the HTTP/2 health check and recovers every informer on a new one",
 		append([]any{func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
-			recoversFromStaleConnection(ctx, staleConnection{
-				readIdle: new(shortReadIdle), ping: new(shortPingTimeout),
-				bound: staleRecoveryBound(shortReadIdle, shortPingTimeout),
+			scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{
+				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
+				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
 		}}, e2e.BothSyncModes()...)...)
 
@@ -101,7 +28,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 	// client-go v0.36's default.
 	It("recovers within client-go's default health check (30 s read-idle + 15 s ping)", Slow, Label(e2e.LabelStreamingList), func(ctx SpecContext) {
 		e2e.StreamingList.Use()
-		recoversFromStaleConnection(ctx, staleConnection{bound: staleRecoveryBound(defaultReadIdle, defaultPingTimeout)})
+		scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{Bound: scenarios.StaleRecoveryBound(scenarios.DefaultReadIdle, scenarios.DefaultPingTimeout)})
 	})
 
 	It("fails when the HTTP/2 health check is disabled", NegativeControl, func(ctx SpecContext) {
@@ -109,191 +36,11 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 		// watch waits on the dead connection forever (the proxy keeps TCP
 		// alive) and the recovery bound must catch it.
 		err := InterceptGomegaFailure(func() {
-			recoversFromStaleConnection(ctx, staleConnection{
-				readIdle: new(time.Duration(0)), ping: new(shortPingTimeout),
-				bound: staleRecoveryBound(shortReadIdle, shortPingTimeout),
+			scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{
+				ReadIdle: new(time.Duration(0)), Ping: new(scenarios.ShortPingTimeout),
+				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
 		})
 		Expect(err).To(MatchError(ContainSubstring("recovered from the stale connection within")), "the S2 recovery bound catches a client that never notices")
 	})
 })
-
-// setHTTP2HealthCheck sets (or, for nil, empties: client-go's default) the
-// health check's environment for the rest of the spec; transports built
-// from now on read it.
-func setHTTP2HealthCheck(readIdle, ping *time.Duration) {
-	seconds := func(d *time.Duration) string {
-		if d == nil {
-			return ""
-		}
-		return strconv.Itoa(int(d.Seconds()))
-	}
-	GinkgoT().Setenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS", seconds(readIdle))
-	GinkgoT().Setenv("HTTP2_PING_TIMEOUT_SECONDS", seconds(ping))
-}
-
-// informerUnderTest is one informer of the shared factory with what it is
-// checked against.
-type informerUnderTest struct {
-	resource string // path suffix of its requests
-	informer cache.SharedIndexInformer
-	server   probe.Lister
-	synced   time.Time
-	// handler records the handler calls of the configmaps and secrets
-	// informers (the pods informer's are in its probe's record).
-	handler *probe.Recorder
-}
-
-func recoversFromStaleConnection(ctx context.Context, sc staleConnection) {
-	setHTTP2HealthCheck(sc.readIdle, sc.ping)
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	writer := env.Writer
-	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("stays"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	createConfigMapAndSecret(ctx, writer, "before")
-
-	By("starting pods, configmaps and secrets informers of one factory")
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
-	var recovery time.Duration
-	informers := []*informerUnderTest{
-		{resource: "/pods", informer: pods.Informer, server: env.Pods, synced: pods.Recorder.Snapshot().Synced},
-		{resource: "/configmaps", informer: pods.Factory.Core().V1().ConfigMaps().Informer(), server: quorumConfigMaps(writer)},
-		{resource: "/secrets", informer: pods.Factory.Core().V1().Secrets().Informer(), server: quorumSecrets(writer)},
-	}
-	for _, inf := range informers[1:] {
-		inf.handler = &probe.Recorder{}
-		_, err := inf.informer.AddEventHandler(probe.RecordingHandler(inf.handler))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	pods.Start() // starts the informers added since
-	for _, inf := range informers[1:] {
-		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
-		Expect(cache.WaitForCacheSync(syncCtx.Done(), inf.informer.HasSynced)).To(BeTrue(), "%s informer synced within %s", inf.resource, e2e.SyncTimeout)
-		cancel()
-		inf.synced = time.Now()
-	}
-	// One report entry per informer: the probe's own would mix the three
-	// informers' requests (one clientset) and misclassify their causes.
-	DeferCleanup(func() {
-		rec := pods.Recorder.Snapshot()
-		for _, inf := range informers {
-			reportInformer(inf, rec, recovery)
-		}
-	})
-	Eventually(func(g Gomega) {
-		rec := pods.Recorder.Snapshot()
-		for _, inf := range informers {
-			rs := requestsOf(rec, inf.resource)
-			g.Expect(rs).NotTo(BeEmpty(), "requests for %s", inf.resource)
-			last := rs[len(rs)-1]
-			g.Expect(last.Watch && last.Status == 200 && last.End.IsZero()).To(BeTrue(), "the %s informer has a watch open: %+v", inf.resource, last)
-		}
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
-	before := pods.Recorder.Snapshot()
-	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the three informers share one connection")
-
-	By("silencing the informers' connection (bytes dropped both ways, nothing closed); new connections get through")
-	start := time.Now()
-	DeferCleanup(env.Proxy.BlackholeCurrent())
-
-	By("changing pods, configmaps and secrets meanwhile")
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("born"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	createConfigMapAndSecret(ctx, writer, "during")
-
-	Eventually(func(g Gomega) {
-		for _, inf := range informers {
-			g.Expect(probe.Converged(ctx, inf.informer.GetStore(), inf.server)).To(Succeed(), "%s informer", inf.resource)
-		}
-	}).WithContext(ctx).WithTimeout(max(sc.bound-time.Since(start), time.Millisecond)).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"every informer recovered from the stale connection within %s of the blackhole (record and logs: %s)", sc.bound, pods.Dir)
-	recovery = time.Since(start)
-	AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", recovery.Round(time.Millisecond), sc.bound))
-
-	// The universal invariant.
-	pods.EventuallyConverged(ctx, env.Pods)
-	for _, inf := range informers[1:] {
-		e2e.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
-	}
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/" + gone.Name, UID: string(gone.UID)})
-
-	after := pods.Recorder.Snapshot()
-	for _, inf := range informers {
-		reinits := probe.Reinitialisations(recordOf(after, inf.resource, inf.synced))
-		Expect(probe.CountByCause(reinits)).To(Equal(map[probe.Cause]int{probe.CauseTransport: 1}),
-			"re-initialisations by cause of the %s informer: one relist after the lost connection (%v)", inf.resource, reinits)
-		Expect(reinits[0].Detail).To(ContainSubstring("http2: client connection lost"), "the %s watch ended by the health check", inf.resource)
-	}
-	newDials := len(after.Dials) - len(before.Dials)
-	AddReportEntry("S2 new dials", newDials)
-	Expect(newDials).To(BeNumerically(">=", 1), "the informers dialed a new connection")
-	Expect(newDials).To(BeNumerically("<=", len(informers)), "new dials of %d informers sharing one transport, one each at most", len(informers))
-}
-
-// reportInformer adds the numbers of one informer of the shared clientset
-// to the spec's report; dials are the clientset's, shared by all three.
-func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
-	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), recordOf(rec, inf.resource, inf.synced), recovery)
-	n.Dials = len(rec.Dials)
-	if inf.resource != "/pods" {
-		n.Events = nil // the recorded handler is the pod informer's
-	}
-	AddReportEntry(e2e.ReportEntryPrefix+n.Informer, n)
-}
-
-func createConfigMapAndSecret(ctx context.Context, writer kubernetes.Interface, name string) {
-	GinkgoHelper()
-	_, err := writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	_, err = writer.CoreV1().Secrets(e2e.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-}
-
-// requestsOf returns the requests for one resource (path suffix).
-func requestsOf(rec probe.Record, resource string) []probe.Request {
-	var out []probe.Request
-	for _, r := range rec.Requests {
-		if strings.HasSuffix(r.Path, resource) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// recordOf narrows a record shared by several informers of one client to
-// one informer's requests, synced at its own time, so its
-// re-initialisations are classified by its own requests.
-func recordOf(rec probe.Record, resource string, synced time.Time) probe.Record {
-	return probe.Record{Requests: requestsOf(rec, resource), Dials: rec.Dials, Synced: synced}
-}
-
-func quorumConfigMaps(cs kubernetes.Interface) probe.Lister {
-	return func(ctx context.Context) ([]probe.Object, error) {
-		l, err := cs.CoreV1().ConfigMaps(e2e.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("quorum list of configmaps: %w", err)
-		}
-		var objs []probe.Object
-		for _, o := range l.Items {
-			objs = append(objs, probe.Object{Key: o.Namespace + "/" + o.Name, UID: string(o.UID), ResourceVersion: o.ResourceVersion})
-		}
-		return objs, nil
-	}
-}
-
-func quorumSecrets(cs kubernetes.Interface) probe.Lister {
-	return func(ctx context.Context) ([]probe.Object, error) {
-		l, err := cs.CoreV1().Secrets(e2e.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("quorum list of secrets: %w", err)
-		}
-		var objs []probe.Object
-		for _, o := range l.Items {
-			objs = append(objs, probe.Object{Key: o.Namespace + "/" + o.Name, UID: string(o.UID), ResourceVersion: o.ResourceVersion})
-		}
-		return objs, nil
-	}
-}

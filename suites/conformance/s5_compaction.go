@@ -1,49 +1,13 @@
 package conformance
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"strconv"
-	"strings"
-	"sync/atomic"
-	"syscall"
-	"time"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
-
-// cacherNoticeTimeout bounds the watch cache noticing a compaction: the
-// etcd3 compactor learns of it through its watch on compact_rev_key
-// (apiserver storage/etcd3/compact.go), and the cacher's compactor polls
-// that every 15 s (storage/cacher/compactor.go compactorPollPeriod). Seen
-// here: 11-12.6 s alone. The compaction must be past the resourceVersion
-// asked for: etcd and the watch cache both serve the compacted revision
-// itself (a CI run waited 45 s in vain when no write fell between the
-// informer's sync and the compaction). The specs that wait are labelled slow.
-const cacherNoticeTimeout = 45 * time.Second
-
-// drainTimeout bounds the drained informer's watch ending (the
-// fast-graceful-shutdown profile ends watches within 2 s of SIGTERM).
-const drainTimeout = 15 * time.Second
-
-// resumableWatchAge: a watch older than this that ends cleanly is resumed,
-// not relisted (reflector.go handleAnyWatch: a watch closed within 1 s with
-// no event is a VeryShortWatchError).
-const resumableWatchAge = 1500 * time.Millisecond
 
 // S5 (seeds 002, 000): etcd compaction, and what it does to an informer's
 // resourceVersion.
@@ -81,10 +45,12 @@ const resumableWatchAge = 1500 * time.Millisecond
 // profile: its watches end cleanly within 2 s) while new connections and
 // requests are refused; the writes go through apiserver 1; the informer
 // resumes on apiserver 0 restarted, or fails over to apiserver 1.
+// S5: the scenario, and what it expects of client-go, is in
+// scenarios/s5_compaction.go, shared with the e2e-framework features.
 var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtcdCompaction, func() {
 	Context("when etcd is compacted while the informer is watching", Slow, func() {
 		DescribeTable("keeps the same watch: no re-initialisation, no new dial, later changes arrive", append([]any{
-			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); compactedWhileWatching(ctx) }},
+			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); scenarios.CompactedWhileWatching(ctx) }},
 			e2e.BothSyncModes()...)...)
 	})
 
@@ -92,15 +58,15 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		DescribeTable("the resume is answered 410, the informer relists and observes every delete as a tombstone", append([]any{
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
-				r := resumeAfterDrain(ctx, drainInput{watchCache: false, compact: true, failOver: true})
-				Expect(r.numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
-				Expect(r.tombstones).To(Equal(len(r.deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
+				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true})
+				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
+				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
 			}},
 			e2e.BothSyncModes()...)...)
 
 		It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 			err := InterceptGomegaFailure(func() {
-				resumeAfterDrain(ctx, drainInput{watchCache: false, compact: true, failOver: true, wrap: dropTombstones})
+				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
 			})
 			Expect(err).To(MatchError(ContainSubstring("saw every delete")), "the S5 delete assertion catches a handler that ignores tombstones")
 		})
@@ -110,9 +76,9 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		DescribeTable("the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes", append([]any{
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
-				r := resumeAfterDrain(ctx, drainInput{watchCache: true, compact: true, failOver: true})
-				Expect(r.numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.numbers.ReinitDetails)
-				Expect(r.tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
+				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: true, FailOver: true})
+				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
+				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
 				AddReportEntry("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
 			}},
 			e2e.BothSyncModes()...)...)
@@ -120,7 +86,10 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 
 	Context("when a delete is immediately followed by compaction (etcd#10681, PrevKV=nil)", func() {
 		DescribeTable("the deleted objects do not survive in the store",
-			func(ctx SpecContext, m e2e.SyncMode, watchCache bool) { m.Use(); deleteThenCompact(ctx, watchCache) },
+			func(ctx SpecContext, m e2e.SyncMode, watchCache bool) {
+				m.Use()
+				scenarios.DeleteThenCompact(ctx, watchCache)
+			},
 			Entry("streaming list, watch cache", Label(e2e.LabelStreamingList), e2e.StreamingList, true),
 			Entry("LIST+WATCH, watch cache", Label(e2e.LabelListWatch), e2e.ListWatch, true),
 			Entry("streaming list, no watch cache", Label(e2e.LabelStreamingList), e2e.StreamingList, false),
@@ -132,276 +101,19 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		DescribeTable("without the watch cache the watch resumes from etcd: no relist, real Deletes", append([]any{
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
-				r := resumeAfterDrain(ctx, drainInput{watchCache: false, compact: false})
-				Expect(r.numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.numbers.ReinitDetails)
-				Expect(r.tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
+				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: false})
+				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
+				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
 			}},
 			e2e.BothSyncModes()...)...)
 
 		DescribeTable("with the watch cache the restarted apiserver answers the old resourceVersion 410: one relist", append([]any{
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
-				r := resumeAfterDrain(ctx, drainInput{watchCache: true, compact: false})
-				Expect(r.numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.numbers.ReinitDetails)
-				Expect(r.tombstones).To(Equal(len(r.deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone")
+				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: false})
+				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
+				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone")
 			}},
 			e2e.BothSyncModes()...)...)
 	})
 })
-
-// compactedWhileWatching: compaction, noticed by the watch cache, does not
-// touch an open watch.
-func compactedWhileWatching(ctx context.Context) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	writer := env.Writer
-	first, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("first"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	for i := range 3 {
-		first.Labels = map[string]string{"round": fmt.Sprint(i)}
-		first, err = writer.CoreV1().Pods(e2e.Namespace).Update(ctx, first, metav1.UpdateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-	}
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
-	pods.EventuallyConverged(ctx, env.Pods)
-	before := pods.Recorder.Snapshot()
-	oldRV := pods.Informer.LastSyncResourceVersion()
-
-	By("compacting etcd past the informer's resourceVersion and waiting until kube-apiserver's watch cache has noticed")
-	// etcd serves reads at the compacted revision itself (only older ones
-	// are gone), and so does the watch cache (watchCache.Compact drops the
-	// snapshots below it): a compaction at exactly oldRV would never be
-	// answered 410. One write the informer does not watch (a ConfigMap)
-	// moves etcd's revision past oldRV first.
-	_, err = writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump-revision"}}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	compacted, err := etcd.CompactEtcd(ctx, 0)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(strconv.ParseInt(oldRV, 10, 64)).To(BeNumerically("<", compacted), "etcd is compacted past the informer's resourceVersion")
-	start := time.Now()
-	eventuallyExpired(ctx, writer, oldRV)
-	AddReportEntry("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
-
-	By("changing pods after the compaction")
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("second"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	recovery := pods.EventuallyConverged(ctx, env.Pods)
-	n := pods.Report(recovery)
-
-	after := pods.Recorder.Snapshot()
-	Expect(n.Reinitialisations).To(BeEmpty(), "no re-initialisation after a compaction (%v)", n.ReinitDetails)
-	Expect(after.Dials).To(HaveLen(len(before.Dials)), "no new dial after a compaction")
-	Expect(after.Requests).To(HaveLen(len(before.Requests)), "no new request: the watch open before the compaction delivered the later changes")
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/first", UID: string(first.UID)})
-}
-
-// eventuallyExpired waits until an exact list at rv answers 410: the watch
-// cache has dropped its snapshots below the compacted revision.
-func eventuallyExpired(ctx context.Context, cs kubernetes.Interface, rv string) {
-	GinkgoHelper()
-	Eventually(ctx, func() error {
-		_, err := cs.CoreV1().Pods(e2e.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			return nil
-		}
-		return fmt.Errorf("exact list at %s: want 410, got %v", rv, err)
-	}).WithTimeout(cacherNoticeTimeout).WithPolling(250*time.Millisecond).Should(Succeed(), "kube-apiserver answers a list at the compacted resourceVersion %s with 410 within %s", rv, cacherNoticeTimeout)
-}
-
-type drainInput struct {
-	// watchCache: kube-apiservers with the watch cache (the default).
-	watchCache bool
-	// compact etcd while the informer is cut off.
-	compact bool
-	// failOver: resume on apiserver 1 (running all along) instead of
-	// restarting apiserver 0.
-	failOver bool
-	wrap     func(cache.ResourceEventHandler) cache.ResourceEventHandler
-}
-
-type drainResult struct {
-	numbers    e2e.Numbers
-	deleted    []probe.Object
-	tombstones int
-}
-
-// resumeAfterDrain: two apiservers over one etcd; the informer goes through
-// the proxy to apiserver 0. The proxy refuses new connections and apiserver
-// 0 drains (its watches end cleanly), so the reflector waits to resume at its
-// last resourceVersion; meanwhile pods change through apiserver 1 and etcd
-// may be compacted. Then the informer resumes, either on apiserver 0
-// restarted or on apiserver 1. The universal invariant is checked here;
-// callers assert the re-initialisations.
-func resumeAfterDrain(ctx context.Context, in drainInput) drainResult {
-	profile := "fast-graceful-shutdown"
-	if !in.watchCache {
-		profile += "+no-watch-cache"
-	}
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: profile})
-	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	cfg1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
-	Expect(err).NotTo(HaveOccurred())
-	writer1, err := kubernetes.NewForConfig(cfg1)
-	Expect(err).NotTo(HaveOccurred())
-	server := probe.QuorumPods(writer1, e2e.Namespace)
-
-	var created = map[string]string{}
-	for _, name := range []string{"deleted-1", "deleted-2", "updated", "kept"} {
-		p, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(name), metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		created[name] = string(p.UID)
-	}
-	gate := &refusingGate{}
-	pods := e2e.StartProbe(ctx, "pods", gate.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.wrap,
-		// A wrapped handler here is the delete assertion's negative control:
-		// leave it to that assertion, not the handler check.
-		NoHandlerCheck: in.wrap != nil})
-	pods.EventuallyConverged(ctx, server)
-	lastRV := pods.Informer.LastSyncResourceVersion()
-	// A watch that ends within a second with no event is a "very short
-	// watch" (reflector.go handleAnyWatch), an error, hence a relist.
-	Eventually(func() time.Duration {
-		rs := pods.Recorder.Snapshot().Requests
-		if last := rs[len(rs)-1]; last.Watch && last.Status == 200 && last.End.IsZero() {
-			return last.Duration()
-		}
-		return 0
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">", resumableWatchAge),
-		"the informer's watch has been open for more than %s", resumableWatchAge)
-
-	By("cutting the informer off: the proxy refuses new connections, apiserver 0 drains")
-	reconnect := env.Proxy.RefuseNew()
-	DeferCleanup(func() error { return reconnect() })
-	gate.refuse.Store(true)
-	DeferCleanup(func() { gate.refuse.Store(false) })
-	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
-	Eventually(func(g Gomega) {
-		rec := pods.Recorder.Snapshot()
-		var ended, refused bool
-		for _, r := range rec.Requests {
-			ended = ended || r.Watch && r.CleanEOF
-			refused = refused || ended && strings.Contains(r.Err, "connection refused")
-		}
-		g.Expect(ended).To(BeTrue(), "the informer's watch ended cleanly")
-		g.Expect(refused).To(BeTrue(), "a re-watch was refused")
-	}).WithContext(ctx).WithTimeout(drainTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the drained informer waits to resume")
-	Expect(probe.Reinitialisations(pods.Recorder.Snapshot())).To(BeEmpty(), "no re-initialisation while waiting to resume")
-
-	By("deleting, updating and creating pods through apiserver 1")
-	var deleted []probe.Object
-	for _, name := range []string{"deleted-1", "deleted-2"} {
-		Expect(writer1.CoreV1().Pods(e2e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-		deleted = append(deleted, probe.Object{Key: e2e.Namespace + "/" + name, UID: created[name]})
-	}
-	upd, err := writer1.CoreV1().Pods(e2e.Namespace).Get(ctx, "updated", metav1.GetOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	upd.Labels = map[string]string{"changed": "while-cut-off"}
-	_, err = writer1.CoreV1().Pods(e2e.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	_, err = writer1.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("created"), metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-
-	if in.compact {
-		By("compacting etcd past the informer's resourceVersion")
-		_, err = etcd.CompactEtcd(ctx, 0)
-		Expect(err).NotTo(HaveOccurred())
-		if in.watchCache {
-			eventuallyExpired(ctx, writer1, lastRV)
-		}
-	}
-
-	if in.failOver {
-		By("letting the informer in to apiserver 1")
-		restorePin, err := env.Proxy.Pin(1)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(restorePin)
-	} else {
-		By("starting apiserver 0 again and letting the informer in")
-		Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
-	}
-	Expect(reconnect()).To(Succeed())
-	gate.refuse.Store(false)
-	recovery := pods.EventuallyConverged(ctx, server)
-	n := pods.Report(recovery)
-	GinkgoWriter.Printf("S5 numbers: %s\n  %s\n", n, strings.Join(n.ReinitDetails, "\n  "))
-	rec := pods.Recorder.Snapshot()
-	tombstones := 0
-	for _, e := range rec.Events {
-		if e.Kind == probe.Delete && e.Tombstone {
-			tombstones++
-		}
-	}
-	AddReportEntry("S5 tombstones", fmt.Sprintf("%d of %d deletes arrived as DeletedFinalStateUnknown", tombstones, len(deleted)))
-	pods.ExpectDeletesObserved(deleted...)
-	return drainResult{numbers: n, deleted: deleted, tombstones: tombstones}
-}
-
-// refusingGate fails the informer's new requests the way a refused dial
-// does while refuse is set. The proxy refuses new connections too, but
-// HTTP/2 may still send the re-watch on the connection the draining
-// apiserver has not closed yet; measured: that apiserver then accepts the
-// watch and ends it at once, a "very short watch", which the reflector
-// answers with a relist (1 run in 8). The gate takes that race out; the
-// drain, the 410 and the resume stay the server's.
-type refusingGate struct{ refuse atomic.Bool }
-
-// Instrument returns a copy of cfg whose requests pass the gate.
-func (g *refusingGate) Instrument(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return gatedRoundTrip(func(req *http.Request) (*http.Response, error) {
-			if g.refuse.Load() {
-				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-			}
-			return rt.RoundTrip(req)
-		})
-	})
-	return cfg
-}
-
-type gatedRoundTrip func(*http.Request) (*http.Response, error)
-
-func (f gatedRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// deleteThenCompact: each delete is followed at once by a compaction to the
-// delete's revision, racing the watchers' fetch of the previous value.
-func deleteThenCompact(ctx context.Context, watchCache bool) {
-	spec := cluster.Spec{}
-	if !watchCache {
-		spec.Profile = "no-watch-cache"
-	}
-	env := e2e.StartEnv(ctx, spec)
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	const n = 5
-	var uids []string
-	for i := range n {
-		p, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("doomed-%d", i)), metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		uids = append(uids, string(p.UID))
-	}
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
-	pods.EventuallyConverged(ctx, env.Pods)
-
-	By("deleting each pod and compacting etcd right after each delete")
-	var deleted []probe.Object
-	start := time.Now()
-	for i := range n {
-		Expect(env.Writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, fmt.Sprintf("doomed-%d", i), metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-		_, err := etcd.CompactEtcd(ctx, 0)
-		Expect(err).NotTo(HaveOccurred())
-		deleted = append(deleted, probe.Object{Key: fmt.Sprintf("%s/doomed-%d", e2e.Namespace, i), UID: uids[i]})
-	}
-	pods.EventuallyConverged(ctx, env.Pods)
-	num := pods.Report(time.Since(start))
-	GinkgoWriter.Printf("S5 numbers: %s\n  %s\n", num, strings.Join(num.ReinitDetails, "\n  "))
-	prevKVNil := 0
-	for _, r := range pods.Recorder.Snapshot().Requests {
-		if strings.Contains(r.ErrorMessage, "PrevKv=nil") {
-			prevKVNil++
-		}
-	}
-	AddReportEntry("S5 outcome", fmt.Sprintf("%d ERROR events 'PrevKv=nil' reached the informer; re-initialisations %v", prevKVNil, num.Reinitialisations))
-	pods.ExpectDeletesObserved(deleted...)
-}

@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+)
+
+// TestingRun runs scenarios as specs of plain testing.T tests (the front end
+// of integrations/e2eframework's features) on a cluster that outlives them,
+// and writes the same informer report as a Ginkgo run (ReportFiles under
+// ArtifactsRoot) once its specs are done. Its specs run one at a time per
+// process (UseFrontEnd).
+type TestingRun struct {
+	// Suite names the run in its report and its artifacts directory.
+	Suite string
+
+	mu       sync.Mutex
+	prepared bool
+	version  string
+	specs    []SpecSummary
+}
+
+// NewTestingRun starts a run named suite.
+func NewTestingRun(suite string) *TestingRun { return &TestingRun{Suite: suite} }
+
+// Dir is the run's artifacts directory, ArtifactsRoot/<suite>, emptied
+// before its first spec.
+func (r *TestingRun) Dir() string {
+	return filepath.Join(ArtifactsRoot(), unsafeChars.ReplaceAllString(r.Suite, "-"))
+}
+
+// Spec runs body as the spec name of t on c, a cluster the run's specs share
+// (each works in a namespace of its own; a cluster.Recoverer recovers
+// before it). The instruments report to t: a failed assertion or instrument
+// fails t, a missing capability skips it; failure messages are the Ginkgo
+// run's. The spec's entries go to the run's report.
+func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, name string, body func(ctx context.Context)) {
+	t.Helper()
+	if c == nil {
+		t.Fatalf("informer-conformance %s: no cluster (was the environment's cluster created?)", name)
+	}
+	if err := r.prepare(c); err != nil {
+		t.Fatal(err)
+	}
+	fe := &testingFrontEnd{t: t, c: c, dir: r.specDir(name), spec: SpecSummary{Spec: name}}
+	undo, err := UseFrontEnd(fe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// Registered first, so it runs last: after every clean-up the spec
+	// registered (which may still fail it).
+	t.Cleanup(func() {
+		undo()
+		fe.mu.Lock()
+		sum := fe.spec
+		fe.mu.Unlock()
+		sum.Seconds = time.Since(start).Seconds()
+		switch {
+		case t.Skipped():
+			sum.Outcome = "skipped"
+		case t.Failed():
+			sum.Outcome = "failed"
+		default:
+			sum.Outcome = "passed"
+		}
+		if sum.Outcome != "failed" {
+			sum.Failure = ""
+		}
+		r.mu.Lock()
+		r.specs = append(r.specs, sum)
+		r.mu.Unlock()
+	})
+	// Gomega's assertions fail this t, and say so to the summary.
+	gomega.RegisterFailHandler(func(message string, _ ...int) {
+		fe.failed(message)
+		t.Helper()
+		t.Fatal(message)
+	})
+	body(ctx)
+}
+
+// prepare empties the run's artifacts directory and old reports before its
+// first spec, and checks the path variables, as PrepareRun does for a suite.
+func (r *TestingRun) prepare(c cluster.Cluster) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v, ok := c.(cluster.ServerVersioner); ok && r.version == "" {
+		r.version = v.ServerVersion()
+	}
+	if r.prepared {
+		return nil
+	}
+	if err := CheckPathEnv(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(r.Dir()); err != nil {
+		return fmt.Errorf("empty the run's artifacts of earlier runs: %w", err)
+	}
+	jsonPath, mdPath := ReportFiles(r.Suite)
+	for _, p := range []string{jsonPath, mdPath} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove the report of an earlier run: %w", err)
+		}
+	}
+	r.prepared = true
+	return nil
+}
+
+// specDir is a spec's own directory in Dir: its readable name and a hash of
+// the full name (two specs of one name in a run share it; Ginkgo's specs
+// differ by location too, features only by name).
+func (r *TestingRun) specDir(name string) string {
+	clean := strings.Trim(unsafeChars.ReplaceAllString(name, "-"), "-")
+	if len(clean) > maxSpecDirText {
+		clean = clean[:specDirHead] + "--" + clean[len(clean)-specDirTail:]
+	}
+	sum := sha256.Sum256([]byte(name))
+	return filepath.Join(r.Dir(), clean+"-"+hex.EncodeToString(sum[:4]))
+}
+
+// Summary is what the run's specs reported so far.
+func (r *TestingRun) Summary() SuiteSummary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
+}
+
+// WriteReports writes the run's informer report (ReportFiles(Suite)), as a
+// Ginkgo suite's ReportAfterSuite does. A run with no spec that passed is
+// an error: it tested nothing.
+func (r *TestingRun) WriteReports() error {
+	sum := r.Summary()
+	if err := writeSummary(sum); err != nil {
+		return err
+	}
+	passed := 0
+	var skipped []string
+	for _, s := range sum.Specs {
+		switch s.Outcome {
+		case "passed":
+			passed++
+		case "skipped":
+			skipped = append(skipped, s.Spec+": "+s.Notes["skipped"])
+		}
+	}
+	if passed == 0 {
+		return fmt.Errorf("informer-conformance run %s tested nothing: %d specs, none passed (skipped: %s)", r.Suite, len(sum.Specs), strings.Join(skipped, "; "))
+	}
+	return nil
+}
+
+// testingFrontEnd is a testing.T's: one spec of a TestingRun.
+type testingFrontEnd struct {
+	t   testing.TB
+	c   cluster.Cluster
+	dir string
+
+	mu   sync.Mutex
+	spec SpecSummary
+}
+
+func (f *testingFrontEnd) failed(message string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.spec.Failure == "" {
+		f.spec.Failure = message
+	}
+}
+
+func (f *testingFrontEnd) Fail(message string) {
+	f.t.Helper()
+	f.failed(message)
+	f.t.Fatal(message)
+}
+
+func (f *testingFrontEnd) Skip(reason string) {
+	f.t.Helper()
+	f.AddReportEntry("skipped", reason)
+	f.t.Skip(reason)
+}
+
+func (f *testingFrontEnd) Failed() bool { return f.t.Failed() }
+
+func (f *testingFrontEnd) DeferCleanup(timeout time.Duration, fn func(ctx context.Context) error) {
+	f.t.Cleanup(func() {
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if timeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		defer cancel()
+		if err := fn(ctx); err != nil {
+			f.failed(err.Error())
+			f.t.Error(err)
+		}
+	})
+}
+
+func (f *testingFrontEnd) AddReportEntry(name string, value any) {
+	f.mu.Lock()
+	asJSON := ""
+	if data, err := json.Marshal(value); err == nil {
+		asJSON = string(data)
+	}
+	f.spec.addEntry(name, value, asJSON, fmt.Sprint(value))
+	f.mu.Unlock()
+	f.t.Logf("%s: %v", name, value)
+}
+
+func (f *testingFrontEnd) By(text string)       { f.t.Log("STEP: " + text) }
+func (f *testingFrontEnd) Writer() io.Writer    { return tbWriter{f.t} }
+func (f *testingFrontEnd) ArtifactsDir() string { return f.dir }
+func (f *testingFrontEnd) TB() testing.TB       { return f.t }
+
+// Cluster gives the spec the run's cluster when it has what spec asks, or
+// skips it naming what is missing; the cluster is shared (Recover first).
+func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (cluster.Cluster, bool) {
+	var missing []string
+	if spec.APIServers > 1 {
+		a, ok := f.c.(cluster.APIServerController)
+		if !ok || a.NumAPIServers() < spec.APIServers {
+			missing = append(missing, fmt.Sprintf("%d kube-apiservers", spec.APIServers))
+		}
+	}
+	if spec.Profile != "" {
+		p, ok := f.c.(cluster.Profiled)
+		if !ok || p.ProfileName() != spec.Profile {
+			missing = append(missing, fmt.Sprintf("kube-apiserver flag profile %s", spec.Profile))
+		}
+	}
+	if len(missing) > 0 {
+		f.Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", f.c.Name(), strings.Join(missing, " and ")))
+	}
+	if err := UseSharedCluster(ctx, f.c); err != nil {
+		f.Fail(err.Error())
+	}
+	return f.c, true
+}
+
+// tbWriter writes to a test's log, a line per write.
+type tbWriter struct{ t testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

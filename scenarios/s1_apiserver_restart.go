@@ -1,0 +1,246 @@
+package scenarios
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S1 (seeds 000, 004): kube-apiserver 0 stops and starts again on the same
+// address and certificates, gracefully (SIGTERM, with its drain) and hard
+// (SIGKILL), while the test user's pod informer watches it. A second
+// apiserver on the same etcd takes writes while apiserver 0 is down (create,
+// update, delete); more follow once it is back. The informer must reconnect
+// without a new client, converge to a quorum read, deliver every delete, get
+// its first 2xx answer within a bound of the apiserver being ready again,
+// resume its watch before anything else, and re-initialise only where the
+// server told it to.
+//
+// The informer talks to apiserver 0 directly, not through the fault proxy:
+// that is what "the same address" means, and a TCP proxy in front of a dead
+// upstream accepts and then resets, which client-go treats differently from
+// the "connection refused" of a dead address (below).
+//
+// Graceful stops use the fast-graceful-shutdown profile: with default flags
+// kube-apiserver keeps open watches for its whole 60 s shutdown timeout
+// (--request-timeout, see ../shared/docs/facts.md), which would make the spec
+// a minute longer and change nothing the informer sees but the wait; the
+// profile closes them after 2 s
+// (--shutdown-watch-termination-grace-period).
+//
+// Expected of client-go v0.36 (tools/cache/reflector.go), in both stop modes
+// and both sync modes:
+//  1. The watch ends without an error the reflector sees: SIGTERM closes it
+//     cleanly (EOF); SIGKILL ends the HTTP/2 connection and the body read
+//     returns io.ErrUnexpectedEOF, which apimachinery
+//     pkg/watch/streamwatcher.go receive() treats as a normal close (no
+//     ERROR event). The watch had events, so handleAnyWatch returns nil
+//     (it is not a "very short watch"), and watch() loops: the next request
+//     is a plain WATCH from the last resourceVersion, never a relist. The
+//     spec makes sure the watch has delivered an event before the stop.
+//  2. While nothing listens on the address, that WATCH gets "connection
+//     refused", which isWatchErrorRetriable accepts: back off and watch
+//     again, still no relist.
+//  3. The new apiserver answers the WATCH with 410 "too old resource
+//     version" (its watch cache starts at etcd's current revision, newer
+//     than the informer's: apiserver pkg/storage/cacher/watch_cache.go
+//     getAllEventsSinceLocked), which watch() answers with return nil and
+//     ListAndWatch with a relist; or, in the first second of the new
+//     process, 403 Forbidden (RBAC's informers not synced yet), which
+//     isWatchErrorRetriable rejects: ListAndWatch returns the error and
+//     relists after backoff (a relist answered 403 relists again).
+//     In a graceful stop the resumed WATCH can also reach the terminating
+//     apiserver, which accepts it and ends it at once (0 events, a few ms);
+//     handleAnyWatch calls that a VeryShortWatchError and ListAndWatch
+//     relists (it happens in some runs).
+//     Once a relist has started, its failures (refused, 403) make it try
+//     again after backoff (watchList falls back to a LIST in the same
+//     round): those are the same relist, not new decisions to relist.
+//  4. Exactly one re-initialisation succeeds (a LIST then a WATCH, or a
+//     streaming list: watchList), replacing the store: the pod deleted while
+//     the apiserver was down is delivered as a DeletedFinalStateUnknown
+//     tombstone.
+//
+// So every relist must start after a 410 or a 403 answered by the server
+// (or the graceful race above); one started by a transport error or any
+// other clean close would be a regression: a relist where resuming was
+// possible.
+const (
+	// FirstSuccessBound bounds the time from apiserver 0 being ready again to
+	// the informer's first 2xx answer. The reflector backs off 800 ms
+	// doubling with jitter 1.0 (reflector.go defaultBackoff*); after an
+	// outage of 3-6 s plus the ~1 s of 403s the pending wait is at most the
+	// 6.4-12.8 s step. A client stuck on a dead connection (the "http2: no
+	// cached connection was available" loop) never gets an answer.
+	FirstSuccessBound = 15 * time.Second
+	// PreStopEventTimeout bounds the wait for the pre-stop update to
+	// reach the informer.
+	PreStopEventTimeout = 10 * time.Second
+	// veryShortWatch is handleAnyWatch's limit: a watch that ends sooner
+	// with no event is a VeryShortWatchError.
+	veryShortWatch = time.Second
+)
+
+// S1Allowed says whether a re-initialisation that started a relist (not a
+// retry of one) followed what the comment above allows: a 410 or a 403
+// answer, or, in a graceful stop, a re-watch the terminating apiserver
+// (started before the old process exited) accepted and ended at once.
+func S1Allowed(ri probe.Reinit, stop cluster.StopMode, gone time.Time) bool {
+	a := ri.After
+	if a == nil {
+		return false
+	}
+	switch ri.Cause {
+	case probe.CauseGone:
+		return a.Status == http.StatusGone || a.ErrorCode == http.StatusGone
+	case probe.CauseOtherStatus:
+		return a.Status == http.StatusForbidden
+	case probe.CauseCleanClose:
+		return stop == cluster.Graceful && a.Watch && a.Events == 0 && a.Duration() < veryShortWatch && a.Start.Before(gone)
+	}
+	return false
+}
+
+// RestartInput configures one run of APIServerRestart: how apiserver 0
+// stops, and an optional change to the informer's client (negative
+// controls break it).
+type RestartInput struct {
+	Stop   cluster.StopMode
+	Client func(*rest.Config) *rest.Config
+}
+
+// APIServerRestart runs S1 (above) on a cluster of two kube-apiservers
+// with the fast-graceful-shutdown profile.
+func APIServerRestart(ctx context.Context, in RestartInput) {
+	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
+	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
+	admin1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
+	Expect(err).NotTo(HaveOccurred())
+	writer, err := kubernetes.NewForConfig(admin1)
+	Expect(err).NotTo(HaveOccurred())
+	server := probe.QuorumPods(writer, e2e.Namespace)
+	api := writer.CoreV1().Pods(e2e.Namespace)
+	created := map[string]probe.Object{}
+	for _, n := range []string{"keep", "update-down", "delete-down", "update-up", "delete-up"} {
+		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
+	}
+
+	user, err := c.RESTConfigFor(cluster.TestUser, c.APIServerURL(0))
+	Expect(err).NotTo(HaveOccurred())
+	if in.Client != nil {
+		user = in.Client(user)
+	}
+	pods := e2e.StartProbe(ctx, "pods", user, probe.Options{Namespace: e2e.Namespace})
+	pods.EventuallyConverged(ctx, server)
+
+	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
+	Relabel(ctx, api, "keep", "before")
+	Eventually(func() []string { return UpdatedKeys(pods) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
+		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the stop")
+	lastWatch := pods.Recorder.Snapshot().Requests
+	watchBeforeStop := lastWatch[len(lastWatch)-1]
+
+	e2e.By("stopping kube-apiserver 0 (" + string(in.Stop) + ") and writing through apiserver 1 meanwhile")
+	stopped := time.Now()
+	Expect(c.StopAPIServer(ctx, 0, in.Stop)).To(Succeed())
+	gone := time.Now() // the old process has exited: a 2xx from here on is the new one's
+	_, err = api.Create(ctx, e2e.Pod("create-down"), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Relabel(ctx, api, "update-down", "down")
+	Expect(api.Delete(ctx, "delete-down", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+
+	e2e.By("starting kube-apiserver 0 again on the same address and certificates, then writing more")
+	Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
+	ready := time.Now()
+	_, err = api.Create(ctx, e2e.Pod("create-up"), metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	Relabel(ctx, api, "update-up", "up")
+	Expect(api.Delete(ctx, "delete-up", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+
+	recovery := pods.EventuallyConverged(ctx, server)
+	pods.ExpectDeletesObserved(created["delete-down"], created["delete-up"])
+	n := pods.Report(recovery)
+	rec := pods.Recorder.Snapshot()
+	e2e.Logf("S1 %s: outage %s, Numbers %s", in.Stop, ready.Sub(stopped).Round(time.Millisecond), n)
+
+	after := RequestsAfter(rec, watchBeforeStop.ID)
+	Expect(after).NotTo(BeEmpty(), "requests after the stop")
+	first := after[0]
+	Expect(first.Watch && !first.SendInitialEvents && first.ResourceVersion != "").To(BeTrue(),
+		"the informer resumes its watch from its last resourceVersion before anything else (first request after the Stop %+v)", first)
+
+	firstOK, ok := firstSuccessAfter(after, gone)
+	Expect(ok).To(BeTrue(), "a request of the informer succeeded after the restart")
+	e2e.Logf("S1 %s: first 2xx %s after ready", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond))
+	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", FirstSuccessBound),
+		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s", firstOK, FirstSuccessBound)
+
+	reinits := probe.Reinitialisations(rec)
+	succeeded := 0
+	for _, ri := range reinits {
+		Expect(ri.Cause).NotTo(Equal(probe.CauseUnknown), "every re-initialisation has a cause: %s", ri)
+		if ri.Request.Status == http.StatusOK {
+			succeeded++
+		}
+		if ri.After != nil && ri.After.Reinitialises() {
+			continue // the relist in progress trying again (or a streaming list falling back to a LIST)
+		}
+		Expect(S1Allowed(ri, in.Stop, gone)).To(BeTrue(),
+			"re-initialisation where resuming was possible: %s (allowed: after 410 Gone, 403 Forbidden, or a graceful stop's terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
+	}
+	Expect(succeeded).To(Equal(1), "exactly one successful re-initialisation after the restart (all: %v)", n.ReinitDetails)
+}
+
+// Relabel sets label "changed" of pod name to value.
+func Relabel(ctx context.Context, api corev1client.PodInterface, name, value string) {
+	ginkgo.GinkgoHelper()
+	p, err := api.Get(ctx, name, metav1.GetOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	p.Labels = map[string]string{"changed": value}
+	_, err = api.Update(ctx, p, metav1.UpdateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "update pod %s", name)
+}
+
+// UpdatedKeys are the keys of the Updates the handler saw.
+func UpdatedKeys(o *e2e.Observed) []string {
+	var keys []string
+	for _, e := range o.Recorder.Snapshot().Events {
+		if e.Kind == probe.Update {
+			keys = append(keys, e.Key)
+		}
+	}
+	return keys
+}
+
+// RequestsAfter returns the requests after the one with the given ID.
+func RequestsAfter(rec probe.Record, id int) []probe.Request {
+	for i, r := range rec.Requests {
+		if r.ID == id {
+			return rec.Requests[i+1:]
+		}
+	}
+	return nil
+}
+
+// firstSuccessAfter is the first request started after t and answered 2xx.
+func firstSuccessAfter(rs []probe.Request, t time.Time) (probe.Request, bool) {
+	for _, r := range rs {
+		if r.Start.After(t) && r.Status >= 200 && r.Status < 300 {
+			return r, true
+		}
+	}
+	return probe.Request{}, false
+}
