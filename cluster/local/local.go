@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -778,4 +779,65 @@ func (c *Cluster) EtcdClient() (*clientv3.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.etcdClientLocked()
+}
+
+// Recover implements cluster.Recoverer, for a cluster that outlives the
+// scenario that broke it (the e2e-framework provider's): it starts etcd
+// and every kube-apiserver that is not running, and returns once they are
+// ready. A running control plane is left alone.
+func (c *Cluster) Recover(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errors.New("recover: cluster is closed")
+	}
+	if c.etcd == nil || !c.etcd.Running() {
+		if err := c.startEtcdLocked(ctx); err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+	}
+	var stopped []int
+	for i, a := range c.apiservers {
+		if a.proc == nil || !a.proc.Running() {
+			stopped = append(stopped, i)
+		}
+	}
+	if len(stopped) == 0 {
+		return nil
+	}
+	if err := c.startAPIServersLocked(ctx, stopped); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	return nil
+}
+
+// ExportLogs implements cluster.LogExporter: it copies the processes' logs
+// (ArtifactsDir) into dir, which it creates.
+func (c *Cluster) ExportLogs(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export logs of %s: %w", c.name, err)
+	}
+	return filepath.WalkDir(c.logs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("export logs of %s: %w", c.name, err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("export logs of %s: %w", c.name, ctx.Err())
+		}
+		rel, err := filepath.Rel(c.logs, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if err := copyFile(path, dst); err != nil {
+			return fmt.Errorf("export logs of %s: %w", c.name, err)
+		}
+		return nil
+	})
 }

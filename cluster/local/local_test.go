@@ -477,3 +477,52 @@ func TestClosedClusterRefusesWork(t *testing.T) {
 		t.Errorf("start after close: want 'closed', got %v", err)
 	}
 }
+
+// TestRecoverAndExportLogs: a cluster shared by several scenarios gets back
+// what one of them stopped, and its logs can be exported.
+func TestRecoverAndExportLogs(t *testing.T) {
+	c := startCluster(t, local.Options{})
+	ctx := testCtx(t)
+	if err := c.Recover(ctx); err != nil {
+		t.Fatalf("Recover of a running cluster: %v", err)
+	}
+	if err := c.StopAPIServer(ctx, 0, cluster.Hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopEtcd(ctx, cluster.Hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Recover(ctx); err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	for _, name := range []string{"etcd", "kube-apiserver-0"} {
+		if _, ok := c.Pids()[name]; !ok {
+			t.Errorf("%s not running after Recover (pids %v)", name, c.Pids())
+		}
+	}
+	if _, err := clientset(t, c, cluster.Admin, c.APIServerURL(0)).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("after Recover: %v", err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "logs")
+	if err := c.ExportLogs(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(logs) < 2 {
+		t.Errorf("exported logs %v, want etcd's and kube-apiserver's", logs)
+	}
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ExportLogs(ctx, filepath.Join(file, "logs")); err == nil || !strings.Contains(err.Error(), "export logs") {
+		t.Errorf("ExportLogs into a path under a file = %v, want an error saying so", err)
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Recover(ctx); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Recover of a closed cluster = %v, want an error", err)
+	}
+}
