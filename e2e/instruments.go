@@ -194,11 +194,15 @@ func EventuallyHandlersConverged(ctx context.Context, name string, rec *probe.Re
 		"informer %s: %s within %s of its store (record and logs: %s)", name, HandlersAddUp, HandlerLagTimeout, dir)
 }
 
+// SawEveryDelete is the assertion ExpectDeletesObserved makes (negative
+// controls match it).
+const SawEveryDelete = "saw every delete"
+
 // ExpectDeletesObserved asserts delete accounting.
 func (o *Observed) ExpectDeletesObserved(deleted ...probe.Object) {
 	ginkgo.GinkgoHelper()
 	gomega.Expect(probe.DeletesObserved(o.Recorder.Snapshot(), deleted)).To(gomega.Succeed(),
-		"informer %s saw every delete (record and logs: %s)", o.Name, o.Dir)
+		"informer %s "+SawEveryDelete+" (record and logs: %s)", o.Name, o.Dir)
 }
 
 // Numbers is what a spec reports about one informer.

@@ -10,6 +10,20 @@ package scenarios
 
 import "github.com/informer-conformance/informer-conformance/cluster"
 
+// The assertion families the scenarios' negative controls (Ginkgo's and
+// the e2e-framework features') match: one constant per family, used by the
+// assertion's message and by its controls.
+const (
+	// ResumesWatch: S1, the first request after the restart resumes the watch.
+	ResumesWatch = "resumes its watch"
+	// NeedlessReinit: S1, a relist where the server allowed a resume.
+	NeedlessReinit = "re-initialisation where resuming was possible"
+	// StaleRecovered: S2, every informer recovered within the bound.
+	StaleRecovered = "recovered from the stale connection within"
+	// OldObjectEnded: S7, the handler heard of the old object's end.
+	OldObjectEnded = "the handler learned that the old object ended"
+)
+
 // apiServers is a cluster with several kube-apiservers a scenario can stop,
 // start and reach one by one.
 type apiServers interface {

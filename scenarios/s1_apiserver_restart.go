@@ -174,13 +174,13 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	pods.ExpectDeletesObserved(created["delete-down"], created["delete-up"])
 	n := pods.Report(recovery)
 	rec := pods.Recorder.Snapshot()
-	e2e.Logf("S1 %s: outage %s, Numbers %s", in.Stop, ready.Sub(stopped).Round(time.Millisecond), n)
+	e2e.Logf("S1 %s: outage %s, numbers: %s", in.Stop, ready.Sub(stopped).Round(time.Millisecond), n)
 
 	after := RequestsAfter(rec, watchBeforeStop.ID)
 	Expect(after).NotTo(BeEmpty(), "requests after the stop")
 	first := after[0]
 	Expect(first.Watch && !first.SendInitialEvents && first.ResourceVersion != "").To(BeTrue(),
-		"the informer resumes its watch from its last resourceVersion before anything else (first request after the Stop %+v)", first)
+		"the informer "+ResumesWatch+" from its last resourceVersion before anything else (first request after the stop: %+v)", first)
 
 	firstOK, ok := firstSuccessAfter(after, gone)
 	Expect(ok).To(BeTrue(), "a request of the informer succeeded after the restart")
@@ -199,7 +199,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 			continue // the relist in progress trying again (or a streaming list falling back to a LIST)
 		}
 		Expect(S1Allowed(ri, in.Stop, gone)).To(BeTrue(),
-			"re-initialisation where resuming was possible: %s (allowed: after 410 Gone, 403 Forbidden, or a graceful stop's terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
+			NeedlessReinit+": %s (allowed: after 410 Gone, 403 Forbidden, or a graceful stop's terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
 	}
 	Expect(succeeded).To(Equal(1), "exactly one successful re-initialisation after the restart (all: %v)", n.ReinitDetails)
 }

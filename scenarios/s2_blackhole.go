@@ -181,7 +181,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 			g.Expect(probe.Converged(ctx, inf.informer.GetStore(), inf.server)).To(Succeed(), "%s informer", inf.resource)
 		}
 	}).WithContext(ctx).WithTimeout(max(sc.Bound-time.Since(start), time.Millisecond)).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"every informer recovered from the stale connection within %s of the blackhole (record and logs: %s)", sc.Bound, pods.Dir)
+		"every informer "+StaleRecovered+" %s of the blackhole (record and logs: %s)", sc.Bound, pods.Dir)
 	recovery = time.Since(start)
 	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", recovery.Round(time.Millisecond), sc.Bound))
 

@@ -68,5 +68,5 @@ func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	case uidChange:
 		e2e.AddReportEntry("S7 outcome", "Update with a UID change (documented client-go behaviour; UID-keyed logic misses the delete)")
 	}
-	Expect(deletedOld || uidChange).To(BeTrue(), "the handler learned that the old object ended (Delete of uid %s, or an Update from it to uid %s); Numbers %s", old.UID, recreated.UID, n)
+	Expect(deletedOld || uidChange).To(BeTrue(), OldObjectEnded+" (Delete of uid %s, or an Update from it to uid %s); numbers: %s", old.UID, recreated.UID, n)
 }

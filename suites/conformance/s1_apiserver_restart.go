@@ -32,7 +32,7 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 		err := InterceptGomegaFailure(func() {
 			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: cluster.Hard, Client: endOfWatchAsError})
 		})
-		Expect(err).To(MatchError(Or(ContainSubstring("resumes its watch"), ContainSubstring("re-initialisation where resuming was possible"))),
+		Expect(err).To(MatchError(Or(ContainSubstring(scenarios.ResumesWatch), ContainSubstring(scenarios.NeedlessReinit))),
 			"an S1 assertion catches a client that relists on every watch end")
 	})
 })

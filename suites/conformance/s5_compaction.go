@@ -9,42 +9,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
-// S5 (seeds 002, 000): etcd compaction, and what it does to an informer's
-// resourceVersion.
-//
-// Where compaction can reach a watch, in kube-apiserver 1.36
-// (k8s.io/apiserver pkg/storage/cacher): with the watch cache on, a watch is
-// served from the cache's event buffer (watch_cache.go
-// getAllEventsSinceLocked answers 410 only below the buffer's oldest event)
-// and compaction only drops the cache's list snapshots (watchCache.Compact ->
-// snapshots.RemoveLess, polled every 15 s by compactor.go), so compaction
-// neither ends a cached watch nor refuses a resume the buffer still covers;
-// a restarted apiserver's buffer starts at etcd's current revision, so it
-// answers any older resume 410. Without the watch cache a watch is an etcd
-// watch and a resume below the compacted revision is answered 410 at once.
-// A delete whose previous value is compacted before the etcd watcher fetched
-// it arrives with PrevKv=nil; since k8s 1.15 (PR #76675) the apiserver ends
-// that watch with an error (etcd3/event.go parseEvent: "etcd event received
-// with PrevKv=nil") instead of emitting a broken delete.
-//
-// Where an informer resumes at all, in client-go v0.36
-// (tools/cache/reflector.go): a watch that ends with an error event, or
-// within 1 s with no event (handleAnyWatch: VeryShortWatchError), returns
-// from watch() with an error and ListAndWatch starts over: a relist at the
-// last resourceVersion, "not older than", which compaction does not affect.
-// A watch that ends cleanly, or a re-watch refused with "connection refused"
-// or 429 (isWatchErrorRetriable), is resumed with a plain watch at the last
-// resourceVersion. A 410 on that resume (isExpiredError) ends watch() and
-// the reflector relists; the relist replaces the store, and every object
-// that vanished meanwhile reaches OnDelete as a DeletedFinalStateUnknown
-// tombstone (the_real_fifo.go Replace -> reconcileReplacement; RealFIFO is
-// the informers' queue since InOrderInformers went GA in 1.36).
-//
-// So the disconnected specs cut the informer off the way a rolling
-// apiserver replacement does: apiserver 0 drains (fast-graceful-shutdown
-// profile: its watches end cleanly within 2 s) while new connections and
-// requests are refused; the writes go through apiserver 1; the informer
-// resumes on apiserver 0 restarted, or fails over to apiserver 1.
 // S5: the scenario, and what it expects of client-go, is in
 // scenarios/s5_compaction.go, shared with the e2e-framework features.
 var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtcdCompaction, func() {
@@ -68,7 +32,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 			err := InterceptGomegaFailure(func() {
 				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
 			})
-			Expect(err).To(MatchError(ContainSubstring("saw every delete")), "the S5 delete assertion catches a handler that ignores tombstones")
+			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores tombstones")
 		})
 	})
 

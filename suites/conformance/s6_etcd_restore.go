@@ -80,7 +80,7 @@ var _ = Describe("S6 etcd restored from an earlier snapshot", Label("etcd-restor
 		err := InterceptGomegaFailure(func() {
 			restoredUnderInformer(ctx, cluster.RestoreOptions{BumpRevision: restoreBump, MarkCompacted: true}, dropTombstones, nil).expectConverged(ctx)
 		})
-		Expect(err).To(MatchError(ContainSubstring("saw every delete")), "the S6 delete assertion catches a handler that ignores tombstones")
+		Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S6 delete assertion catches a handler that ignores tombstones")
 	})
 })
 

@@ -26,7 +26,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		err := InterceptGomegaFailure(func() {
 			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deaf, NoHandlerCheck: true})
 		})
-		Expect(err).To(MatchError(ContainSubstring("learned that the old object ended")), "the S7 assertion catches a handler that never hears of it")
+		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of it")
 	})
 
 	It("fails when the relist fixes the store but tells no handler", NegativeControl, func(ctx SpecContext) {
