@@ -1,0 +1,190 @@
+// Package kind is an e2e-framework cluster provider
+// (support.E2EClusterProvider) for informer-conformance's kind backend: a
+// real kind cluster made through kind's Go library
+// (sigs.k8s.io/kind/pkg/cluster), not its CLI, on the node image `make
+// kind-image` builds offline (or a published one, WithImage /
+// KIND_NODE_IMAGE), with the restricted-host Docker adapter where the
+// daemon cannot start privileged containers.
+//
+//	testenv.Setup(envfuncs.CreateCluster(kind.NewProvider(), "c"))
+//
+// Cluster gives the backend's cluster: it stops and starts the
+// kube-apiserver static pod, compacts etcd, and recovers between
+// scenarios (package cluster's capability interfaces).
+package kind
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/e2e-framework/support"
+	"sigs.k8s.io/yaml"
+
+	backend "github.com/informer-conformance/informer-conformance/cluster/kind"
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
+)
+
+// Provider is the kind backend as an e2e-framework cluster provider. Make
+// one per cluster with NewProvider.
+type Provider struct {
+	*provider.State
+	config   Config
+	path     string
+	progress io.Writer
+}
+
+// Config is what CreateWithConfig reads from a YAML file. It is not a kind
+// configuration: the backend writes that itself (one control-plane node,
+// the kubeadm and kubelet settings its node image needs); pass kind
+// configurations to e2e-framework's own kind provider.
+//
+//	version: v1.36.3                  # kube-apiserver: picks the built node image
+//	image: kindest/node:v1.36.3       # a published node image instead (default KIND_NODE_IMAGE)
+//	artifactsDir: /tmp/logs           # where exported logs go
+type Config struct {
+	Version      string `json:"version,omitempty"`
+	Image        string `json:"image,omitempty"`
+	ArtifactsDir string `json:"artifactsDir,omitempty"`
+}
+
+// NewProvider returns a provider for one kind cluster.
+func NewProvider() support.E2EClusterProvider {
+	return &Provider{State: &provider.State{Backend: "kind"}}
+}
+
+var _ support.E2EClusterProvider = (*Provider)(nil)
+
+// WithImage sets the node image (default: the one `make kind-image` built
+// for the version, or KIND_NODE_IMAGE).
+func WithImage(image string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.config.Image = image
+		}
+	}
+}
+
+// WithArtifactsDir sets where exported logs go.
+func WithArtifactsDir(dir string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.config.ArtifactsDir = dir
+		}
+	}
+}
+
+// WithProgress sends kind's progress lines and the backend's own to w.
+func WithProgress(w io.Writer) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.progress = w
+		}
+	}
+}
+
+// WithName implements support.E2EClusterProvider: the kind cluster's name.
+func (p *Provider) WithName(name string) support.E2EClusterProvider {
+	p.SetName(name)
+	return p
+}
+
+// WithVersion implements support.E2EClusterProvider: the kube-apiserver
+// version, which picks the node image `make kind-image KUBE_VERSION=...`
+// built.
+func (p *Provider) WithVersion(version string) support.E2EClusterProvider {
+	p.config.Version = version
+	return p
+}
+
+// WithPath implements support.E2EClusterProvider. The kind backend runs no
+// kind or docker binary of the user's (kind's Go library does the work, and
+// the Docker adapter, when needed, is its own): a path is an error at
+// Create, not silently ignored.
+func (p *Provider) WithPath(path string) support.E2EClusterProvider {
+	p.path = path
+	return p
+}
+
+// WithOpts implements support.E2EClusterProvider.
+func (p *Provider) WithOpts(opts ...support.ClusterOpts) support.E2EClusterProvider {
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// SetDefaults implements support.E2EClusterProvider. Without a name the
+// backend picks a unique one.
+func (p *Provider) SetDefaults() support.E2EClusterProvider { return p }
+
+// Create implements support.E2EClusterProvider: it creates the cluster and
+// returns the admin kubeconfig's path once kube-apiserver is ready. Args,
+// as flags: --image=IMAGE, --version=V. On error nothing is left running.
+func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
+	cfg := p.config
+	fs := flag.NewFlagSet("kind provider", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.Image, "image", cfg.Image, "node image")
+	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
+	if err := fs.Parse(args); err != nil {
+		return "", p.errorf("Create arguments %q: %v (known: --image=IMAGE, --version=V)", args, err)
+	}
+	if fs.NArg() > 0 {
+		return "", p.errorf("Create arguments %q: unexpected %q (known: --image=IMAGE, --version=V)", args, fs.Args())
+	}
+	return p.create(ctx, cfg)
+}
+
+// CreateWithConfig implements support.E2EClusterProvider: Create with the
+// Config read from a YAML file (unknown fields, a kind configuration's
+// among them, are an error).
+func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		return "", p.errorf("config: %v", err)
+	}
+	cfg := p.config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return "", p.errorf("config %s: %v (this provider's config has version, image and artifactsDir; pass kind configurations to e2e-framework's kind provider)", configFile, err)
+	}
+	return p.create(ctx, cfg)
+}
+
+func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	if err := p.BeforeCreate(); err != nil {
+		return "", err
+	}
+	if p.path != "" {
+		return "", p.errorf("WithPath(%q): the kind backend uses kind's Go library, not a kind binary", p.path)
+	}
+	lifetime.ExitWithParent()
+	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.progress})
+	if err != nil {
+		return "", p.errorf("%v", err)
+	}
+	kc, err := p.Created(c)
+	if err != nil {
+		_ = c.Close(context.Background())
+		return "", err
+	}
+	return kc, nil
+}
+
+func (p *Provider) errorf(format string, args ...any) error {
+	return fmt.Errorf("kind provider %q: "+format, append([]any{p.Name()}, args...)...)
+}
+
+// Cluster is the running cluster, to break it (StopAPIServer,
+// StartAPIServer, CompactEtcd, ...). An error before Create and after
+// Destroy.
+func (p *Provider) Cluster() (*backend.Cluster, error) {
+	c, err := p.State.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	return c.(*backend.Cluster), nil
+}

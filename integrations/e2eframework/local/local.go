@@ -1,0 +1,263 @@
+// Package local is an e2e-framework cluster provider
+// (support.E2EClusterProvider, sigs.k8s.io/e2e-framework v0.7.0
+// pkg/types/types.go) for informer-conformance's local backend: a real etcd
+// and real kube-apiservers, built once from pinned upstream source, started
+// as processes of this machine in seconds, without Docker.
+//
+//	testenv.Setup(envfuncs.CreateCluster(local.NewProvider(), "c"))
+//	testenv.Finish(envfuncs.DestroyCluster("c"))
+//
+// Unlike e2e-framework's own providers it can break the cluster on demand:
+// Cluster gives the backend's cluster, whose methods stop and start
+// kube-apiservers and etcd, compact etcd, snapshot and restore it, and
+// rotate certificates (package cluster's capability interfaces). The
+// scenario features of package e2eframework use them.
+package local
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/e2e-framework/support"
+	"sigs.k8s.io/yaml"
+
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	backend "github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
+)
+
+// DefaultName is the cluster's name when neither WithName nor
+// envfuncs.CreateCluster gives one.
+const DefaultName = "informer-conformance"
+
+// Provider is the local backend as an e2e-framework cluster provider. Make
+// one per cluster with NewProvider.
+type Provider struct {
+	*provider.State
+	// Config is what Create starts: set by WithVersion, WithPath, the
+	// options, Create's arguments or CreateWithConfig's file.
+	config Config
+	// progress receives a line per build and lifecycle step.
+	progress io.Writer
+}
+
+// Config is what a local cluster is made of. CreateWithConfig reads it
+// from a YAML file:
+//
+//	apiServers: 2                      # kube-apiservers over one etcd
+//	profile: fast-graceful-shutdown    # fixtures/profiles name(s) joined by "+", or a file
+//	version: v1.36.3                   # kube-apiserver; default KUBE_VERSION, then v1.36.3
+//	etcdVersion: v3.6.16               # default ETCD_VERSION, then v3.6.16
+//	path: /opt/k8s/bin                 # prebuilt kube-apiserver, etcd, etcdutl (default: build them)
+//	artifactsDir: /tmp/logs            # the processes' logs
+type Config struct {
+	APIServers   int    `json:"apiServers,omitempty"`
+	Profile      string `json:"profile,omitempty"`
+	Version      string `json:"version,omitempty"`
+	EtcdVersion  string `json:"etcdVersion,omitempty"`
+	Path         string `json:"path,omitempty"`
+	ArtifactsDir string `json:"artifactsDir,omitempty"`
+}
+
+// NewProvider returns a provider for one local cluster.
+func NewProvider() support.E2EClusterProvider {
+	return &Provider{State: &provider.State{Backend: "local"}}
+}
+
+var _ support.E2EClusterProvider = (*Provider)(nil)
+
+// WithAPIServers sets the number of kube-apiservers over the one etcd
+// (default 1; the S1 and S5 fail-over scenarios need 2).
+func WithAPIServers(n int) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if lp, ok := p.(*Provider); ok {
+			lp.config.APIServers = n
+		}
+	}
+}
+
+// WithProfile sets the kube-apiserver flag profile: a name of
+// fixtures/profiles (several joined by "+") or a YAML file.
+func WithProfile(name string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if lp, ok := p.(*Provider); ok {
+			lp.config.Profile = name
+		}
+	}
+}
+
+// WithArtifactsDir sets where the processes write their logs.
+func WithArtifactsDir(dir string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if lp, ok := p.(*Provider); ok {
+			lp.config.ArtifactsDir = dir
+		}
+	}
+}
+
+// WithProgress sends a line per build and lifecycle step to w (a first
+// build of kube-apiserver takes minutes).
+func WithProgress(w io.Writer) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if lp, ok := p.(*Provider); ok {
+			lp.progress = w
+		}
+	}
+}
+
+// WithName implements support.E2EClusterProvider.
+func (p *Provider) WithName(name string) support.E2EClusterProvider {
+	p.State.SetName(name)
+	return p
+}
+
+// WithVersion implements support.E2EClusterProvider: the kube-apiserver
+// version (1.31.x to 1.36.x), built from source on first use.
+func (p *Provider) WithVersion(version string) support.E2EClusterProvider {
+	p.config.Version = version
+	return p
+}
+
+// WithPath implements support.E2EClusterProvider: a directory holding
+// prebuilt kube-apiserver, etcd and etcdutl executables, used instead of
+// building them (as INFORMER_CONFORMANCE_ASSETS does).
+func (p *Provider) WithPath(path string) support.E2EClusterProvider {
+	p.config.Path = path
+	return p
+}
+
+// WithOpts implements support.E2EClusterProvider.
+func (p *Provider) WithOpts(opts ...support.ClusterOpts) support.E2EClusterProvider {
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// SetDefaults implements support.E2EClusterProvider.
+func (p *Provider) SetDefaults() support.E2EClusterProvider {
+	if p.State.Name() == "" {
+		p.State.SetName(DefaultName)
+	}
+	return p
+}
+
+// Create implements support.E2EClusterProvider: it builds the binaries if
+// they are not cached, starts etcd and the kube-apiservers, and returns
+// the admin kubeconfig's path once every kube-apiserver is ready. Args, as
+// flags: --apiservers=N, --profile=NAME, --version=V. On error nothing is
+// left running.
+func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
+	cfg := p.config
+	fs := flag.NewFlagSet("local provider", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "kube-apiservers")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "kube-apiserver flag profile")
+	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
+	if err := fs.Parse(args); err != nil {
+		return "", p.errorf("Create arguments %q: %v (known: --apiservers=N, --profile=NAME, --version=V)", args, err)
+	}
+	if fs.NArg() > 0 {
+		return "", p.errorf("Create arguments %q: unexpected %q (known: --apiservers=N, --profile=NAME, --version=V)", args, fs.Args())
+	}
+	return p.create(ctx, cfg)
+}
+
+// CreateWithConfig implements support.E2EClusterProvider: Create with the
+// Config read from a YAML file (unknown fields are an error).
+func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		return "", p.errorf("config: %v", err)
+	}
+	cfg := p.config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return "", p.errorf("config %s: %v", configFile, err)
+	}
+	return p.create(ctx, cfg)
+}
+
+func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	if err := p.State.BeforeCreate(); err != nil {
+		return "", err
+	}
+	if cfg.APIServers < 0 || cfg.APIServers > 3 {
+		return "", p.errorf("%d kube-apiservers: choose 1 to 3", cfg.APIServers)
+	}
+	// Should the test binary's parent (go test) die, the cluster goes too.
+	lifetime.ExitWithParent()
+	opts := backend.Options{Name: p.State.Name(), APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.progress}
+	if cfg.Profile != "" {
+		prof, err := backend.LoadProfile(cfg.Profile)
+		if err != nil {
+			return "", p.errorf("%v", err)
+		}
+		opts.Profile = prof
+	}
+	bins, err := p.binaries(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	opts.Binaries = bins
+	c, err := backend.Start(ctx, opts)
+	if err != nil {
+		return "", p.errorf("%v", err)
+	}
+	kc, err := p.State.Created(c)
+	if err != nil {
+		_ = c.Close(context.Background())
+		return "", err
+	}
+	return kc, nil
+}
+
+// binaries finds or builds the executables cfg asks for.
+func (p *Provider) binaries(ctx context.Context, cfg Config) (binaries.Paths, error) {
+	v := binaries.Versions{KubeAPIServer: cfg.Version, Etcd: cfg.EtcdVersion}
+	if v.KubeAPIServer == "" {
+		v.KubeAPIServer = os.Getenv(binaries.EnvKubeVersion)
+	}
+	if v.Etcd == "" {
+		v.Etcd = os.Getenv(binaries.EnvEtcdVersion)
+	}
+	if cfg.Path == "" {
+		nv, err := v.Normalize()
+		if err != nil {
+			return binaries.Paths{}, p.errorf("%v", err)
+		}
+		paths, err := binaries.Ensure(ctx, nv, binaries.Options{Progress: p.progress})
+		if err != nil {
+			return binaries.Paths{}, p.errorf("%v", err)
+		}
+		return paths, nil
+	}
+	paths, err := binaries.Ensure(ctx, v, binaries.Options{AssetsDir: cfg.Path, Progress: p.progress})
+	if err != nil {
+		return binaries.Paths{}, p.errorf("path %s: %v", cfg.Path, err)
+	}
+	if cfg.Version != "" && strings.TrimPrefix(cfg.Version, "v") != strings.TrimPrefix(paths.Versions.KubeAPIServer, "v") {
+		return binaries.Paths{}, p.errorf("version %s asked, but the kube-apiserver in %s is %s", cfg.Version, cfg.Path, paths.Versions.KubeAPIServer)
+	}
+	return paths, nil
+}
+
+func (p *Provider) errorf(format string, args ...any) error {
+	return fmt.Errorf("local provider %q: "+format, append([]any{p.State.Name()}, args...)...)
+}
+
+// Cluster is the running cluster, to break it: its methods stop and start
+// kube-apiservers (StopAPIServer, StartAPIServer) and etcd, compact etcd
+// (CompactEtcd), snapshot and restore it, rotate certificates. An error
+// before Create and after Destroy.
+func (p *Provider) Cluster() (*backend.Cluster, error) {
+	c, err := p.State.Cluster()
+	if err != nil {
+		return nil, err
+	}
+	return c.(*backend.Cluster), nil
+}
