@@ -9,7 +9,7 @@
 //
 //	func TestMain(m *testing.M) {
 //		testenv = env.NewWithConfig(envconf.New())
-//		testenv.Setup(envfuncs.CreateCluster(local.NewProvider(), "c", local.WithAPIServers(2), local.WithProfile("fast-graceful-shutdown")))
+//		testenv.Setup(envfuncs.CreateClusterWithOpts(local.NewProvider(), "c", local.WithAPIServers(2), local.WithProfile("fast-graceful-shutdown")))
 //		testenv.Finish(envfuncs.DestroyCluster("c"))
 //		os.Exit(e2eframework.Exit(testenv.Run(m)))
 //	}

@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+)
+
+// versionedCluster tells its kube-apiserver version.
+type versionedCluster struct{ fakeCluster }
+
+func (versionedCluster) ServerVersion() string { return "v1.36.3" }
+
+// TestTestingRunReports: specs run under a testing.T report like Ginkgo's
+// (outcome, notes, informer numbers, the skip reason), their clean-ups run
+// under the same front end, and a run where nothing passed is an error.
+func TestTestingRunReports(t *testing.T) {
+	for _, name := range pathEnv {
+		t.Setenv(name, "")
+	}
+	root := t.TempDir()
+	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", root)
+	run := NewTestingRun("front end test")
+	ctx := context.Background()
+
+	empty := NewTestingRun("nothing")
+	if err := empty.WriteReports(); err == nil || !strings.Contains(err.Error(), "tested nothing") {
+		t.Errorf("a run without specs: %v, want 'tested nothing'", err)
+	}
+
+	cleanedUp := false
+	t.Run("passes", func(t *testing.T) {
+		run.Spec(ctx, t, versionedCluster{}, "S0 passes", func(ctx context.Context) {
+			if _, err := UseFrontEnd(ginkgoFrontEnd{}); err == nil {
+				t.Error("a second front end while a spec runs")
+			}
+			By("doing nothing")
+			AddReportEntry("S0 outcome", "fine")
+			AddReportEntry(ReportEntryPrefix+"pods", Numbers{Informer: "pods", Dials: 1})
+			DeferCleanup(0, func(context.Context) error {
+				cleanedUp = current().TB() == t
+				return nil
+			})
+			if !strings.HasPrefix(SpecArtifactsDir(), run.Dir()) {
+				t.Errorf("spec directory %s not in the run's %s", SpecArtifactsDir(), run.Dir())
+			}
+		})
+	})
+	if !cleanedUp {
+		t.Error("the spec's clean-up did not run under its own front end")
+	}
+	t.Run("skips", func(t *testing.T) {
+		run.Spec(ctx, t, versionedCluster{}, "S0 skips", func(ctx context.Context) {
+			// The cluster has one apiserver and no profile: the spec skips.
+			current().Cluster(ctx, cluster.Spec{APIServers: 2})
+			t.Error("not skipped")
+		})
+	})
+	if current() != (ginkgoFrontEnd{}) {
+		t.Error("the testing front end outlived its spec")
+	}
+
+	if err := run.WriteReports(); err != nil {
+		t.Fatal(err)
+	}
+	jsonPath, _ := ReportFiles("front end test")
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum SuiteSummary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.KubeAPIServer != "v1.36.3" || len(sum.Specs) != 2 {
+		t.Fatalf("report %+v", sum)
+	}
+	pass, skip := sum.Specs[0], sum.Specs[1]
+	if pass.Outcome != "passed" || pass.Notes["S0 outcome"] != "fine" || len(pass.Informers) != 1 || pass.Informers[0].Dials != 1 {
+		t.Errorf("passed spec reported as %+v", pass)
+	}
+	if skip.Outcome != "skipped" || !strings.Contains(skip.Notes["skipped"], "2 kube-apiservers") {
+		t.Errorf("skipped spec reported as %+v", skip)
+	}
+}
