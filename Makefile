@@ -125,6 +125,8 @@ bench: binaries ## Measure the local backend: cold start, restart downtime, comp
 verify: ## gofmt, go vet, staticcheck (pinned in tools/go.mod) and shellcheck of the scripts.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd integrations/e2eframework && $(GO) vet ./...
+	cd fixtures/e2eframework && $(GO) vet ./...
 	cd tools && $(GO) build -o $(CURDIR)/_bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	$(CURDIR)/_bin/staticcheck ./...
 	@command -v shellcheck >/dev/null || { echo "shellcheck not found: apt-get install shellcheck"; exit 1; }
@@ -142,6 +144,17 @@ downstream: binaries ## Run the example downstream module (fixtures/downstream):
 		$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) . -ginkgo.label-filter='$(DOWNSTREAM_LABELS)' -ginkgo.no-color -ginkgo.v \
 		-ginkgo.json-report=$(ARTIFACTS)/downstream/report.json || rc=$$?; \
 	cd $(CURDIR) && $(RUNCHECK) report $(ARTIFACTS)/downstream/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
+
+# The e2e-framework integration (integrations/e2eframework, a module of its
+# own: e2e-framework v0.7.0 needs client-go >= v0.35.3) and its example.
+E2EFRAMEWORK_TIMEOUT ?= 20m
+
+.PHONY: e2eframework
+e2eframework: binaries ## Test the e2e-framework providers (integrations/e2eframework), then run the example module (fixtures/e2eframework): scenario features and a negative control with plain go test.
+	cd integrations/e2eframework && $(GO) vet ./... && $(GO) test -count=1 -timeout $(E2EFRAMEWORK_TIMEOUT) ./...
+	mkdir -p $(ARTIFACTS)/e2eframework
+	cd fixtures/e2eframework && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/e2eframework \
+		$(GO) test -v -count=1 -timeout $(E2EFRAMEWORK_TIMEOUT) . $(E2EFRAMEWORK_FLAGS)
 
 # kind backend. KIND_NODE_IMAGE=kindest/node:v1.36.x uses a published image
 # instead of the one kind-image builds (where a registry is reachable).
