@@ -32,9 +32,8 @@ import (
 // one per cluster with NewProvider.
 type Provider struct {
 	*provider.State
-	config   Config
-	path     string
-	progress io.Writer
+	config Config
+	path   string
 }
 
 // Config is what CreateWithConfig reads from a YAML file. It is not a kind
@@ -68,23 +67,12 @@ func WithImage(image string) support.ClusterOpts {
 	}
 }
 
-// WithArtifactsDir sets where exported logs go.
-func WithArtifactsDir(dir string) support.ClusterOpts {
-	return func(p support.E2EClusterProvider) {
-		if kp, ok := p.(*Provider); ok {
-			kp.config.ArtifactsDir = dir
-		}
-	}
-}
-
-// WithProgress sends kind's progress lines and the backend's own to w.
-func WithProgress(w io.Writer) support.ClusterOpts {
-	return func(p support.E2EClusterProvider) {
-		if kp, ok := p.(*Provider); ok {
-			kp.progress = w
-		}
-	}
-}
+var (
+	// WithArtifactsDir sets where exported logs go.
+	WithArtifactsDir = provider.WithArtifactsDir
+	// WithProgress sends kind's progress lines and the backend's own to w.
+	WithProgress = provider.WithProgress
+)
 
 // WithName implements support.E2EClusterProvider: the kind cluster's name.
 func (p *Provider) WithName(name string) support.E2EClusterProvider {
@@ -155,6 +143,9 @@ func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (str
 }
 
 func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	if cfg.ArtifactsDir == "" {
+		cfg.ArtifactsDir = p.ArtifactsDir // WithArtifactsDir
+	}
 	if err := p.BeforeCreate(); err != nil {
 		return "", err
 	}
@@ -162,7 +153,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 		return "", p.errorf("WithPath(%q): the kind backend uses kind's Go library, not a kind binary", p.path)
 	}
 	lifetime.ExitWithParent()
-	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.progress})
+	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress})
 	if err != nil {
 		return "", p.errorf("%v", err)
 	}

@@ -42,8 +42,6 @@ type Provider struct {
 	// Config is what Create starts: set by WithVersion, WithPath, the
 	// options, Create's arguments or CreateWithConfig's file.
 	config Config
-	// progress receives a line per build and lifecycle step.
-	progress io.Writer
 }
 
 // Config is what a local cluster is made of. CreateWithConfig reads it
@@ -91,24 +89,13 @@ func WithProfile(name string) support.ClusterOpts {
 	}
 }
 
-// WithArtifactsDir sets where the processes write their logs.
-func WithArtifactsDir(dir string) support.ClusterOpts {
-	return func(p support.E2EClusterProvider) {
-		if lp, ok := p.(*Provider); ok {
-			lp.config.ArtifactsDir = dir
-		}
-	}
-}
-
-// WithProgress sends a line per build and lifecycle step to w (a first
-// build of kube-apiserver takes minutes).
-func WithProgress(w io.Writer) support.ClusterOpts {
-	return func(p support.E2EClusterProvider) {
-		if lp, ok := p.(*Provider); ok {
-			lp.progress = w
-		}
-	}
-}
+var (
+	// WithArtifactsDir sets where the processes write their logs.
+	WithArtifactsDir = provider.WithArtifactsDir
+	// WithProgress sends a line per build and lifecycle step to w (a first
+	// build of kube-apiserver takes minutes).
+	WithProgress = provider.WithProgress
+)
 
 // WithName implements support.E2EClusterProvider.
 func (p *Provider) WithName(name string) support.E2EClusterProvider {
@@ -183,6 +170,9 @@ func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (str
 }
 
 func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	if cfg.ArtifactsDir == "" {
+		cfg.ArtifactsDir = p.ArtifactsDir // WithArtifactsDir
+	}
 	if err := p.State.BeforeCreate(); err != nil {
 		return "", err
 	}
@@ -191,7 +181,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	}
 	// Should the test binary's parent (go test) die, the cluster goes too.
 	lifetime.ExitWithParent()
-	opts := backend.Options{Name: p.State.Name(), APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.progress}
+	opts := backend.Options{Name: p.State.Name(), APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress}
 	if cfg.Profile != "" {
 		prof, err := backend.LoadProfile(cfg.Profile)
 		if err != nil {
@@ -230,13 +220,13 @@ func (p *Provider) binaries(ctx context.Context, cfg Config) (binaries.Paths, er
 		if err != nil {
 			return binaries.Paths{}, p.errorf("%v", err)
 		}
-		paths, err := binaries.Ensure(ctx, nv, binaries.Options{Progress: p.progress})
+		paths, err := binaries.Ensure(ctx, nv, binaries.Options{Progress: p.Progress})
 		if err != nil {
 			return binaries.Paths{}, p.errorf("%v", err)
 		}
 		return paths, nil
 	}
-	paths, err := binaries.Ensure(ctx, v, binaries.Options{AssetsDir: cfg.Path, Progress: p.progress})
+	paths, err := binaries.Ensure(ctx, v, binaries.Options{AssetsDir: cfg.Path, Progress: p.Progress})
 	if err != nil {
 		return binaries.Paths{}, p.errorf("path %s: %v", cfg.Path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/e2e-framework/support"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 )
@@ -30,11 +32,39 @@ type State struct {
 	// Backend names the provider in messages ("local", "kind").
 	Backend string
 
+	// ArtifactsDir and Progress are what the options common to the
+	// providers set (WithArtifactsDir, WithProgress).
+	ArtifactsDir string
+	Progress     io.Writer
+
 	mu         sync.Mutex
 	name       string
 	c          cluster.Cluster
 	kubeconfig string
 	destroyed  bool
+}
+
+// Base is the State a provider embeds, for the options common to them.
+func (s *State) Base() *State { return s }
+
+// WithArtifactsDir is a support.ClusterOpts of both providers: where the
+// cluster's logs go.
+func WithArtifactsDir(dir string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if b, ok := p.(interface{ Base() *State }); ok {
+			b.Base().ArtifactsDir = dir
+		}
+	}
+}
+
+// WithProgress is a support.ClusterOpts of both providers: a line per
+// build and lifecycle step goes to w (a first build takes minutes).
+func WithProgress(w io.Writer) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if b, ok := p.(interface{ Base() *State }); ok {
+			b.Base().Progress = w
+		}
+	}
 }
 
 // SetName records the cluster's name (WithName).
