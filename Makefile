@@ -156,6 +156,10 @@ e2eframework: binaries ## Test the e2e-framework providers (integrations/e2efram
 	cd fixtures/e2eframework && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/e2eframework \
 		$(GO) test -v -count=1 -timeout $(E2EFRAMEWORK_TIMEOUT) . $(E2EFRAMEWORK_FLAGS)
 
+.PHONY: e2eframework-compare
+e2eframework-compare: kind-image ## Time creating a kind cluster through this module's kind provider and through e2e-framework's own (kind CLI), same image and configuration.
+	cd integrations/e2eframework && INFORMER_CONFORMANCE_COMPARE_KIND=1 $(GO) test -count=1 -v -timeout 20m -run TestCompareWithE2EFrameworkKind ./kind/
+
 # kind backend. KIND_NODE_IMAGE=kindest/node:v1.36.x uses a published image
 # instead of the one kind-image builds (where a registry is reachable).
 KIND_NODE_IMAGE ?=
@@ -170,8 +174,9 @@ kind-image: ## Build (once per version, cached in Docker) the kind node image of
 	$(if $(KIND_NODE_IMAGE),@echo "KIND_NODE_IMAGE=$(KIND_NODE_IMAGE): not building a node image",$(GO) run ./hack/kind-image)
 
 .PHONY: e2e-kind
-e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compaction, recreate, resync) on kind clusters, and the backend's own leak test.
+e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compaction, recreate, resync) on kind clusters, the backend's own leak test and the e2e-framework kind provider's test.
 	INFORMER_CONFORMANCE_KIND_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./cluster/kind/...
+	cd integrations/e2eframework && INFORMER_CONFORMANCE_KIND_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./kind/...
 	$(MAKE) e2e BACKEND=kind GINKGO_PROCS='$(KIND_PROCS)' LABEL_FILTER='$(KIND_LABELS)'
 
 .PHONY: kind-up

@@ -284,6 +284,12 @@ func (c *Cluster) config() string {
 	return b.String()
 }
 
+// KindConfig is the kind configuration (v1alpha4) the cluster was created
+// with: what its node image and this host need (the node image built here
+// runs no CNI, kube-proxy or CoreDNS: their images cannot be pulled
+// offline).
+func (c *Cluster) KindConfig() string { return c.config() }
+
 func (c *Cluster) create(ctx context.Context) error {
 	cfg := c.config()
 	if err := os.WriteFile(filepath.Join(c.dir, "kind-config.yaml"), []byte(cfg), 0o644); err != nil {
