@@ -139,7 +139,7 @@ func TestProviderThroughEnvfuncs(t *testing.T) {
 	for what, err := range map[string]error{
 		"ExportLogs":          p.ExportLogs(ctx, t.TempDir()),
 		"Destroy":             p.Destroy(ctx),
-		"WaitForControlPlane": p.WaitForControlPlane(ctx, cfg.Client()),
+		"WaitForControlPlane": p.WaitForControlPlane(ctx, nil),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "Destroy") {
 			t.Errorf("%s after Destroy = %v, want an error saying so", what, err)

@@ -206,7 +206,7 @@ func (s *State) Destroy(ctx context.Context) error {
 	s.mu.Unlock()
 	switch {
 	case destroyed:
-		return fmt.Errorf("%s provider %q: destroyed already", s.Backend, s.name)
+		return fmt.Errorf("%s provider %q: used after Destroy (destroyed already)", s.Backend, s.name)
 	case c == nil:
 		return fmt.Errorf("%s provider %q: nothing to destroy (Create never succeeded)", s.Backend, s.name)
 	}
