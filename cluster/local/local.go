@@ -348,6 +348,11 @@ func (c *Cluster) kubeconfig(u cluster.User, server string) *clientcmdapi.Config
 // Name implements cluster.Cluster.
 func (c *Cluster) Name() string { return c.name }
 
+// ServerVersion implements cluster.ServerVersioner: the kube-apiserver
+// version of its binaries (what binaries.Ensure built, or what the binary
+// said of itself), "" when the caller gave binaries without versions.
+func (c *Cluster) ServerVersion() string { return c.bins.Versions.KubeAPIServer }
+
 // ProfileName implements cluster.Profiled: the name of the flag profile its
 // kube-apiservers run with ("" for none).
 func (c *Cluster) ProfileName() string { return c.opts.Profile.Name }

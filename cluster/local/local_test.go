@@ -79,6 +79,9 @@ func TestPodSurvivesRestarts(t *testing.T) {
 		if err != nil || v.GitVersion != want {
 			t.Fatalf("server version = %v, %v; want the built %s", v, err, want)
 		}
+		if got := c.ServerVersion(); got != want {
+			t.Errorf("ServerVersion() = %q, want %s", got, want)
+		}
 	}
 	created, err := cs.CoreV1().Pods("default").Create(ctx, newPod("survivor"), metav1.CreateOptions{})
 	if err != nil {
