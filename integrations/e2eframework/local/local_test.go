@@ -242,3 +242,32 @@ func BenchmarkCreateToReady(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestCreateClusterWithConfig: envfuncs.CreateClusterWithConfig with the
+// provider's YAML (local.Config).
+func TestCreateClusterWithConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a local cluster")
+	}
+	ctx := testCtx(t)
+	file := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(file, []byte("apiServers: 1\nprofile: no-watch-cache\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := envconf.New()
+	p := local.NewProvider()
+	if _, err := envfuncs.CreateClusterWithConfig(p, "with-config", file)(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Destroy(context.Background()) })
+	c, err := p.(*local.Provider).Cluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ProfileName() != "no-watch-cache" || c.NumAPIServers() != 1 {
+		t.Errorf("cluster with profile %q and %d kube-apiservers, want no-watch-cache and 1", c.ProfileName(), c.NumAPIServers())
+	}
+	if c.ServerVersion() == "" {
+		t.Error("no kube-apiserver version")
+	}
+}
