@@ -16,12 +16,8 @@ package kind
 import (
 	"context"
 	"flag"
-	"fmt"
-	"io"
-	"os"
 
 	"sigs.k8s.io/e2e-framework/support"
-	"sigs.k8s.io/yaml"
 
 	backend "github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
@@ -115,14 +111,10 @@ func (p *Provider) SetDefaults() support.E2EClusterProvider { return p }
 func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	cfg := p.config
 	fs := flag.NewFlagSet("kind provider", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.Image, "image", cfg.Image, "node image")
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
-	if err := fs.Parse(args); err != nil {
-		return "", p.errorf("Create arguments %q: %v (known: --image=IMAGE, --version=V)", args, err)
-	}
-	if fs.NArg() > 0 {
-		return "", p.errorf("Create arguments %q: unexpected %q (known: --image=IMAGE, --version=V)", args, fs.Args())
+	if err := p.ParseArgs(fs, args, "--image=IMAGE, --version=V"); err != nil {
+		return "", err
 	}
 	return p.create(ctx, cfg)
 }
@@ -131,13 +123,9 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 // Config read from a YAML file (unknown fields, a kind configuration's
 // among them, are an error).
 func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
-	data, err := os.ReadFile(configFile)
-	if err != nil {
-		return "", p.errorf("config: %v", err)
-	}
 	cfg := p.config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return "", p.errorf("config %s: %v (this provider's config has version, image and artifactsDir; pass kind configurations to e2e-framework's kind provider)", configFile, err)
+	if err := p.ReadConfig(configFile, &cfg, " (this provider's config has version, image and artifactsDir; pass kind configurations to e2e-framework's kind provider)"); err != nil {
+		return "", err
 	}
 	return p.create(ctx, cfg)
 }
@@ -150,12 +138,12 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	if p.path != "" {
-		return "", p.errorf("WithPath(%q): the kind backend uses kind's Go library, not a kind binary", p.path)
+		return "", p.Errorf("WithPath(%q): the kind backend uses kind's Go library, not a kind binary", p.path)
 	}
 	lifetime.ExitWithParent()
 	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress})
 	if err != nil {
-		return "", p.errorf("%v", err)
+		return "", p.Errorf("%v", err)
 	}
 	kc, err := p.Created(c)
 	if err != nil {
@@ -163,10 +151,6 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	return kc, nil
-}
-
-func (p *Provider) errorf(format string, args ...any) error {
-	return fmt.Errorf("kind provider %q: "+format, append([]any{p.Name()}, args...)...)
 }
 
 // Cluster is the running cluster, to break it (StopAPIServer,

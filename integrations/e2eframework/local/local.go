@@ -17,13 +17,10 @@ package local
 import (
 	"context"
 	"flag"
-	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"sigs.k8s.io/e2e-framework/support"
-	"sigs.k8s.io/yaml"
 
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
@@ -142,15 +139,11 @@ func (p *Provider) SetDefaults() support.E2EClusterProvider {
 func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	cfg := p.config
 	fs := flag.NewFlagSet("local provider", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "kube-apiservers")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "kube-apiserver flag profile")
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
-	if err := fs.Parse(args); err != nil {
-		return "", p.errorf("Create arguments %q: %v (known: --apiservers=N, --profile=NAME, --version=V)", args, err)
-	}
-	if fs.NArg() > 0 {
-		return "", p.errorf("Create arguments %q: unexpected %q (known: --apiservers=N, --profile=NAME, --version=V)", args, fs.Args())
+	if err := p.ParseArgs(fs, args, "--apiservers=N, --profile=NAME, --version=V"); err != nil {
+		return "", err
 	}
 	return p.create(ctx, cfg)
 }
@@ -158,13 +151,9 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 // CreateWithConfig implements support.E2EClusterProvider: Create with the
 // Config read from a YAML file (unknown fields are an error).
 func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
-	data, err := os.ReadFile(configFile)
-	if err != nil {
-		return "", p.errorf("config: %v", err)
-	}
 	cfg := p.config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return "", p.errorf("config %s: %v", configFile, err)
+	if err := p.ReadConfig(configFile, &cfg, ""); err != nil {
+		return "", err
 	}
 	return p.create(ctx, cfg)
 }
@@ -177,7 +166,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	if cfg.APIServers < 0 || cfg.APIServers > 3 {
-		return "", p.errorf("%d kube-apiservers: choose 1 to 3", cfg.APIServers)
+		return "", p.Errorf("%d kube-apiservers: choose 1 to 3", cfg.APIServers)
 	}
 	// Should the test binary's parent (go test) die, the cluster goes too.
 	lifetime.ExitWithParent()
@@ -185,7 +174,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	if cfg.Profile != "" {
 		prof, err := backend.LoadProfile(cfg.Profile)
 		if err != nil {
-			return "", p.errorf("%v", err)
+			return "", p.Errorf("%v", err)
 		}
 		opts.Profile = prof
 	}
@@ -196,7 +185,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	opts.Binaries = bins
 	c, err := backend.Start(ctx, opts)
 	if err != nil {
-		return "", p.errorf("%v", err)
+		return "", p.Errorf("%v", err)
 	}
 	kc, err := p.State.Created(c)
 	if err != nil {
@@ -218,26 +207,22 @@ func (p *Provider) binaries(ctx context.Context, cfg Config) (binaries.Paths, er
 	if cfg.Path == "" {
 		nv, err := v.Normalize()
 		if err != nil {
-			return binaries.Paths{}, p.errorf("%v", err)
+			return binaries.Paths{}, p.Errorf("%v", err)
 		}
 		paths, err := binaries.Ensure(ctx, nv, binaries.Options{Progress: p.Progress})
 		if err != nil {
-			return binaries.Paths{}, p.errorf("%v", err)
+			return binaries.Paths{}, p.Errorf("%v", err)
 		}
 		return paths, nil
 	}
 	paths, err := binaries.Ensure(ctx, v, binaries.Options{AssetsDir: cfg.Path, Progress: p.Progress})
 	if err != nil {
-		return binaries.Paths{}, p.errorf("path %s: %v", cfg.Path, err)
+		return binaries.Paths{}, p.Errorf("path %s: %v", cfg.Path, err)
 	}
 	if cfg.Version != "" && strings.TrimPrefix(cfg.Version, "v") != strings.TrimPrefix(paths.Versions.KubeAPIServer, "v") {
-		return binaries.Paths{}, p.errorf("version %s asked, but the kube-apiserver in %s is %s", cfg.Version, cfg.Path, paths.Versions.KubeAPIServer)
+		return binaries.Paths{}, p.Errorf("version %s asked, but the kube-apiserver in %s is %s", cfg.Version, cfg.Path, paths.Versions.KubeAPIServer)
 	}
 	return paths, nil
-}
-
-func (p *Provider) errorf(format string, args ...any) error {
-	return fmt.Errorf("local provider %q: "+format, append([]any{p.State.Name()}, args...)...)
 }
 
 // Cluster is the running cluster, to break it: its methods stop and start

@@ -7,9 +7,11 @@ package provider
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/support"
+	"sigs.k8s.io/yaml"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 )
@@ -65,6 +68,37 @@ func WithProgress(w io.Writer) support.ClusterOpts {
 			b.Base().Progress = w
 		}
 	}
+}
+
+// Errorf is an error of the provider, named by backend and cluster name.
+func (s *State) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s provider %q: "+format, append([]any{s.Backend, s.Name()}, args...)...)
+}
+
+// ParseArgs parses Create's arguments, flags defined on fs (known spells
+// them for the error); anything else is an error.
+func (s *State) ParseArgs(fs *flag.FlagSet, args []string, known string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return s.Errorf("Create arguments %q: %v (known: %s)", args, err, known)
+	}
+	if fs.NArg() > 0 {
+		return s.Errorf("Create arguments %q: unexpected %q (known: %s)", args, fs.Args(), known)
+	}
+	return nil
+}
+
+// ReadConfig reads CreateWithConfig's YAML file into cfg, refusing
+// unknown fields; hint follows a refusal.
+func (s *State) ReadConfig(file string, cfg any, hint string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return s.Errorf("config: %v", err)
+	}
+	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		return s.Errorf("config %s: %v%s", file, err, hint)
+	}
+	return nil
 }
 
 // SetName records the cluster's name (WithName).
