@@ -85,12 +85,9 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 		r.specs = append(r.specs, sum)
 		r.mu.Unlock()
 	})
-	// Gomega's assertions fail this t, and say so to the summary.
-	gomega.RegisterFailHandler(func(message string, _ ...int) {
-		fe.failed(message)
-		t.Helper()
-		t.Fatal(message)
-	})
+	// Gomega's assertions fail this t (at the spec's line: Gomega marks its
+	// own frames as helpers) and say so to the summary.
+	gomega.RegisterTestingT(gomegaT{TB: t, fe: fe})
 	body(ctx)
 }
 
@@ -249,6 +246,19 @@ func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (clust
 		f.Fail(err.Error())
 	}
 	return f.c, true
+}
+
+// gomegaT is the spec's t for Gomega: its failures also go to the
+// summary.
+type gomegaT struct {
+	testing.TB
+	fe *testingFrontEnd
+}
+
+func (g gomegaT) Fatalf(format string, args ...any) {
+	g.TB.Helper()
+	g.fe.failed(strings.TrimSpace(fmt.Sprintf(format, args...)))
+	g.TB.Fatalf(format, args...)
 }
 
 // tbWriter writes to a test's log, a line per write.
