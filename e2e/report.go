@@ -31,6 +31,10 @@ type SpecSummary struct {
 type SuiteSummary struct {
 	Suite         string        `json:"suite"`
 	ClientGo      string        `json:"clientGo,omitempty"`
+	// ClientGoGates is every feature gate of that client-go with the value
+	// the run had (a spec's own overrides, such as its sync mode, are in its
+	// notes).
+	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
 	KubeAPIServer string        `json:"kubeAPIServer,omitempty"`
 	Specs         []SpecSummary `json:"specs"`
 }
@@ -96,6 +100,13 @@ func (sum *SpecSummary) addEntry(name string, raw any, asJSON, asString string) 
 
 // writeSummary writes the report files of sum (ReportFiles).
 func writeSummary(sum SuiteSummary) error {
+	if sum.ClientGoGates == nil {
+		gates, err := ClientGoGates()
+		if err != nil {
+			return err
+		}
+		sum.ClientGoGates = gates
+	}
 	if err := os.MkdirAll(ArtifactsRoot(), 0o755); err != nil {
 		return err
 	}
@@ -108,12 +119,12 @@ func writeSummary(sum SuiteSummary) error {
 		return err
 	}
 	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
-	return os.WriteFile(mdPath, []byte(markdown(title, sum.Specs)), 0o644)
+	return os.WriteFile(mdPath, []byte(markdown(title, gatesLine(sum.ClientGoGates), sum.Specs)), 0o644)
 }
 
-func markdown(suite string, specs []SpecSummary) string {
+func markdown(suite, gates string, specs []SpecSummary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Informer report: %s\n\n", suite)
+	fmt.Fprintf(&b, "# Informer report: %s\n\n%s\n\n", suite, gates)
 	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery | notes |\n")
 	b.WriteString("|---|---|---|---|---:|---|---|---:|---|\n")
 	for _, s := range specs {
