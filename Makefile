@@ -86,7 +86,10 @@ RUNCHECK = $(GO) build -o $(CURDIR)/_bin/runcheck ./hack/runcheck && $(CURDIR)/_
 # client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally kube-apiserver versions.
 CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37
 KUBE_VERSIONS ?=
-export CLIENT_GO KUBE_VERSIONS
+# client-go feature gate sets for `make matrix`, a column each: ";" separated,
+# each "default" or "Name=false,Other=true" (KUBE_FEATURE_<Name> variables).
+GATES ?=
+export CLIENT_GO KUBE_VERSIONS GATES
 
 .PHONY: e2e-long
 e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
@@ -98,7 +101,7 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=1 ARTIFACTS=$(ARTIFACTS)
 
 .PHONY: matrix
-matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., LABEL_FILTER default '!slow'); prints a table.
+matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow)' -out=$(ARTIFACTS)/matrix
 
 .PHONY: e2e-existing-local

@@ -3,7 +3,13 @@
 // kube-apiserver version, and prints one table: a row per spec, a column per
 // version, each cell the outcome and the spec's re-initialisations.
 //
-//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-label-filter '!slow']
+//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-gates "default; AtomicFIFO=false"] [-label-filter '!slow']
+//
+// -gates adds a column per set of client-go feature gates (semicolon
+// separated; a set is comma separated Name=true|false, "default" for none),
+// set through client-go's KUBE_FEATURE_<Name> environment variables; each
+// column's report states every gate's value, and a gate the column's
+// client-go does not have makes the column an error, not a silent default.
 //
 // A minor version (v0.33) means its newest patch on the module proxy. Each
 // client-go version gets a go.mod of its own, generated from this module's
@@ -44,6 +50,7 @@ var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go
 func main() {
 	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x); empty = go.mod's")
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
+	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only`)
 	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
 	out := flag.String("out", filepath.Join(envOr("INFORMER_CONFORMANCE_ARTIFACTS", "_artifacts"), "matrix"), "output directory")
@@ -52,7 +59,12 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, config{clientGo: fields(*clientGo), kube: fields(*kube), labels: *labels, procs: *procs, out: *out, suites: *suites}); err != nil {
+	gateSets, err := parseGateSets(*gates)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(2)
+	}
+	if err := run(ctx, config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites}); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(1)
 	}
@@ -60,6 +72,7 @@ func main() {
 
 type config struct {
 	clientGo, kube []string
+	gates          []gateSet
 	labels         string
 	procs          int
 	out, suites    string
@@ -67,8 +80,9 @@ type config struct {
 
 // column is one run: a client-go version against a kube-apiserver version.
 type column struct {
-	ClientGo string `json:"clientGo"`
-	Kube     string `json:"kubeAPIServer"`
+	ClientGo string  `json:"clientGo"`
+	Kube     string  `json:"kubeAPIServer"`
+	Gates    gateSet `json:"gates,omitempty"`
 	// Error says why the suite did not run or did not report (a version that
 	// does not resolve or compile): every cell of the column is empty.
 	Error   string            `json:"error,omitempty"`
@@ -79,10 +93,14 @@ type column struct {
 }
 
 func (c column) name() string {
-	if c.Kube == "" {
-		return "client-go " + c.ClientGo
+	n := "client-go " + c.ClientGo
+	if c.Kube != "" {
+		n += " / kube-apiserver " + c.Kube
 	}
-	return fmt.Sprintf("client-go %s / kube-apiserver %s", c.ClientGo, c.Kube)
+	if len(c.Gates) > 0 {
+		n += " / " + c.Gates.String()
+	}
+	return n
 }
 
 type cell struct {
@@ -111,6 +129,9 @@ func run(ctx context.Context, cfg config) error {
 	if len(cfg.kube) == 0 {
 		cfg.kube = []string{""}
 	}
+	if len(cfg.gates) == 0 {
+		cfg.gates = []gateSet{nil}
+	}
 	out, err := filepath.Abs(cfg.out)
 	if err != nil {
 		return err
@@ -138,15 +159,17 @@ func run(ctx context.Context, cfg config) error {
 			modfilePath, prepErr = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
 		}
 		for _, k := range cfg.kube {
-			col := column{ClientGo: v, Kube: k}
-			if prepErr != nil {
-				col.Error = prepErr.Error()
-			} else {
-				col = runColumn(ctx, root, cfg, out, modfilePath, col)
-			}
-			cols = append(cols, col)
-			if ctx.Err() != nil {
-				return ctx.Err()
+			for _, g := range cfg.gates {
+				col := column{ClientGo: v, Kube: k, Gates: g}
+				if prepErr != nil {
+					col.Error = prepErr.Error()
+				} else {
+					col = runColumn(ctx, root, cfg, out, modfilePath, col)
+				}
+				cols = append(cols, col)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 			}
 		}
 	}
@@ -170,7 +193,7 @@ func run(ctx context.Context, cfg config) error {
 
 // runColumn runs the suite once and reads the informer report it wrote.
 func runColumn(ctx context.Context, root string, cfg config, out, modfilePath string, col column) column {
-	dir := filepath.Join(out, unsafe.ReplaceAllString(strings.TrimSpace(col.ClientGo+"_"+col.Kube), "-"))
+	dir := filepath.Join(out, unsafe.ReplaceAllString(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String()), "-"))
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		col.Error = err.Error()
@@ -190,6 +213,7 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	if modfilePath != "" {
 		env = append(env, "GOFLAGS=-modfile="+modfilePath)
 	}
+	env = append(env, col.Gates.env()...)
 	step("%s: running %s (label filter %q); log %s", col.name(), cfg.suites, cfg.labels, logPath)
 	start := time.Now()
 	// Ginkgo's own progress goes to the log; a line per finished spec to
@@ -217,6 +241,10 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	}
 	if col.Kube == "" {
 		col.Kube = s.KubeAPIServer
+	}
+	if err := col.Gates.check(s.ClientGoGates); err != nil {
+		col.Error = fmt.Sprintf("client-go %s: %v", col.ClientGo, err)
+		return col
 	}
 	col.Cells = map[string]cell{}
 	col.Passed = runErr == nil
@@ -304,15 +332,22 @@ func differences(b *strings.Builder, cols []column, title string, specs []string
 	fmt.Fprintf(b, "\n## %s\n\n", title)
 	// Name a column by its client-go version alone unless the columns also
 	// differ in kube-apiserver version.
-	label := func(c column) string { return c.ClientGo }
-	kube := map[string]bool{}
+	kube, gates := map[string]bool{}, map[string]bool{}
 	for _, c := range cols {
 		if c.Error == "" {
 			kube[c.Kube] = true
+			gates[c.Gates.String()] = true
 		}
+	}
+	label := func(c column) string {
+		l := c.ClientGo
 		if len(kube) > 1 {
-			label = func(c column) string { return c.ClientGo + " / kube-apiserver " + c.Kube }
+			l += " / kube-apiserver " + c.Kube
 		}
+		if len(gates) > 1 {
+			l += " / " + c.Gates.String()
+		}
+		return l
 	}
 	for _, s := range specs {
 		fmt.Fprintf(b, "- %s:", s)
@@ -508,4 +543,84 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
+}
+
+// gateSet is one column's client-go feature gates, in the order given.
+type gateSet []gateValue
+
+type gateValue struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+}
+
+var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// parseGateSets reads -gates: sets separated by ";", each "default" (or
+// empty) or comma separated Name=true|false.
+func parseGateSets(s string) ([]gateSet, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var sets []gateSet
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" || part == "default" {
+			sets = append(sets, nil)
+			continue
+		}
+		var set gateSet
+		seen := map[string]bool{}
+		for _, kv := range strings.Split(part, ",") {
+			name, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			if !ok || !gateName.MatchString(name) || (value != "true" && value != "false") {
+				return nil, fmt.Errorf("gate set %q: %q is not Name=true or Name=false", part, kv)
+			}
+			if seen[name] {
+				return nil, fmt.Errorf("gate set %q: %s given twice", part, name)
+			}
+			seen[name] = true
+			set = append(set, gateValue{Name: name, Enabled: value == "true"})
+		}
+		sets = append(sets, set)
+	}
+	return sets, nil
+}
+
+// String is "default" or the set as given ("AtomicFIFO=false,...").
+func (g gateSet) String() string {
+	if len(g) == 0 {
+		return "default"
+	}
+	var parts []string
+	for _, v := range g {
+		parts = append(parts, fmt.Sprintf("%s=%t", v.Name, v.Enabled))
+	}
+	return strings.Join(parts, ",")
+}
+
+// env sets the gates the way client-go reads them (features/envvar.go:
+// KUBE_FEATURE_<Name>, read once per process).
+func (g gateSet) env() []string {
+	var env []string
+	for _, v := range g {
+		env = append(env, fmt.Sprintf("KUBE_FEATURE_%s=%t", v.Name, v.Enabled))
+	}
+	return env
+}
+
+// check compares the set with the gates a run's report states: a gate the
+// client-go does not have, or one that did not take the value asked, is an
+// error (client-go ignores unknown KUBE_FEATURE_ variables, and a locked
+// gate keeps its default).
+func (g gateSet) check(reported map[string]e2e.Gate) error {
+	for _, v := range g {
+		r, ok := reported[v.Name]
+		switch {
+		case !ok:
+			return fmt.Errorf("has no feature gate %s (its gates: %s)", v.Name, strings.Join(slices.Sorted(maps.Keys(reported)), ", "))
+		case r.Enabled != v.Enabled:
+			return fmt.Errorf("feature gate %s stayed %t (locked to its default?), not %t as asked", v.Name, r.Enabled, v.Enabled)
+		}
+	}
+	return nil
 }

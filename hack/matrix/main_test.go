@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
 func TestMarkdownTableAndDifferences(t *testing.T) {
@@ -52,5 +54,41 @@ func TestDifferencesNameTheKubeAPIServerWhenItVaries(t *testing.T) {
 	want := "- S1 restart: v0.36.6 / kube-apiserver v1.35.4: passed, re-initialisations 410 Gone: 1; v0.36.6 / kube-apiserver v1.36.3: passed, re-initialisations other status: 1;"
 	if !strings.Contains(md, want) {
 		t.Errorf("differences lack %q:\n%s", want, md)
+	}
+}
+
+func TestGateSets(t *testing.T) {
+	sets, err := parseGateSets("default; AtomicFIFO=false, InOrderInformersBatchProcess=false ;UnlockWhileProcessingFIFO=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 3 || sets[0] != nil || sets[1].String() != "AtomicFIFO=false,InOrderInformersBatchProcess=false" {
+		t.Fatalf("sets %v", sets)
+	}
+	if got := strings.Join(sets[2].env(), " "); got != "KUBE_FEATURE_UnlockWhileProcessingFIFO=false" {
+		t.Errorf("env %q", got)
+	}
+	for _, bad := range []string{"AtomicFIFO", "AtomicFIFO=off", "atomicFIFO=false", "AtomicFIFO=false,AtomicFIFO=true"} {
+		if _, err := parseGateSets(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	reported := map[string]e2e.Gate{"AtomicFIFO": {Enabled: false, Default: true}, "InOrderInformersBatchProcess": {Enabled: true, Default: true}}
+	if err := sets[1].check(reported); err == nil || !strings.Contains(err.Error(), "stayed true") {
+		t.Errorf("a gate that kept its default: %v", err)
+	}
+	if err := sets[2].check(reported); err == nil || !strings.Contains(err.Error(), "has no feature gate UnlockWhileProcessingFIFO") {
+		t.Errorf("a gate the client-go lacks: %v", err)
+	}
+	cols := []column{
+		{ClientGo: "v0.37.2", Cells: map[string]cell{"S1": {Outcome: "passed"}}},
+		{ClientGo: "v0.37.2", Gates: sets[1], Cells: map[string]cell{"S1": {Outcome: "failed", Failure: "boom"}}},
+	}
+	md := markdown(cols)
+	for _, want := range []string{"| client-go v0.37.2 | client-go v0.37.2 / AtomicFIFO=false,InOrderInformersBatchProcess=false |",
+		"v0.37.2 / default: passed", "v0.37.2 / AtomicFIFO=false,InOrderInformersBatchProcess=false: failed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }
