@@ -29,14 +29,14 @@ type SpecSummary struct {
 // SuiteSummary is a suite's informer report: the versions it ran with and
 // its specs.
 type SuiteSummary struct {
-	Suite         string        `json:"suite"`
-	ClientGo      string        `json:"clientGo,omitempty"`
+	Suite    string `json:"suite"`
+	ClientGo string `json:"clientGo,omitempty"`
 	// ClientGoGates is every feature gate of that client-go with the value
 	// the run had (a spec's own overrides, such as its sync mode, are in its
 	// notes).
 	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
-	KubeAPIServer string        `json:"kubeAPIServer,omitempty"`
-	Specs         []SpecSummary `json:"specs"`
+	KubeAPIServer string          `json:"kubeAPIServer,omitempty"`
+	Specs         []SpecSummary   `json:"specs"`
 }
 
 // ReportFiles names a suite's report files in ArtifactsRoot:

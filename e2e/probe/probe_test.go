@@ -76,6 +76,11 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 			if !streaming && (first.Watch || first.Method != "GET") {
 				t.Errorf("first request %+v: want a LIST", first)
 			}
+			// The typed clientset asks for protobuf (kubernetes.NewForConfig's
+			// default) and the server answers in it.
+			if !strings.Contains(first.Accept, "application/vnd.kubernetes.protobuf") || !strings.HasPrefix(first.ContentType, "application/vnd.kubernetes.protobuf") {
+				t.Errorf("first request asked %q, answered %q: want protobuf", first.Accept, first.ContentType)
+			}
 			if len(rec.Dials) != 1 || len(rec.Events) != 1 || rec.Events[0].Kind != probe.Add || !rec.Events[0].InInitialList {
 				t.Errorf("after sync: dials %v events %v; want one dial and one initial Add", rec.Dials, rec.Events)
 			}

@@ -58,6 +58,11 @@ type Request struct {
 	TimeoutSeconds       string    `json:"timeoutSeconds,omitempty"`
 	Limit                string    `json:"limit,omitempty"`
 	Status               int       `json:"status,omitempty"` // 0: no response
+	// Accept is what the client asked for (its Accept header), ContentType
+	// what the server answered in (the response's Content-Type): the
+	// encoding of the informer stack under test (protobuf, JSON, CBOR).
+	Accept      string `json:"accept,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
 	// Conn is the local address (host:port) of the TCP connection that
 	// carried the request (httptrace GotConn): requests with the same Conn
 	// shared a connection; the fault proxy names its connections by it.

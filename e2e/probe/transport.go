@@ -63,6 +63,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		SendInitialEvents:    q.Get("sendInitialEvents") == "true",
 		TimeoutSeconds:       q.Get("timeoutSeconds"),
 		Limit:                q.Get("limit"),
+		Accept:               req.Header.Get("Accept"),
 	}
 	id := t.rec.startRequest(r)
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
@@ -78,10 +79,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		t.rec.updateRequest(id, func(r *Request) { r.End, r.Err = time.Now(), err.Error() })
 		return nil, err
 	}
-	t.rec.updateRequest(id, func(r *Request) { r.Status = resp.StatusCode })
+	contentType := resp.Header.Get("Content-Type")
+	t.rec.updateRequest(id, func(r *Request) { r.Status, r.ContentType = resp.StatusCode, contentType })
 	body := &recordingBody{rc: resp.Body, rec: t.rec, id: id}
 	if r.Watch && resp.StatusCode == http.StatusOK {
-		body.startDecoder(resp.Header.Get("Content-Type"))
+		body.startDecoder(contentType)
 	}
 	resp.Body = body
 	return resp, nil
