@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -20,8 +21,14 @@ type Options struct {
 	Namespace string
 	// Resync is the factory's resync period (default 0: none).
 	Resync time.Duration
-	// Informer picks the informer from the factory (default: pods).
+	// Informer picks the informer from the factory (default: pods). For
+	// the typed stacks only; Resource names it on any stack.
 	Informer func(informers.SharedInformerFactory) cache.SharedIndexInformer
+	// Stack is how the informer is built (default StackTyped).
+	Stack Stack
+	// Resource is the informer's resource when Informer is unset (default
+	// pods).
+	Resource schema.GroupVersionResource
 	// FactoryOptions are passed to the factory (e.g. WithTweakListOptions).
 	FactoryOptions []informers.SharedInformerOption
 	// WrapHandler, when set, wraps the recording handler; negative controls
@@ -39,9 +46,14 @@ type Probe struct {
 	Recorder *Recorder
 	// Client is the informer's clientset: requests a spec makes with it are
 	// recorded like the informer's own.
-	Client   kubernetes.Interface
+	Client kubernetes.Interface
+	// Factory is the typed stacks' informer factory (nil on the others:
+	// InformerFor works on every stack).
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
+	// Stack is the stack the informers are built with.
+	Stack   Stack
+	factory *stackFactory
 	// HandlerChecked: convergence checks include the handler calls
 	// (Options.NoHandlerCheck unset).
 	HandlerChecked bool
@@ -65,20 +77,30 @@ func Pods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 // New builds (does not start) a probe on cfg.
 func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	rec := &Recorder{}
-	cs, err := kubernetes.NewForConfig(Instrument(cfg, rec))
+	cfg = Instrument(cfg, rec)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("probe client: %w", err)
 	}
-	fopts := slices.Clone(opts.FactoryOptions)
-	if opts.Namespace != "" {
-		fopts = append(fopts, informers.WithNamespace(opts.Namespace))
+	if opts.Informer != nil && opts.Stack != "" && opts.Stack != StackTyped && opts.Stack != StackTypedJSON {
+		return nil, fmt.Errorf("probe: Options.Informer picks from a typed factory; on stack %s name the Resource", opts.Stack)
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync, fopts...)
-	pick := opts.Informer
-	if pick == nil {
-		pick = Pods
+	f, err := newStackFactory(opts.Stack, cfg, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions))
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
 	}
-	inf := pick(factory)
+	var inf cache.SharedIndexInformer
+	switch {
+	case opts.Informer != nil:
+		inf = opts.Informer(f.typed)
+	case opts.Resource.Resource != "":
+		inf, err = f.informerFor(opts.Resource)
+	default:
+		inf, err = f.informerFor(PodsResource)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("probe informer: %w", err)
+	}
 	h := RecordingHandler(rec)
 	if opts.WrapHandler != nil {
 		h = opts.WrapHandler(h)
@@ -86,7 +108,14 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if _, err := inf.AddEventHandler(h); err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
 	}
-	return &Probe{Recorder: rec, Client: cs, Factory: factory, Informer: inf, HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
+	return &Probe{Recorder: rec, Client: cs, Factory: f.typed, Informer: inf, Stack: f.stack, factory: f,
+		HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
+}
+
+// InformerFor is the probe stack's shared informer for another resource
+// (started by the next Start), its requests recorded with the probe's.
+func (p *Probe) InformerFor(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	return p.factory.informerFor(gvr)
 }
 
 // Start runs the factory's informers (those added since the last Start
@@ -100,7 +129,7 @@ func (p *Probe) Start() {
 		p.mu.Lock()
 		p.starters = append(p.starters, goroutineID())
 		p.mu.Unlock()
-		p.Factory.Start(p.stop)
+		p.factory.factory().Start(p.stop)
 	}()
 	<-done
 }

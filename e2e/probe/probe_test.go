@@ -128,3 +128,70 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 		})
 	}
 }
+
+// TestStacks: each informer stack syncs, delivers the handler calls with
+// what identifies the object (typed objects, unstructured, partial
+// metadata alike) and is recorded with the encoding it spoke.
+func TestStacks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := localtest.Start(t, local.Options{})
+	admin, err := c.RESTConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := kubernetes.NewForConfigOrDie(admin)
+	created, err := writer.CoreV1().Pods("default").Create(ctx, pod("a"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := c.RESTConfig(cluster.TestUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[probe.Stack]string{
+		probe.StackTyped:     "application/vnd.kubernetes.protobuf",
+		probe.StackTypedJSON: "application/json",
+		probe.StackDynamic:   "application/json",
+		probe.StackMetadata:  "application/vnd.kubernetes.protobuf",
+	}
+	for _, stack := range probe.Stacks {
+		t.Run(string(stack), func(t *testing.T) {
+			pr, err := probe.New(cfg, probe.Options{Namespace: "default", Stack: stack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm, err := pr.InformerFor(corev1.SchemeGroupVersion.WithResource("configmaps"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr.Start()
+			defer pr.Stop()
+			if err := pr.WaitForSync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rec := pr.Recorder.Snapshot()
+			if len(rec.Events) != 1 || rec.Events[0].Key != "default/a" || rec.Events[0].UID != string(created.UID) {
+				t.Errorf("events %+v: want the Add of default/a with its UID", rec.Events)
+			}
+			if !strings.HasPrefix(rec.Requests[0].ContentType, answers[stack]) {
+				t.Errorf("first request answered in %q (asked %q), want %s", rec.Requests[0].ContentType, rec.Requests[0].Accept, answers[stack])
+			}
+			if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, eventTimeout, true, func(context.Context) (bool, error) {
+				return cm.HasSynced(), nil
+			}); err != nil {
+				t.Errorf("the configmaps informer of the same stack did not sync: %v", err)
+			}
+			if stack == probe.StackTyped && pr.Factory == nil || stack == probe.StackDynamic && pr.Factory != nil {
+				t.Errorf("stack %s: typed factory %v", stack, pr.Factory)
+			}
+		})
+	}
+
+	if _, err := probe.New(cfg, probe.Options{Stack: "cbor-please"}); err == nil || !strings.Contains(err.Error(), "unknown informer stack") {
+		t.Errorf("an unknown stack: %v", err)
+	}
+	if _, err := probe.New(cfg, probe.Options{Stack: probe.StackDynamic, Informer: probe.Pods}); err == nil || !strings.Contains(err.Error(), "name the Resource") {
+		t.Errorf("a typed picker on the dynamic stack: %v", err)
+	}
+}

@@ -103,7 +103,7 @@ func (p *Probe) shutdown() <-chan struct{} {
 			p.mu.Unlock()
 			close(started)
 			defer close(p.shutdownDone)
-			p.Factory.Shutdown()
+			p.factory.factory().Shutdown()
 		}()
 		<-started
 	})

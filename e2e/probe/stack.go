@@ -1,0 +1,133 @@
+package probe
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Stack is the client and informer machinery an informer under test is
+// built with: what a controller runs, each with its own decoder and store
+// objects.
+type Stack string
+
+const (
+	// StackTyped is the typed clientset and informers.SharedInformerFactory
+	// in protobuf (kubernetes.NewForConfig's default for built-in types):
+	// the default.
+	StackTyped Stack = "typed"
+	// StackTypedJSON is the same over JSON (a rest.Config whose
+	// ContentType and AcceptContentTypes are application/json).
+	StackTypedJSON Stack = "typed-json"
+	// StackDynamic is the dynamic client and
+	// dynamicinformer.DynamicSharedInformerFactory: unstructured objects,
+	// JSON (the dynamic client's only encoding).
+	StackDynamic Stack = "dynamic"
+	// StackMetadata is the metadata client and
+	// metadatainformer.SharedInformerFactory: PartialObjectMetadata.
+	StackMetadata Stack = "metadata"
+)
+
+// Stacks are the stacks a probe can build.
+var Stacks = []Stack{StackTyped, StackTypedJSON, StackDynamic, StackMetadata}
+
+// PodsResource is the resource a probe informs on by default.
+var PodsResource = corev1.SchemeGroupVersion.WithResource("pods")
+
+// factory is what the three informer factories share.
+type factory interface {
+	Start(stopCh <-chan struct{})
+	Shutdown()
+}
+
+// stackFactory builds informers of one stack on an instrumented config.
+type stackFactory struct {
+	stack   Stack
+	typed   informers.SharedInformerFactory
+	dynamic dynamicinformer.DynamicSharedInformerFactory
+	meta    metadatainformer.SharedInformerFactory
+}
+
+func newStackFactory(stack Stack, cfg *rest.Config, namespace string, resync time.Duration, fopts []informers.SharedInformerOption) (*stackFactory, error) {
+	if stack == "" {
+		stack = StackTyped
+	}
+	if stack != StackTyped && stack != StackTypedJSON && len(fopts) > 0 {
+		return nil, fmt.Errorf("stack %s: informer factory options (informers.SharedInformerOption) apply to the typed stacks only", stack)
+	}
+	f := &stackFactory{stack: stack}
+	switch stack {
+	case StackTyped, StackTypedJSON:
+		if stack == StackTypedJSON {
+			cfg = rest.CopyConfig(cfg)
+			cfg.ContentType = "application/json"
+			cfg.AcceptContentTypes = "application/json"
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if namespace != "" {
+			fopts = append(fopts, informers.WithNamespace(namespace))
+		}
+		f.typed = informers.NewSharedInformerFactoryWithOptions(cs, resync, fopts...)
+	case StackDynamic:
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.dynamic = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, resync, orAll(namespace), nil)
+	case StackMetadata:
+		mc, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.meta = metadatainformer.NewFilteredSharedInformerFactory(mc, resync, orAll(namespace), nil)
+	default:
+		return nil, fmt.Errorf("unknown informer stack %q (known: %v)", stack, Stacks)
+	}
+	return f, nil
+}
+
+func orAll(namespace string) string {
+	if namespace == "" {
+		return metav1.NamespaceAll
+	}
+	return namespace
+}
+
+func (f *stackFactory) factory() factory {
+	switch {
+	case f.typed != nil:
+		return f.typed
+	case f.dynamic != nil:
+		return f.dynamic
+	}
+	return f.meta
+}
+
+// informerFor is the stack's shared informer for a resource.
+func (f *stackFactory) informerFor(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	switch {
+	case f.typed != nil:
+		g, err := f.typed.ForResource(gvr)
+		if err != nil {
+			return nil, err
+		}
+		return g.Informer(), nil
+	case f.dynamic != nil:
+		return f.dynamic.ForResource(gvr).Informer(), nil
+	}
+	return f.meta.ForResource(gvr).Informer(), nil
+}
