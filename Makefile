@@ -44,7 +44,8 @@ export INFORMER_CONFORMANCE_BACKEND := $(BACKEND)
 export KUBECONFIG
 # Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'. Empty, e2e
 # leaves out the specs labelled long (five minutes or more each, client-go's
-# fixed periods): `make e2e-long` runs them.
+# fixed periods): `make e2e-long` runs them; and the specs on informer stacks
+# other than the typed one (label extra-stack): `make e2e-stacks` runs them.
 LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
 # (backoffs, timeouts, restarts), so 4 processes suit even 2 cores: the
@@ -76,8 +77,9 @@ e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),ki
 		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) ./suites/... || rc=$$?; \
 	$(RUNCHECK) report $(ARTIFACTS)/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
-# The label filter of make e2e: LABEL_FILTER, or all but the specs labelled long.
-E2E_LABELS = $(or $(LABEL_FILTER),!long)
+# The label filter of make e2e: LABEL_FILTER, or all but the specs labelled
+# long and those on informer stacks other than the typed one (make e2e-stacks).
+E2E_LABELS = $(or $(LABEL_FILTER),!long && !extra-stack)
 # Checks a run from outside Ginkgo: the label filter parses (Ginkgo's parse
 # error alone, before any process starts), some spec passed in some suite
 # (a run that tests nothing fails), why specs skipped; the spec labels.
@@ -95,6 +97,10 @@ export CLIENT_GO KUBE_VERSIONS GATES
 e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
 	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2
 
+.PHONY: e2e-stacks
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata: S1, S2, S5, S7, S10 in both sync modes), all but slow and long.
+	$(MAKE) e2e LABEL_FILTER='extra-stack && !slow && !long'
+
 .PHONY: soak
 soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then beside a CPU hog (stress-ng --cpu 1); per-run times in $(ARTIFACTS)/soak.
 	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=0 ARTIFACTS=$(ARTIFACTS)
@@ -102,7 +108,7 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 
 .PHONY: matrix
 matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
-	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow)' -out=$(ARTIFACTS)/matrix
+	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
 .PHONY: e2e-existing-local
 e2e-existing-local: binaries ## Run the suite on the existing backend against a hack/local-up cluster (what CI does).
@@ -138,7 +144,7 @@ verify: ## gofmt, go vet, staticcheck (pinned in tools/go.mod) and shellcheck of
 	shellcheck .ci/run $$(git ls-files 'hack/*.sh')
 
 # Labels the example downstream module runs in CI (its specs run in one process).
-DOWNSTREAM_LABELS ?= resync || shutdown
+DOWNSTREAM_LABELS ?= (resync || shutdown) && !extra-stack
 
 .PHONY: downstream
 downstream: binaries ## Run the example downstream module (fixtures/downstream): the specs imported as a library, on its own client-go.
@@ -172,7 +178,7 @@ export KIND_NODE_IMAGE
 # Ginkgo processes on the kind backend: each runs its own kind cluster.
 KIND_PROCS ?= -procs=2
 # The subset `make e2e-kind` runs: smoke (hard apiserver restart), recreate, compaction (the watch cache noticing it included), resync.
-KIND_LABELS ?= smoke || recreate || compaction || resync
+KIND_LABELS ?= (smoke || recreate || compaction || resync) && !extra-stack
 
 .PHONY: kind-image
 kind-image: ## Build (once per version, cached in Docker) the kind node image offline from pinned sources.

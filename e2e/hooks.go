@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"k8s.io/client-go/informers"
@@ -42,7 +43,12 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 		AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
 	}
 	if len(hooks.FactoryOptions) > 0 {
-		opts.FactoryOptions = append(slices.Clone(opts.FactoryOptions), hooks.FactoryOptions...)
+		if opts.Stack != "" && opts.Stack != probe.StackTyped && opts.Stack != probe.StackTypedJSON {
+			// informers.SharedInformerOption configures the typed factory only.
+			AddReportEntry("client hook", fmt.Sprintf("the downstream's informer factory options do not apply to the %s stack", opts.Stack))
+		} else {
+			opts.FactoryOptions = append(slices.Clone(opts.FactoryOptions), hooks.FactoryOptions...)
+		}
 	}
 	return cfg, opts
 }

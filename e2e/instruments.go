@@ -70,6 +70,9 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 // StartProbeUnsynced is StartProbe without waiting for the sync.
 func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Observed {
 	ginkgo.GinkgoHelper()
+	if opts.Stack == "" && opts.Informer == nil {
+		opts.Stack = specStack
+	}
 	cfg, opts = applyHooks(cfg, opts)
 	p, err := probe.New(cfg, opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)

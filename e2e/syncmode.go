@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"context"
+
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 // SyncMode is one of client-go's two ways for a reflector to list: a
@@ -13,6 +17,9 @@ import (
 type SyncMode struct {
 	Name      string
 	Streaming bool
+	// Stack is the informer stack the spec's probes are built with
+	// (StartProbe, unless the spec picks one): "" is probe.StackTyped.
+	Stack probe.Stack
 }
 
 var (
@@ -29,11 +36,84 @@ const (
 )
 
 // Use switches client-go to the mode for the rest of the current spec
-// (restored after it; Ginkgo runs one spec at a time per process) and
-// records it in the spec's report. Call it before building an informer.
+// (restored after it; Ginkgo runs one spec at a time per process), makes
+// its stack the spec's, and records both in the spec's report. Call it
+// before building an informer.
 func (m SyncMode) Use() {
 	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
 	AddReportEntry("sync mode", m.Name)
+	stack := m.Stack
+	if stack == "" {
+		stack = probe.StackTyped
+	}
+	specStack = stack
+	AddReportEntry("stack", string(stack))
+	DeferCleanup(0, func(context.Context) error { specStack = ""; return nil })
+}
+
+// specStack is the current spec's informer stack (SyncMode.Use), "" for
+// the default; StartProbe builds with it unless the spec picks one.
+var specStack probe.Stack
+
+// OnStack is the mode on another informer stack (its name says which).
+func (m SyncMode) OnStack(s probe.Stack) SyncMode {
+	m.Stack = s
+	if s != "" && s != probe.StackTyped {
+		m.Name += ", " + string(s)
+	}
+	return m
+}
+
+// Labels are the mode's labels: its sync mode, its stack, and
+// LabelExtraStack off the typed stack.
+func (m SyncMode) Labels() ginkgo.Labels {
+	stack := m.Stack
+	if stack == "" {
+		stack = probe.StackTyped
+	}
+	labels := ginkgo.Label(map[bool]string{true: LabelStreamingList, false: LabelListWatch}[m.Streaming], LabelStackPrefix+string(stack))
+	if stack != probe.StackTyped {
+		labels = append(labels, LabelExtraStack)
+	}
+	return labels
+}
+
+// ExtraStacks are the stacks other than the typed one.
+func ExtraStacks() []probe.Stack { return probe.Stacks[1:] }
+
+// LabelStackPrefix starts a spec's stack label (stack:typed, ...). Specs on
+// a stack other than the typed one also carry LabelExtraStack, which the
+// default make e2e leaves out (make e2e-stacks runs them).
+const (
+	LabelStackPrefix = "stack:"
+	LabelExtraStack  = "extra-stack"
+)
+
+// StacksAndSyncModes are DescribeTable entries running a body on every
+// informer stack (probe.Stacks) in both sync modes, each labelled with its
+// mode and stack (and LabelExtraStack off the typed stack); decorations
+// apply to all. The typed entries keep the names BothSyncModes gives.
+func StacksAndSyncModes(decorations ...any) []any { return stackEntries(2, decorations...) }
+
+// DescribeStacksAndSyncModes is DescribeSyncModes on every informer stack:
+// a table of eight specs (StacksAndSyncModes).
+func DescribeStacksAndSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
+	args := append([]any{body, ginkgo.Offset(1)}, decorations...)
+	return ginkgo.DescribeTable(text, append(args, stackEntries(3)...)...)
+}
+
+// stackEntries builds the entries; offset is how many callers up the
+// spec's own code is.
+func stackEntries(offset int, decorations ...any) []any {
+	var entries []any
+	for _, stack := range probe.Stacks {
+		for _, m := range []SyncMode{StreamingList, ListWatch} {
+			m = m.OnStack(stack)
+			args := append([]any{ginkgo.Offset(offset), m.Labels()}, decorations...)
+			entries = append(entries, ginkgo.Entry(m.Name, append(args, m)...))
+		}
+	}
+	return entries
 }
 
 // String is the mode's name.

@@ -4,13 +4,13 @@
 # Each run writes its artifacts to $ARTIFACTS/soak/<series>-<n>; the
 # per-run times and outcomes go to $ARTIFACTS/soak/<series>.tsv and the
 # console. Exits non-zero if any run failed.
-#   hack/soak.sh [SOAK_RUNS=10] [SOAK_HOG=1] [LABEL_FILTER='!slow && !long']
+#   hack/soak.sh [SOAK_RUNS=10] [SOAK_HOG=1] [LABEL_FILTER='!slow && !long && !extra-stack']
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "$0")/.."
 for kv in "$@"; do export "${kv?}"; done
 runs=${SOAK_RUNS:-10}
 hog=${SOAK_HOG:-0}
-filter=${LABEL_FILTER:-'!slow && !long'}
+filter=${LABEL_FILTER:-'!slow && !long && !extra-stack'}
 root=${ARTIFACTS:-$PWD/_artifacts}/soak
 series=$([ "$hog" -gt 0 ] && echo "hog$hog" || echo idle)
 mkdir -p "$root"

@@ -129,8 +129,8 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	var recovery time.Duration
 	informers := []*informerUnderTest{
 		{resource: "/pods", informer: pods.Informer, server: env.Pods, synced: pods.Recorder.Snapshot().Synced},
-		{resource: "/configmaps", informer: pods.Factory.Core().V1().ConfigMaps().Informer(), server: quorumConfigMaps(writer)},
-		{resource: "/secrets", informer: pods.Factory.Core().V1().Secrets().Informer(), server: quorumSecrets(writer)},
+		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: quorumConfigMaps(writer)},
+		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: quorumSecrets(writer)},
 	}
 	for _, inf := range informers[1:] {
 		inf.handler = &probe.Recorder{}
@@ -203,6 +203,14 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	e2e.AddReportEntry("S2 new dials", newDials)
 	Expect(newDials).To(BeNumerically(">=", 1), "the informers dialed a new connection")
 	Expect(newDials).To(BeNumerically("<=", len(informers)), "new dials of %d informers sharing one transport, one each at most", len(informers))
+}
+
+// informerFor is the probe's stack's informer of a core resource.
+func informerFor(p *e2e.Observed, resource string) cache.SharedIndexInformer {
+	ginkgo.GinkgoHelper()
+	inf, err := p.InformerFor(corev1.SchemeGroupVersion.WithResource(resource))
+	Expect(err).NotTo(HaveOccurred(), "%s informer on stack %s", resource, p.Stack)
+	return inf
 }
 
 // reportInformer adds the numbers of one informer of the shared clientset

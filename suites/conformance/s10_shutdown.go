@@ -40,13 +40,13 @@ const (
 )
 
 var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
-	e2e.DescribeSyncModes("leaves no goroutine, sends nothing more, and leaves the clientset working",
+	e2e.DescribeStacksAndSyncModes("leaves no goroutine, sends nothing more, and leaves the clientset working",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			shutdownLeavesNothing(ctx, probe.Options{}, false)
 		})
 
-	e2e.DescribeSyncModes("returns promptly when the connection died before the shutdown",
+	e2e.DescribeStacksAndSyncModes("returns promptly when the connection died before the shutdown",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			shutdownLeavesNothing(ctx, probe.Options{}, true)

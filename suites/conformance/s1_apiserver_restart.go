@@ -21,6 +21,7 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 		Entry("graceful (SIGTERM), LIST+WATCH", Label(e2e.LabelListWatch), cluster.Graceful, e2e.ListWatch),
 		Entry("hard (SIGKILL), streaming list", Label(e2e.LabelStreamingList), cluster.Hard, e2e.StreamingList),
 		Entry("hard (SIGKILL), LIST+WATCH", Label(e2e.LabelListWatch), cluster.Hard, e2e.ListWatch),
+		s1OtherStacks(),
 	)
 
 	It("fails when the client relists whenever a watch ends", NegativeControl, func(ctx SpecContext) {
@@ -36,3 +37,21 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 			"an S1 assertion catches a client that relists on every watch end")
 	})
 })
+
+// s1OtherStacks are S1's entries on the informer stacks other than the
+// typed one (e2e.ExtraStacks), both stop modes and sync modes.
+func s1OtherStacks() []TableEntry {
+	var entries []TableEntry
+	for _, stack := range e2e.ExtraStacks() {
+		for _, stop := range []struct {
+			mode cluster.StopMode
+			name string
+		}{{cluster.Graceful, "graceful (SIGTERM)"}, {cluster.Hard, "hard (SIGKILL)"}} {
+			for _, m := range []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch} {
+				m = m.OnStack(stack)
+				entries = append(entries, Entry(stop.name+", "+m.Name, Offset(1), m.Labels(), stop.mode, m))
+			}
+		}
+	}
+	return entries
+}

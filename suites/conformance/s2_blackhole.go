@@ -20,7 +20,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
-		}}, e2e.BothSyncModes()...)...)
+		}}, e2e.StacksAndSyncModes()...)...)
 
 	// The defaults, the number users live with. One sync mode: detection
 	// happens in the HTTP/2 transport below the reflector, and the short

@@ -15,7 +15,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 	Context("when etcd is compacted while the informer is watching", Slow, func() {
 		DescribeTable("keeps the same watch: no re-initialisation, no new dial, later changes arrive", append([]any{
 			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); scenarios.CompactedWhileWatching(ctx) }},
-			e2e.BothSyncModes()...)...)
+			e2e.StacksAndSyncModes()...)...)
 	})
 
 	Context("when etcd is compacted while the informer fails over between kube-apiservers without watch cache", NeedsAPIServerRestart, NeedsHA, func() {
@@ -26,7 +26,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
 			}},
-			e2e.BothSyncModes()...)...)
+			e2e.StacksAndSyncModes()...)...)
 
 		It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 			err := InterceptGomegaFailure(func() {

@@ -13,7 +13,7 @@ import (
 // S7: the scenario, and what it expects of client-go, is
 // scenarios.RecreatedWhileDisconnected.
 var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreate", "compaction"), Disruptive, NeedsEtcdCompaction, func() {
-	e2e.DescribeSyncModes("converges and tells the handler the old object ended (Delete or UID-changing Update)",
+	e2e.DescribeStacksAndSyncModes("converges and tells the handler the old object ended (Delete or UID-changing Update)",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{})
