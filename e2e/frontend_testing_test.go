@@ -67,15 +67,7 @@ func TestTestingRunReports(t *testing.T) {
 	if err := run.WriteReports(); err != nil {
 		t.Fatal(err)
 	}
-	jsonPath, _ := ReportFiles("front end test")
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum SuiteSummary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, "front end test")
 	if sum.KubeAPIServer != "v1.36.3" || len(sum.Specs) != 2 {
 		t.Fatalf("report %+v", sum)
 	}
@@ -86,4 +78,19 @@ func TestTestingRunReports(t *testing.T) {
 	if skip.Outcome != "skipped" || !strings.Contains(skip.Notes["skipped"], "2 kube-apiservers") {
 		t.Errorf("skipped spec reported as %+v", skip)
 	}
+}
+
+// readSummary reads the JSON informer report of a suite.
+func readSummary(t *testing.T, suite string) SuiteSummary {
+	t.Helper()
+	jsonPath, _ := ReportFiles(suite)
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum SuiteSummary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -28,15 +27,8 @@ func TestReportStatesEveryClientGoGate(t *testing.T) {
 	if err := writeSummary(SuiteSummary{Suite: "gates"}); err != nil {
 		t.Fatal(err)
 	}
-	jsonPath, mdPath := ReportFiles("gates")
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum SuiteSummary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		t.Fatal(err)
-	}
+	_, mdPath := ReportFiles("gates")
+	sum := readSummary(t, "gates")
 	if len(sum.ClientGoGates) != len(gates) {
 		t.Errorf("report has %d gates, client-go %d", len(sum.ClientGoGates), len(gates))
 	}
