@@ -45,7 +45,9 @@ type Options struct {
 type Probe struct {
 	Recorder *Recorder
 	// Client is the informer's clientset: requests a spec makes with it are
-	// recorded like the informer's own.
+	// recorded like the informer's own and, on the typed stacks, share the
+	// informers' connections (the dynamic and metadata stacks' informers
+	// have clients of their own).
 	Client kubernetes.Interface
 	// Factory is the typed stacks' informer factory (nil on the others:
 	// InformerFor works on every stack).
@@ -78,14 +80,14 @@ func Pods(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	rec := &Recorder{}
 	cfg = Instrument(cfg, rec)
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(typedConfig(opts.Stack, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("probe client: %w", err)
 	}
 	if opts.Informer != nil && opts.Stack != "" && opts.Stack != StackTyped && opts.Stack != StackTypedJSON {
 		return nil, fmt.Errorf("probe: Options.Informer picks from a typed factory; on stack %s name the Resource", opts.Stack)
 	}
-	f, err := newStackFactory(opts.Stack, cfg, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions))
+	f, err := newStackFactory(opts.Stack, cfg, cs, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions))
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}

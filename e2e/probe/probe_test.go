@@ -182,6 +182,18 @@ func TestStacks(t *testing.T) {
 			}); err != nil {
 				t.Errorf("the configmaps informer of the same stack did not sync: %v", err)
 			}
+			// On the typed stacks the probe's clientset is the informers': a
+			// spec's own requests share their connection (S13's load relies
+			// on it).
+			if stack == probe.StackTyped || stack == probe.StackTypedJSON {
+				if _, err := pr.Client.CoreV1().Pods("default").Get(ctx, "a", metav1.GetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				rs := pr.Recorder.Snapshot().Requests
+				if first, last := rs[0], rs[len(rs)-1]; first.Conn == "" || last.Conn != first.Conn {
+					t.Errorf("the client's GET went over %q, the informer's first request over %q: want one connection", last.Conn, first.Conn)
+				}
+			}
 			if stack == probe.StackTyped && pr.Factory == nil || stack == probe.StackDynamic && pr.Factory != nil {
 				t.Errorf("stack %s: typed factory %v", stack, pr.Factory)
 			}

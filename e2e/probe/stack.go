@@ -45,6 +45,18 @@ var Stacks = []Stack{StackTyped, StackTypedJSON, StackDynamic, StackMetadata}
 // PodsResource is the resource a probe informs on by default.
 var PodsResource = corev1.SchemeGroupVersion.WithResource("pods")
 
+// typedConfig is the typed clientset's config on a stack: JSON on
+// typed-json, protobuf (kubernetes.NewForConfig's default) elsewhere.
+func typedConfig(stack Stack, cfg *rest.Config) *rest.Config {
+	if stack != StackTypedJSON {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
+	return cfg
+}
+
 // factory is what the three informer factories share.
 type factory interface {
 	Start(stopCh <-chan struct{})
@@ -59,7 +71,7 @@ type stackFactory struct {
 	meta    metadatainformer.SharedInformerFactory
 }
 
-func newStackFactory(stack Stack, cfg *rest.Config, namespace string, resync time.Duration, fopts []informers.SharedInformerOption) (*stackFactory, error) {
+func newStackFactory(stack Stack, cfg *rest.Config, cs kubernetes.Interface, namespace string, resync time.Duration, fopts []informers.SharedInformerOption) (*stackFactory, error) {
 	if stack == "" {
 		stack = StackTyped
 	}
@@ -69,15 +81,8 @@ func newStackFactory(stack Stack, cfg *rest.Config, namespace string, resync tim
 	f := &stackFactory{stack: stack}
 	switch stack {
 	case StackTyped, StackTypedJSON:
-		if stack == StackTypedJSON {
-			cfg = rest.CopyConfig(cfg)
-			cfg.ContentType = "application/json"
-			cfg.AcceptContentTypes = "application/json"
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
+		// The probe's own clientset (typedConfig): its requests share the
+		// informers' connection, as a controller's own calls would.
 		if namespace != "" {
 			fopts = append(fopts, informers.WithNamespace(namespace))
 		}
