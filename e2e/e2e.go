@@ -99,10 +99,16 @@ const (
 // well within a file name's 255 bytes.
 func specDirName(r types.SpecReport) string {
 	full := strings.Join(append(slices.Clone(r.ContainerHierarchyTexts), r.LeafNodeText), "_")
-	name := strings.Trim(unsafeChars.ReplaceAllString(full, "-"), "-")
+	return dirName(full, full+"\x00"+r.LeafNodeLocation.String())
+}
+
+// dirName is name made safe for a path, cut to head and tail when long,
+// with a short hash of what makes it unique.
+func dirName(name, unique string) string {
+	name = strings.Trim(unsafeChars.ReplaceAllString(name, "-"), "-")
 	if len(name) > maxSpecDirText {
 		name = name[:specDirHead] + "--" + name[len(name)-specDirTail:]
 	}
-	sum := sha256.Sum256([]byte(full + "\x00" + r.LeafNodeLocation.String()))
+	sum := sha256.Sum256([]byte(unique))
 	return name + "-" + hex.EncodeToString(sum[:4])
 }

@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -105,14 +101,8 @@ func (r *TestingRun) prepare(c cluster.Cluster) error {
 	if err := CheckPathEnv(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(r.Dir()); err != nil {
-		return fmt.Errorf("empty the run's artifacts of earlier runs: %w", err)
-	}
-	jsonPath, mdPath := ReportFiles(r.Suite)
-	for _, p := range []string{jsonPath, mdPath} {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("remove the report of an earlier run: %w", err)
-		}
+	if err := emptyEarlierRun(r.Dir(), r.Suite); err != nil {
+		return err
 	}
 	r.prepared = true
 	return nil
@@ -122,12 +112,7 @@ func (r *TestingRun) prepare(c cluster.Cluster) error {
 // the full name (two specs of one name in a run share it; Ginkgo's specs
 // differ by location too, features only by name).
 func (r *TestingRun) specDir(name string) string {
-	clean := strings.Trim(unsafeChars.ReplaceAllString(name, "-"), "-")
-	if len(clean) > maxSpecDirText {
-		clean = clean[:specDirHead] + "--" + clean[len(clean)-specDirTail:]
-	}
-	sum := sha256.Sum256([]byte(name))
-	return filepath.Join(r.Dir(), clean+"-"+hex.EncodeToString(sum[:4]))
+	return filepath.Join(r.Dir(), dirName(name, name))
 }
 
 // Summary is what the run's specs reported so far.
@@ -209,11 +194,9 @@ func (f *testingFrontEnd) DeferCleanup(timeout time.Duration, fn func(ctx contex
 
 func (f *testingFrontEnd) AddReportEntry(name string, value any) {
 	f.mu.Lock()
-	asJSON := ""
-	if data, err := json.Marshal(value); err == nil {
-		asJSON = string(data)
-	}
-	f.spec.addEntry(name, value, asJSON, fmt.Sprint(value))
+	// The raw value is at hand in-process: no JSON needed (addEntry reads it
+	// only for entries from other Ginkgo processes).
+	f.spec.addEntry(name, value, "", fmt.Sprint(value))
 	f.mu.Unlock()
 	f.t.Logf("%s: %v", name, value)
 }

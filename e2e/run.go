@@ -53,13 +53,19 @@ func PrepareRun(r ginkgo.Report) error {
 	if err := CheckPathEnv(); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(SuiteArtifactsDir()); err != nil {
-		return fmt.Errorf("empty the suite's artifacts of earlier runs: %w", err)
-	}
 	if err := removeOldLayout(ArtifactsRoot()); err != nil {
 		return err
 	}
-	jsonPath, mdPath := ReportFiles(r.SuiteDescription)
+	return emptyEarlierRun(SuiteArtifactsDir(), r.SuiteDescription)
+}
+
+// emptyEarlierRun removes a suite's artifacts directory and its informer
+// reports, as an earlier run left them.
+func emptyEarlierRun(dir, suite string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("empty the suite's artifacts of earlier runs: %w", err)
+	}
+	jsonPath, mdPath := ReportFiles(suite)
 	for _, p := range []string{jsonPath, mdPath} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove the report of an earlier run: %w", err)
