@@ -131,11 +131,9 @@ func APIServerRestart(opts ...Option) features.Feature {
 	const name = "S1 kube-apiserver restart"
 	b := o.builder(name, "S1")
 	for _, stop := range []cluster.StopMode{cluster.Graceful, cluster.Hard} {
-		for _, m := range o.modes {
-			b = b.Assess(fmt.Sprintf("%s stop, %s", stop, m), o.step(name, fmt.Sprintf("%s stop, %s", stop, m), m, func(ctx context.Context) {
-				scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: stop})
-			}))
-		}
+		b = o.perMode(b, name, fmt.Sprintf("%s stop, ", stop), func(ctx context.Context) {
+			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: stop})
+		})
 	}
 	return b.Feature()
 }
@@ -154,10 +152,7 @@ func Blackhole(opts ...Option) features.Feature {
 	if *sc.ReadIdle == 0 { // the check off: the bound of the default short check
 		sc.Bound = scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout)
 	}
-	b := o.builder(name, "S2")
-	for _, m := range o.modes {
-		b = b.Assess(m.Name, o.step(name, m.Name, m, func(ctx context.Context) { scenarios.RecoversFromStaleConnection(ctx, sc) }))
-	}
+	b := o.perMode(o.builder(name, "S2"), name, "", func(ctx context.Context) { scenarios.RecoversFromStaleConnection(ctx, sc) })
 	return b.Feature()
 }
 
@@ -167,12 +162,9 @@ func Blackhole(opts ...Option) features.Feature {
 func SameNameRecreate(opts ...Option) features.Feature {
 	o := apply(opts)
 	const name = "S7 same-name pod recreated while disconnected"
-	b := o.builder(name, "S7")
-	for _, m := range o.modes {
-		b = b.Assess(m.Name, o.step(name, m.Name, m, func(ctx context.Context) {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil})
-		}))
-	}
+	b := o.perMode(o.builder(name, "S7"), name, "", func(ctx context.Context) {
+		scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil})
+	})
 	return b.Feature()
 }
 
@@ -183,15 +175,8 @@ func SameNameRecreate(opts ...Option) features.Feature {
 func Compaction(opts ...Option) features.Feature {
 	o := apply(opts)
 	const name = "S5 etcd compaction"
-	b := o.builder(name, "S5")
-	for _, m := range o.modes {
-		step := "delete then compact, " + m.Name
-		b = b.Assess(step, o.step(name, step, m, func(ctx context.Context) { scenarios.DeleteThenCompact(ctx, true) }))
-	}
-	for _, m := range o.modes {
-		step := "compacted while watching, " + m.Name
-		b = b.Assess(step, o.step(name, step, m, func(ctx context.Context) { scenarios.CompactedWhileWatching(ctx) }))
-	}
+	b := o.perMode(o.builder(name, "S5"), name, "delete then compact, ", func(ctx context.Context) { scenarios.DeleteThenCompact(ctx, true) })
+	b = o.perMode(b, name, "compacted while watching, ", func(ctx context.Context) { scenarios.CompactedWhileWatching(ctx) })
 	return b.Feature()
 }
 
@@ -199,6 +184,14 @@ func (o options) builder(name, scenario string) *features.FeatureBuilder {
 	b := features.New(name).WithLabel("scenario", scenario)
 	if o.expectFailure != "" {
 		b = features.New(name+" (negative control)").WithLabel("scenario", scenario).WithLabel("type", "negative-control")
+	}
+	return b
+}
+
+// perMode adds an assessment per sync mode, named prefix + the mode.
+func (o options) perMode(b *features.FeatureBuilder, feature, prefix string, body func(ctx context.Context)) *features.FeatureBuilder {
+	for _, m := range o.modes {
+		b = b.Assess(prefix+m.Name, o.step(feature, prefix+m.Name, m, body))
 	}
 	return b
 }
