@@ -29,7 +29,7 @@ type Process struct {
 	Name    string   // for messages, e.g. "kube-apiserver-0"
 	Path    string   // executable
 	Args    []string // without argv[0]
-	Env     []string // appended to os.Environ()
+	Env     []string // appended to os.Environ() without the client-side variables (ServerEnviron)
 	LogPath string   // stdout and stderr are appended here
 
 	cmd     *exec.Cmd
@@ -82,7 +82,7 @@ func (p *Process) Start() error {
 	}
 	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), p.Path, strings.Join(p.Args, " "))
 	cmd := exec.Command(p.Path, p.Args...)
-	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.Env = append(ServerEnviron(os.Environ()), p.Env...)
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
@@ -222,4 +222,23 @@ func LogTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// ServerEnviron is env without the variables that configure the client
+// under test, which the servers' own client-go would read too:
+// KUBE_FEATURE_<gate> (client-go's feature gates, features/envvar.go) and
+// KUBE_WATCHLIST_INCONSISTENCY_DETECTOR (util/consistencydetector). With
+// the detector inherited, kube-apiserver's watch caches ran client-go's
+// consistency check against etcd after every initialisation, a full extra
+// read per resource ("data consistency check for storage/cacher.go ... is
+// enabled" in its log): a different, slower server than the one under test.
+func ServerEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "KUBE_FEATURE_") || strings.HasPrefix(kv, "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

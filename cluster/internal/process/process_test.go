@@ -98,3 +98,10 @@ func TestKillReachesGrandchildren(t *testing.T) {
 	}
 	t.Fatalf("grandchild %d survived the kill of its process group", child)
 }
+
+func TestServerEnviron(t *testing.T) {
+	got := ServerEnviron([]string{"PATH=/bin", "KUBE_FEATURE_WatchListClient=false", "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true", "KUBECONFIG=/x"})
+	if len(got) != 2 || got[0] != "PATH=/bin" || got[1] != "KUBECONFIG=/x" {
+		t.Errorf("ServerEnviron: %v, want PATH and KUBECONFIG only", got)
+	}
+}
