@@ -22,7 +22,8 @@ const (
 	// Admin is in system:masters.
 	Admin User = "admin"
 	// TestUser may only do what informers under test need: read and write
-	// pods, configmaps, secrets, events and namespaces (least privilege).
+	// pods, configmaps, secrets, events and namespaces, and the suite's custom
+	// resources (least privilege).
 	TestUser User = "test-user"
 )
 

@@ -24,19 +24,28 @@ import (
 
 // TestUserRole is the ClusterRole (and binding) that gives TestUser what
 // informers under test need: read and write pods, configmaps, secrets,
-// events and namespaces, and nothing else.
+// events and namespaces, and the suite's custom resources (fixtures/crds),
+// and nothing else.
 const TestUserRole = "informer-conformance:test-user"
 
 // GrantTestUser creates TestUserRole and binds it to TestUser; both may
 // exist already (a backend reused across runs).
 func GrantTestUser(ctx context.Context, cs kubernetes.Interface) error {
+	verbs := []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: TestUserRole},
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""},
 			Resources: []string{"pods", "configmaps", "secrets", "events", "namespaces"},
-			Verbs:     []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"},
+			Verbs:     verbs,
 		}},
+	}
+	crs, err := CRDResources()
+	if err != nil {
+		return fmt.Errorf("create test-user role: %w", err)
+	}
+	for _, r := range crs {
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{r.Group}, Resources: []string{r.Resource}, Verbs: verbs})
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create test-user role: %w", err)

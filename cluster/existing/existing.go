@@ -38,6 +38,7 @@ type Cluster struct {
 	cfg             *rest.Config
 	version         string
 	missing         []string // files of a KUBECONFIG list that were not there
+	crdErr          error    // why the suite's CRDs are not installed, nil if they are
 }
 
 // Options select the kubeconfig.
@@ -96,8 +97,20 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("existing backend: the server of kubeconfig %s (%s) does not answer: %w", path, cfg.Host, err)
 	}
-	return &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion, missing: missing}, nil
+	c := &Cluster{path: path, artifacts: opts.ArtifactsDir, cfg: cfg, version: v.GitVersion, missing: missing}
+	// Not a reason to refuse the cluster: only the specs on the CRD stacks
+	// need them (CRDsInstalled), the others run.
+	if err := cluster.InstallCRDs(ctx, cfg); err != nil {
+		c.crdErr = fmt.Errorf("existing backend: kubeconfig %s: %w", path, err)
+	}
+	return c, nil
 }
+
+// CRDsInstalled implements cluster.CustomResources: nil when Connect
+// installed the suite's CRDs (or found them installed), else its error; a
+// Forbidden one (apierrors.IsForbidden) when the kubeconfig's user may not
+// create CustomResourceDefinitions.
+func (c *Cluster) CRDsInstalled() error { return c.crdErr }
 
 // MissingKubeconfigs names the files of a KUBECONFIG list that were not
 // there when connecting. Like kubectl, Connect merges the files that are and
@@ -218,4 +231,5 @@ var (
 	_ cluster.Cluster         = (*Cluster)(nil)
 	_ cluster.Addressable     = (*Cluster)(nil)
 	_ cluster.ServerVersioner = (*Cluster)(nil)
+	_ cluster.CustomResources = (*Cluster)(nil)
 )

@@ -342,7 +342,8 @@ func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 }
 
 // connect reads the admin kubeconfig, waits for /readyz, issues the test
-// user's certificate and grants it what informers need.
+// user's certificate, grants it what informers need and installs the
+// suite's CRDs.
 func (c *Cluster) connect(ctx context.Context) error {
 	raw, err := c.provider.KubeConfig(c.name, false)
 	if err != nil {
@@ -380,8 +381,15 @@ func (c *Cluster) connect(ctx context.Context) error {
 		return fmt.Errorf("kube-apiserver version: %w", err)
 	}
 	c.version = v.GitVersion
-	return cluster.GrantTestUser(ctx, cs)
+	if err := cluster.GrantTestUser(ctx, cs); err != nil {
+		return err
+	}
+	return cluster.InstallCRDs(ctx, c.admin)
 }
+
+// CRDsInstalled implements cluster.CustomResources: connect installed them
+// or failed.
+func (c *Cluster) CRDsInstalled() error { return nil }
 
 // node is the control-plane node, listed once (kind names it after the
 // cluster; the polls of restarts run a command on it every 100 ms).

@@ -137,6 +137,7 @@ var (
 	_ cluster.Addressable         = (*Cluster)(nil)
 	_ cluster.ProcessInspector    = (*Cluster)(nil)
 	_ cluster.CertRotator         = (*Cluster)(nil)
+	_ cluster.CustomResources     = (*Cluster)(nil)
 )
 
 // Start creates and starts a cluster and returns when etcd and every
@@ -217,6 +218,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	if err := c.grantTestUser(ctx); err != nil {
+		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+	}
+	if err := c.installCRDs(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
 	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.kubeconfigs[cluster.Admin])
@@ -716,6 +720,25 @@ func (c *Cluster) grantTestUser(ctx context.Context) error {
 	}
 	return cluster.GrantTestUser(ctx, cs)
 }
+
+// installCRDs installs the suite's CRDs and waits until every apiserver
+// serves them. They live in etcd, so they survive apiserver restarts and
+// the restores of snapshots taken after this (every spec's).
+func (c *Cluster) installCRDs(ctx context.Context) error {
+	var cfgs []*rest.Config
+	for i := range c.apiservers {
+		cfg, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(i))
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	return cluster.InstallCRDs(ctx, cfgs...)
+}
+
+// CRDsInstalled implements cluster.CustomResources: Start installed them or
+// failed.
+func (c *Cluster) CRDsInstalled() error { return nil }
 
 // Close implements cluster.Cluster: it kills every process, releases the
 // ports and removes the work directory (unless KeepWorkDir). Logs in an
