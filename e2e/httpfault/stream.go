@@ -43,6 +43,7 @@ type streamAction int
 const (
 	dropInitialEventsEnd streamAction = iota
 	sendInitialEventsEndFirst
+	dropInitialObject
 )
 
 type streamRule struct {
@@ -79,6 +80,15 @@ func (in *StreamInjector) DropInitialEventsEnd(match Match) (restore func(), dro
 // the bookmarks sent.
 func (in *StreamInjector) SendInitialEventsEndFirst(match Match, newObject func() runtime.Object) (restore func(), sent func() int) {
 	return in.add(&streamRule{match: match, action: sendInitialEventsEndFirst, newObject: newObject})
+}
+
+// DropInitialObject drops, from every matching watch stream, its first
+// ADDED event before the initial-events-end bookmark: a streaming list that
+// loses one object of its initial state (what client-go's watch-list
+// consistency detector exists to catch). Everything else passes. dropped
+// counts the events dropped.
+func (in *StreamInjector) DropInitialObject(match Match) (restore func(), dropped func() int) {
+	return in.add(&streamRule{match: match, action: dropInitialObject})
 }
 
 // EndStreams ends the open rewritten streams whose request matches, as a
@@ -227,6 +237,7 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 			return
 		}
 	}
+	var st streamState
 	for {
 		ev := &metav1.WatchEvent{}
 		obj, _, err := dec.Decode(nil, ev)
@@ -237,7 +248,7 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 		if e, ok := obj.(*metav1.WatchEvent); ok {
 			ev = e
 		}
-		if in.drop(rules, ev) {
+		if in.drop(rules, ev, &st) {
 			continue
 		}
 		if err := enc.Encode(ev); err != nil {
@@ -276,19 +287,33 @@ func (in *StreamInjector) opening(rules []*streamRule, info runtime.SerializerIn
 	return evs
 }
 
+// streamState is what a stream's rules remember between its events.
+type streamState struct {
+	initialEventsEnded bool // the initial-events-end bookmark went by
+	objectDropped      bool // dropInitialObject dropped one
+}
+
 // drop reports whether a rule still in force drops ev, and counts it.
-func (in *StreamInjector) drop(rules []*streamRule, ev *metav1.WatchEvent) bool {
-	if ev.Type != string(watch.Bookmark) || !isInitialEventsEnd(ev) {
+func (in *StreamInjector) drop(rules []*streamRule, ev *metav1.WatchEvent, st *streamState) bool {
+	var action streamAction
+	switch {
+	case ev.Type == string(watch.Bookmark) && isInitialEventsEnd(ev):
+		action = dropInitialEventsEnd
+	case ev.Type == string(watch.Added) && !st.initialEventsEnded && !st.objectDropped:
+		action = dropInitialObject
+	default:
 		return false
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, r := range rules {
-		if !r.removed && r.action == dropInitialEventsEnd {
+		if !r.removed && r.action == action {
 			r.count++
+			st.objectDropped = st.objectDropped || action == dropInitialObject
 			return true
 		}
 	}
+	st.initialEventsEnded = st.initialEventsEnded || action == dropInitialEventsEnd
 	return false
 }
 

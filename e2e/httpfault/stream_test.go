@@ -281,3 +281,33 @@ func TestSendInitialEventsEndFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestDropInitialObject: for each framing, a streaming list loses its first
+// initial object and nothing else, once per stream; undone, a new stream
+// carries it again.
+func TestDropInitialObject(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv, _ := watchServer(t, f.contentType, false)
+			in := &httpfault.StreamInjector{}
+			restore, dropped := in.DropInitialObject(httpfault.StreamingLists)
+			cs := clientFor(t, srv, f.contentType, in)
+
+			want := expected(slices.Delete(slices.Clone(streamingList), 0, 1))
+			for i := 1; i <= 2; i++ {
+				if got := collect(t, streamingWatch(ctx, t, cs, true), -1); !slices.Equal(got, want) {
+					t.Fatalf("stream %d events:\n got %v\nwant %v", i, got, want)
+				}
+				if dropped() != i {
+					t.Fatalf("dropped %d objects after %d streams, want %d", dropped(), i, i)
+				}
+			}
+			restore()
+			if got := collect(t, streamingWatch(ctx, t, cs, true), -1); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("events after restore:\n got %v\nwant %v", got, expected(streamingList))
+			}
+		})
+	}
+}

@@ -107,10 +107,18 @@ type summary struct {
 	passed, failed, skipped, others int
 	skips                           map[string]int // why, by reason (notSelected for none)
 	dryRun                          bool
+	// detector counts the specs that ran with a streaming-list informer by
+	// what their detectorNote said ("on", "off (...)").
+	detector map[string]int
 }
 
+// detectorNote is e2e.DetectorNote: the report entry of a spec whose
+// informers stream their lists, saying whether client-go's watch-list
+// consistency detector checked them (runcheck does not link client-go).
+const detectorNote = "watch-list consistency detector"
+
 func summarize(reports []types.Report) summary {
-	s := summary{skips: map[string]int{}}
+	s := summary{skips: map[string]int{}, detector: map[string]int{}}
 	for _, r := range reports {
 		s.suites = append(s.suites, r.SuiteDescription)
 		if f := r.SuiteConfig.LabelFilter; f != "" && !slices.Contains(s.filters, f) {
@@ -120,6 +128,14 @@ func summarize(reports []types.Report) summary {
 		for _, sp := range r.SpecReports {
 			if sp.LeafNodeType != types.NodeTypeIt {
 				continue
+			}
+			if sp.State.Is(types.SpecStatePassed | types.SpecStateFailureStates) {
+				for _, e := range sp.ReportEntries {
+					if e.Name == detectorNote {
+						s.detector[e.StringRepresentation()]++
+						break
+					}
+				}
 			}
 			switch {
 			case sp.State.Is(types.SpecStatePassed):
@@ -170,6 +186,9 @@ func (s summary) String() string {
 			what = "not run"
 		}
 		fmt.Fprintf(&b, "  %4d %s: %s\n", s.skips[r], what, strings.ReplaceAll(r, "\n", " "))
+	}
+	for _, state := range slices.Sorted(maps.Keys(s.detector)) {
+		fmt.Fprintf(&b, "runcheck: %s %s in %d streaming-list %s\n", detectorNote, state, s.detector[state], plural(s.detector[state], "spec"))
 	}
 	return b.String()
 }

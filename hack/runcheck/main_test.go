@@ -117,3 +117,30 @@ func TestLabelsListsLabelsFromVariables(t *testing.T) {
 		t.Errorf("exit %d, stdout\n%s\nwant\n%s", code, out, want)
 	}
 }
+
+// TestReportCountsDetectorStates: the specs that ran say whether the
+// watch-list consistency detector checked their streaming lists; an off
+// one is not hidden among the on ones.
+func TestReportCountsDetectorStates(t *testing.T) {
+	noted := func(s types.SpecReport, state string) types.SpecReport {
+		s.ReportEntries = types.ReportEntries{{Name: "sync mode", Value: types.WrapEntryValue("streaming list")},
+			{Name: detectorNote, Value: types.WrapEntryValue(state)}}
+		return s
+	}
+	off := `off (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR="false" when the process started; client-go reads it once, at its init)`
+	code, out, errs := runOn(t, "report", suite("conformance", "",
+		noted(spec("a", types.SpecStatePassed, ""), "on"), noted(spec("b", types.SpecStateFailed, "boom"), "on"),
+		noted(spec("c", types.SpecStatePassed, ""), off), noted(spec("d", types.SpecStateSkipped, lacks), "on"),
+		spec("e", types.SpecStatePassed, "")))
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{
+		"runcheck: watch-list consistency detector on in 2 streaming-list specs\n",
+		"runcheck: watch-list consistency detector " + off + " in 1 streaming-list spec\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
