@@ -42,6 +42,13 @@ endif
 BACKEND ?= local
 export INFORMER_CONFORMANCE_BACKEND := $(BACKEND)
 export KUBECONFIG
+# client-go's watch-list consistency detector: after each streaming list a
+# LIST at its resourceVersion, compared; a difference fails the spec. On in
+# every run (package e2e/watchlistdetector sets it too, for library users);
+# KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=false switches it off, and each
+# streaming-list spec's report says so.
+KUBE_WATCHLIST_INCONSISTENCY_DETECTOR ?= true
+export KUBE_WATCHLIST_INCONSISTENCY_DETECTOR
 # Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'. Empty, e2e
 # leaves out the specs labelled long (five minutes or more each, client-go's
 # fixed periods): `make e2e-long` runs them; and the specs on informer stacks
@@ -98,7 +105,7 @@ e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client
 	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2
 
 .PHONY: e2e-stacks
-e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata: S1, S2, S5, S7, S10 in both sync modes), all but slow and long.
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5, S7, S10 in both sync modes), all but slow and long.
 	$(MAKE) e2e LABEL_FILTER='extra-stack && !slow && !long'
 
 .PHONY: soak
@@ -136,10 +143,12 @@ verify: ## gofmt, go vet, staticcheck (pinned in tools/go.mod) and shellcheck of
 	$(GO) vet ./...
 	cd integrations/e2eframework && $(GO) vet ./...
 	cd fixtures/e2eframework && $(GO) vet ./...
+	cd integrations/controllerruntime && $(GO) vet ./...
 	cd tools && $(GO) build -o $(CURDIR)/_bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	$(CURDIR)/_bin/staticcheck ./...
 	cd integrations/e2eframework && $(CURDIR)/_bin/staticcheck ./...
 	cd fixtures/e2eframework && $(CURDIR)/_bin/staticcheck ./...
+	cd integrations/controllerruntime && $(CURDIR)/_bin/staticcheck ./...
 	@command -v shellcheck >/dev/null || { echo "shellcheck not found: apt-get install shellcheck"; exit 1; }
 	shellcheck .ci/run $$(git ls-files 'hack/*.sh')
 
@@ -155,6 +164,22 @@ downstream: binaries ## Run the example downstream module (fixtures/downstream):
 		$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) . -ginkgo.label-filter='$(DOWNSTREAM_LABELS)' -ginkgo.no-color -ginkgo.v \
 		-ginkgo.json-report=$(ARTIFACTS)/downstream/report.json || rc=$$?; \
 	cd $(CURDIR) && $(RUNCHECK) report $(ARTIFACTS)/downstream/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
+
+# controller-runtime's cache as the informer source (integrations/
+# controllerruntime, a module of its own: controller-runtime v0.25 needs
+# client-go v0.37): the labels of make e2e by default.
+CONTROLLER_RUNTIME_LABELS = $(or $(LABEL_FILTER),!long && !extra-stack)
+
+.PHONY: controller-runtime
+controller-runtime: binaries ## Run the specs with every typed-stack informer built by a controller-runtime cache and heard through its event handler (integrations/controllerruntime); specs building client-go's factory themselves skip.
+	$(RUNCHECK) filter '$(CONTROLLER_RUNTIME_LABELS)'
+	mkdir -p $(ARTIFACTS)/controller-runtime
+	rm -f $(ARTIFACTS)/controller-runtime/report.json $(ARTIFACTS)/controller-runtime/informer-report-*
+	cd integrations/controllerruntime && $(GO) vet ./...
+	rc=0; cd integrations/controllerruntime && INFORMER_CONFORMANCE_ARTIFACTS=$(ARTIFACTS)/controller-runtime \
+		$(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(CONTROLLER_RUNTIME_LABELS)' \
+		--json-report=report.json --output-dir=$(ARTIFACTS)/controller-runtime . || rc=$$?; \
+	cd $(CURDIR) && $(RUNCHECK) report $(ARTIFACTS)/controller-runtime/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
 # The e2e-framework integration (integrations/e2eframework, a module of its
 # own: e2e-framework v0.7.0 needs client-go >= v0.35.3) and its example.

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 func TestBackendSelection(t *testing.T) {
@@ -91,5 +93,17 @@ func TestBackendMismatch(t *testing.T) {
 	}
 	if got, want := backendMismatch("existing", []string{"backend:local"}), "the local backend's own processes"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestWidgetsResourceIsInstalled: the stack's resource is the one the
+// backends install.
+func TestWidgetsResourceIsInstalled(t *testing.T) {
+	crs, err := cluster.CRDResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(crs, probe.WidgetsResource) {
+		t.Errorf("probe.WidgetsResource %v is not among the installed CRDs' resources %v", probe.WidgetsResource, crs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -37,7 +38,11 @@ type Env struct {
 	Proxy   *faultproxy.Proxy
 	Writer  kubernetes.Interface
 	Pods    probe.Lister
-	User    *rest.Config
+	// Subjects are the objects of the spec's stack's resource (pods, or
+	// the custom resource on the CRD stacks), written with the admin's
+	// clients like Writer's.
+	Subjects *Subjects
+	User     *rest.Config
 }
 
 // StartEnv starts an Env for the current spec on the selected backend;
@@ -47,6 +52,11 @@ type Env struct {
 // spec; on a shared one the spec gets a namespace of its own.
 func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	ginkgo.GinkgoHelper()
+	if SpecStack().CBOR() {
+		// The server side of CBOR: a backend that cannot set
+		// kube-apiserver's gates skips, naming the profile.
+		spec.Profile = strings.TrimPrefix(spec.Profile+"+"+CBORProfile, "+")
+	}
 	c, shared := current().Cluster(ctx, spec)
 	addr, ok := c.(cluster.Addressable)
 	if !ok {
@@ -65,6 +75,13 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 		useOwnNamespace(ctx, e.Writer, admin)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, Namespace)
+	if SpecStack().CustomResource() {
+		requireCRDs(c)
+	}
+	dc, err := dynamic.NewForConfig(admin)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	e.Subjects, err = NewSubjects(e.Writer, dc, SpecStack().Resource(), Namespace)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return e
@@ -104,6 +121,11 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the default service account of the spec's namespace")
 	}
 }
+
+// CBORProfile is the flag profile (fixtures/profiles/cbor.yaml) that turns
+// kube-apiserver's CBORServingAndStorage gate on: StartEnv adds it to the
+// cluster of a spec on a CBOR stack.
+const CBORProfile = "cbor"
 
 // Pod is a minimal pod in Namespace. Nothing schedules it: the local
 // backend has no nodes, and on a real cluster its scheduler name is one no

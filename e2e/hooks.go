@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -25,6 +26,18 @@ type Hooks struct {
 	// FactoryOptions are added to every informer factory the specs build
 	// (a transform, list tweaks), after the spec's own.
 	FactoryOptions []informers.SharedInformerOption
+	// Informers, when set, builds the informers of every probe on the
+	// default stack (typed) instead of client-go's SharedInformerFactory:
+	// a downstream's own factory wrapper, a controller-runtime cache
+	// (integrations/controllerruntime). It gets the instrumented config,
+	// so the specs see its requests, dials and handler calls like any
+	// informer's. A spec that builds its informer with client-go's typed
+	// factory in a way a Source cannot take (an informer of its own,
+	// factory options such as a list tweak) is skipped, saying so; the
+	// specs on the other stacks keep client-go's factories.
+	Informers probe.Builder
+	// InformersName names Informers in the reports (default "hook").
+	InformersName string
 }
 
 var hooks Hooks
@@ -38,11 +51,22 @@ func CurrentHooks() Hooks { return hooks }
 
 // applyHooks is what StartProbe does with the hooks.
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
+	if hooks.Informers != nil && (opts.Stack == "" || opts.Stack == probe.StackTyped) {
+		// A spec that configures client-go's factory itself is refused by
+		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into
+		// a skip naming the source.
+		name := cmp.Or(hooks.InformersName, "hook")
+		opts.Source, opts.Stack = hooks.Informers, probe.Stack(name)
+		AddReportEntry("client hook", fmt.Sprintf("the downstream's informer source %s built this informer", name))
+		if len(hooks.FactoryOptions) > 0 {
+			AddReportEntry("client hook", "the downstream's informer factory options configure client-go's factory, not its informer source: not used")
+		}
+	}
 	if hooks.Config != nil {
 		cfg = hooks.Config(rest.CopyConfig(cfg))
 		AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
 	}
-	if len(hooks.FactoryOptions) > 0 {
+	if len(hooks.FactoryOptions) > 0 && opts.Source == nil {
 		if opts.Stack != "" && opts.Stack != probe.StackTyped && opts.Stack != probe.StackTypedJSON {
 			// informers.SharedInformerOption configures the typed factory only.
 			AddReportEntry("client hook", fmt.Sprintf("the downstream's informer factory options do not apply to the %s stack", opts.Stack))

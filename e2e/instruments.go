@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -54,6 +56,23 @@ type Observed struct {
 	*probe.Probe
 	Name string
 	Dir  string
+	// reported counts the consistency detector's reports a failure has
+	// named already (detectorError).
+	reported int
+}
+
+// detectorError is the consistency detector's reports about the informer
+// that no failure has named yet, as an error naming the informer, or nil.
+// Every spec fails on a report: the first check that sees one (the sync,
+// a convergence wait) fails with it, the probe's clean-up with any left.
+func (o *Observed) detectorError() error {
+	rs := o.Recorder.Snapshot().Inconsistencies
+	if len(rs) <= o.reported {
+		return nil
+	}
+	err := &probe.InconsistencyError{Reports: rs[o.reported:]}
+	o.reported = len(rs)
+	return fmt.Errorf("informer %s: %w (record and logs: %s)", o.Name, err, o.Dir)
 }
 
 // StartProbe builds, starts and syncs a probe on cfg, stops it when the spec
@@ -63,7 +82,12 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 	o := StartProbeUnsynced(name, cfg, opts)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
-	gomega.Expect(o.WaitForSync(syncCtx)).To(gomega.Succeed(), "informer %s synced within %s", name, SyncTimeout)
+	err := o.WaitForSync(syncCtx)
+	if derr := o.detectorError(); derr != nil {
+		// A plain error: Gomega would print the wrapped reports' fields too.
+		gomega.Expect(errors.New(derr.Error())).NotTo(gomega.HaveOccurred(), "informer %s: a report of client-go's watch-list consistency detector", name)
+	}
+	gomega.Expect(err).To(gomega.Succeed(), "informer %s synced within %s", name, SyncTimeout)
 	return o
 }
 
@@ -75,14 +99,18 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 	}
 	cfg, opts = applyHooks(cfg, opts)
 	p, err := probe.New(cfg, opts)
+	if errors.Is(err, probe.ErrNotSupported) {
+		Skip(fmt.Sprintf("probe %s: %v", name, err))
+	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
+	noteDetector()
 	p.Start()
 	DeferCleanup(0, func(context.Context) error {
 		// Bounded: a handler or informer that never returns fails the spec
 		// here, naming itself, instead of holding the run until its global
 		// timeout.
-		stopErr := o.StopWithin(ShutdownTimeout)
+		stopErr := errors.Join(o.StopWithin(ShutdownTimeout), o.detectorError())
 		if stopErr != nil || current().Failed() {
 			path, err := o.dump()
 			if err != nil {
@@ -176,6 +204,10 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	ginkgo.GinkgoHelper()
 	start := time.Now()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
+		if err := o.detectorError(); err != nil {
+			// Its reflector has stopped: the store will not converge.
+			return gomega.StopTrying(err.Error())
+		}
 		return probe.Converged(ctx, o.Informer.GetStore(), server)
 	}).WithTimeout(ConvergeTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
 		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
@@ -183,7 +215,38 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	if o.HandlerChecked {
 		EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
 	}
+	o.ExpectStackEncoding()
 	return took
+}
+
+// AnsweredInCBOR is the assertion ExpectStackEncoding makes on the CBOR
+// stacks (negative controls match it).
+const AnsweredInCBOR = "asked for CBOR and was answered in CBOR"
+
+// ExpectStackEncoding asserts, on a CBOR stack, that every request of the
+// probe so far asked for CBOR (its Accept header) and that every 2xx
+// answer was CBOR (application/cbor, or application/cbor-seq for a watch):
+// the client gates and the server's took effect. A server without the
+// gate answers JSON, which the client accepts at q=0.9 and decodes without
+// a word. Other stacks: nothing to check here (TestStacks checks their
+// encodings). EventuallyConverged calls it; a spec that checks no
+// convergence calls it itself.
+func (o *Observed) ExpectStackEncoding() {
+	ginkgo.GinkgoHelper()
+	if !o.Stack.CBOR() {
+		return
+	}
+	var wrong []string
+	rec := o.Recorder.Snapshot()
+	for _, r := range rec.Requests {
+		ct, _, _ := mime.ParseMediaType(r.ContentType)
+		asked := strings.Contains(r.Accept, "application/cbor")
+		answered := r.Status < 200 || r.Status > 299 || ct == "application/cbor" || ct == "application/cbor-seq"
+		if !asked || !answered {
+			wrong = append(wrong, fmt.Sprintf("#%d %s %s: Accept %q, answered %d %q", r.ID, r.Method, r.Path, r.Accept, r.Status, r.ContentType))
+		}
+	}
+	gomega.Expect(wrong).To(gomega.BeEmpty(), "informer %s (stack %s) "+AnsweredInCBOR+" (%d requests; record and logs: %s)", o.Name, o.Stack, len(rec.Requests), o.Dir)
 }
 
 // EventuallyHandlersConverged waits, within HandlerLagTimeout, until the
@@ -217,6 +280,8 @@ type Numbers struct {
 	Requests          map[string]int      `json:"requests"`
 	Events            map[string]int      `json:"events"`
 	RecoverySeconds   float64             `json:"recoverySeconds,omitempty"`
+	// Inconsistencies are the watch-list consistency detector's reports.
+	Inconsistencies []string `json:"inconsistencies,omitempty"`
 }
 
 // Numbers summarises the record; recovery is the time from the fault's end
@@ -236,6 +301,12 @@ func NumbersOf(name string, rec probe.Record, recovery time.Duration) Numbers {
 	}
 	for _, r := range rec.Requests {
 		n.Requests[r.Kind()]++
+	}
+	if len(rec.ConsistencyChecks) > 0 {
+		n.Requests[probe.KindConsistencyCheck] = len(rec.ConsistencyChecks)
+	}
+	for _, i := range rec.Inconsistencies {
+		n.Inconsistencies = append(n.Inconsistencies, i.Report)
 	}
 	for _, e := range rec.Events {
 		n.Events[string(e.Kind)]++

@@ -18,6 +18,8 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
 )
 
 // NamespacePrefix starts the name of every namespace the specs create on a
@@ -33,7 +35,8 @@ const NamespaceCleanupTimeout = 30 * time.Second
 const discoveryRequestTimeout = 10 * time.Second
 
 // cleanupNamespace removes namespace ns and what the specs create in it
-// (pods, with grace period 0, configmaps, secrets, service accounts), within
+// (pods, with grace period 0, configmaps, secrets, service accounts, the
+// suite's custom resources), within
 // ctx. A namespace is only gone once its "kubernetes" finalizer is removed,
 // the namespace controller's job after it has emptied the namespace; a
 // cluster without one (hack/local-up: kube-apiserver and etcd, nothing
@@ -81,6 +84,15 @@ func cleanupNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.
 	md, err := metadata.NewForConfig(lcfg)
 	if err != nil {
 		return []string{"namespace " + ns}, errors.Join(append(errs, err)...)
+	}
+	// The suite's custom resources (the dynamic-crd stack's), NotFound
+	// where the backend could not install their CRDs.
+	crs, err := cluster.CRDResources()
+	errs = append(errs, err)
+	for _, r := range crs {
+		if err := md.Resource(r).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, all); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete the %s of namespace %s: %w", r.Resource, ns, err))
+		}
 	}
 	dcfg := rest.CopyConfig(lcfg)
 	dcfg.Timeout = discoveryRequestTimeout

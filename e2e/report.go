@@ -11,6 +11,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 // SpecSummary is one spec in the run's informer report.
@@ -36,7 +38,11 @@ type SuiteSummary struct {
 	// notes).
 	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
 	KubeAPIServer string          `json:"kubeAPIServer,omitempty"`
-	Specs         []SpecSummary   `json:"specs"`
+	// WatchListConsistencyDetector says whether client-go's watch-list
+	// consistency detector was on in the run (probe.DetectorState); each
+	// streaming-list spec's notes say it too (DetectorNote).
+	WatchListConsistencyDetector string        `json:"watchListConsistencyDetector,omitempty"`
+	Specs                        []SpecSummary `json:"specs"`
 }
 
 // ReportFiles names a suite's report files in ArtifactsRoot:
@@ -107,6 +113,9 @@ func writeSummary(sum SuiteSummary) error {
 		}
 		sum.ClientGoGates = gates
 	}
+	if sum.WatchListConsistencyDetector == "" {
+		sum.WatchListConsistencyDetector = probe.DetectorState()
+	}
 	if err := os.MkdirAll(ArtifactsRoot(), 0o755); err != nil {
 		return err
 	}
@@ -119,7 +128,8 @@ func writeSummary(sum SuiteSummary) error {
 		return err
 	}
 	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
-	return os.WriteFile(mdPath, []byte(markdown(title, gatesLine(sum.ClientGoGates), sum.Specs)), 0o644)
+	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
+	return os.WriteFile(mdPath, []byte(markdown(title, header, sum.Specs)), 0o644)
 }
 
 func markdown(suite, gates string, specs []SpecSummary) string {

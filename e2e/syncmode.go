@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/features"
@@ -46,9 +47,39 @@ func (m SyncMode) Use() {
 	if stack == "" {
 		stack = probe.StackTyped
 	}
+	if stack.CBOR() {
+		useCBORClient()
+	}
 	specStack = stack
 	AddReportEntry("stack", string(stack))
 	DeferCleanup(0, func(context.Context) error { specStack = ""; return nil })
+}
+
+// The client-go gates of the CBOR stacks (features/known_features.go,
+// alpha in v0.32): by name, since client-go v0.31 has neither (the suite
+// compiles with it; its CBOR entries skip by their ClientGo constraint).
+const (
+	gateClientsAllowCBOR  features.Feature = "ClientsAllowCBOR"
+	gateClientsPreferCBOR features.Feature = "ClientsPreferCBOR"
+)
+
+// useCBORClient turns client-go's CBOR gates on for the rest of the spec
+// (the dynamic client reads them when it is built and at each request), or
+// skips the spec when this client-go has none.
+func useCBORClient() {
+	gates, err := ClientGoGates()
+	if err != nil {
+		Fail(err.Error())
+	}
+	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
+		if _, ok := gates[string(g)]; !ok {
+			Skip(fmt.Sprintf("client-go %s has no %s gate (CBOR clients need v0.32+)", ClientGoVersion(), g))
+		}
+	}
+	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
+		clientfeaturestesting.SetFeatureDuringTest(current().TB(), g, true)
+	}
+	AddReportEntry("client-go CBOR gates", "ClientsAllowCBOR=true, ClientsPreferCBOR=true")
 }
 
 // specStack is the current spec's informer stack (SyncMode.Use), "" for
@@ -62,6 +93,18 @@ func (m SyncMode) OnStack(s probe.Stack) SyncMode {
 		m.Name += ", " + string(s)
 	}
 	return m
+}
+
+// Decorations are the mode's labels (Labels) and the version constraints
+// of its stack: the CBOR stacks need client-go v0.32+ and kube-apiserver
+// 1.32+ (CBORServingAndStorage); RequireVersions skips them elsewhere,
+// saying so.
+func (m SyncMode) Decorations() []any {
+	d := []any{m.Labels()}
+	if m.Stack.CBOR() {
+		d = append(d, ClientGo(">= 0.32.0"), KubeAPIServer(">= 1.32.0"))
+	}
+	return d
 }
 
 // Labels are the mode's labels: its sync mode, its stack, and
@@ -96,7 +139,7 @@ const (
 func StacksAndSyncModes(decorations ...any) []any { return stackEntries(2, decorations...) }
 
 // DescribeStacksAndSyncModes is DescribeSyncModes on every informer stack:
-// a table of eight specs (StacksAndSyncModes).
+// a table of two specs per stack (StacksAndSyncModes).
 func DescribeStacksAndSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
 	args := append([]any{body, ginkgo.Offset(1)}, decorations...)
 	return ginkgo.DescribeTable(text, append(args, stackEntries(3)...)...)
@@ -109,7 +152,7 @@ func stackEntries(offset int, decorations ...any) []any {
 	for _, stack := range probe.Stacks {
 		for _, m := range []SyncMode{StreamingList, ListWatch} {
 			m = m.OnStack(stack)
-			args := append([]any{ginkgo.Offset(offset), m.Labels()}, decorations...)
+			args := append(append([]any{ginkgo.Offset(offset)}, m.Decorations()...), decorations...)
 			entries = append(entries, ginkgo.Entry(m.Name, append(args, m)...))
 		}
 	}

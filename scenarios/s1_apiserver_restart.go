@@ -7,9 +7,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -19,7 +16,8 @@ import (
 
 // S1 (seeds 000, 004): kube-apiserver 0 stops and starts again on the same
 // address and certificates, gracefully (SIGTERM, with its drain) and hard
-// (SIGKILL), while the test user's pod informer watches it. A second
+// (SIGKILL), while the test user's pod informer (the stack's resource's)
+// watches it. A second
 // apiserver on the same etcd takes writes while apiserver 0 is down (create,
 // update, delete); more follow once it is back. The informer must reconnect
 // without a new client, converge to a quorum read, deliver every delete, get
@@ -76,6 +74,14 @@ import (
 // (or the graceful race above); one started by a transport error or any
 // other clean close would be a regression: a relist where resuming was
 // possible.
+//
+// On the CRD stacks the restarted apiserver builds a custom resource's
+// storage, watch cache included, on the first request for it
+// (apiextensions-apiserver customresource_handler.go
+// getOrCreateServingInfoFor), and a cache not yet ready answers 429 with
+// Retry-After (apiserver pkg/storage/cacher/cacher.go): measured, the
+// relist started by the 403 is answered 429 once before it succeeds, a
+// retry of the same relist.
 const (
 	// FirstSuccessBound bounds the time from apiserver 0 being ready again to
 	// the informer's first 2xx answer. The reflector backs off 800 ms
@@ -127,15 +133,15 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	admin1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
 	Expect(err).NotTo(HaveOccurred())
-	writer, err := kubernetes.NewForConfig(admin1)
-	Expect(err).NotTo(HaveOccurred())
-	server := probe.QuorumPods(writer, e2e.Namespace)
-	api := writer.CoreV1().Pods(e2e.Namespace)
+	// The objects of the resource the spec's stack watches: pods, or the
+	// custom resource on the CRD stacks.
+	api := e2e.SubjectsFor(admin1)
+	server := api.Quorum()
 	created := map[string]probe.Object{}
 	for _, n := range []string{"keep", "update-down", "delete-down", "update-up", "delete-up"} {
-		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
+		o, err := api.Create(ctx, n)
 		Expect(err).NotTo(HaveOccurred())
-		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
+		created[n] = probe.Object{Key: o.Key, UID: o.UID}
 	}
 
 	user, err := c.RESTConfigFor(cluster.TestUser, c.APIServerURL(0))
@@ -143,7 +149,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	if in.Client != nil {
 		user = in.Client(user)
 	}
-	pods := e2e.StartProbe(ctx, "pods", user, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: e2e.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
 	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
@@ -157,18 +163,18 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	stopped := time.Now()
 	Expect(c.StopAPIServer(ctx, 0, in.Stop)).To(Succeed())
 	gone := time.Now() // the old process has exited: a 2xx from here on is the new one's
-	_, err = api.Create(ctx, e2e.Pod("create-down"), metav1.CreateOptions{})
+	_, err = api.Create(ctx, "create-down")
 	Expect(err).NotTo(HaveOccurred())
 	Relabel(ctx, api, "update-down", "down")
-	Expect(api.Delete(ctx, "delete-down", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	Expect(api.Delete(ctx, "delete-down")).To(Succeed())
 
 	e2e.By("starting kube-apiserver 0 again on the same address and certificates, then writing more")
 	Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	ready := time.Now()
-	_, err = api.Create(ctx, e2e.Pod("create-up"), metav1.CreateOptions{})
+	_, err = api.Create(ctx, "create-up")
 	Expect(err).NotTo(HaveOccurred())
 	Relabel(ctx, api, "update-up", "up")
-	Expect(api.Delete(ctx, "delete-up", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	Expect(api.Delete(ctx, "delete-up")).To(Succeed())
 
 	recovery := pods.EventuallyConverged(ctx, server)
 	pods.ExpectDeletesObserved(created["delete-down"], created["delete-up"])
@@ -204,14 +210,12 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	Expect(succeeded).To(Equal(1), "exactly one successful re-initialisation after the restart (all: %v)", n.ReinitDetails)
 }
 
-// Relabel sets label "changed" of pod name to value.
-func Relabel(ctx context.Context, api corev1client.PodInterface, name, value string) {
+// Relabel sets label "changed" of object name (a pod, or a custom
+// resource on the CRD stacks) to value.
+func Relabel(ctx context.Context, s *e2e.Subjects, name, value string) {
 	ginkgo.GinkgoHelper()
-	p, err := api.Get(ctx, name, metav1.GetOptions{})
+	_, err := s.SetLabels(ctx, name, map[string]string{"changed": value})
 	Expect(err).NotTo(HaveOccurred())
-	p.Labels = map[string]string{"changed": value}
-	_, err = api.Update(ctx, p, metav1.UpdateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "update pod %s", name)
 }
 
 // UpdatedKeys are the keys of the Updates the handler saw.

@@ -25,7 +25,9 @@ import (
 // New connections get through, so the informer recovers as soon as it
 // notices on its own. Three informers of one factory (pods, configmaps,
 // secrets) share the clientset, hence one transport and one HTTP/2
-// connection.
+// connection. On the CRD stacks the first is the custom resource's
+// (widgets, configmaps, secrets): what an operator's factory holds, its own
+// resource beside core ones, on one connection.
 //
 // Expected of client-go v0.36 (golang.org/x/net v0.61):
 //   - apimachinery pkg/util/net/http.go SetTransportDefaults ->
@@ -117,18 +119,18 @@ type informerUnderTest struct {
 func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	setHTTP2HealthCheck(sc.ReadIdle, sc.Ping)
 	env := e2e.StartEnv(ctx, cluster.Spec{})
-	writer := env.Writer
-	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
+	writer, subjects := env.Writer, env.Subjects
+	gone, err := subjects.Create(ctx, "gone")
 	Expect(err).NotTo(HaveOccurred())
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("stays"), metav1.CreateOptions{})
+	_, err = subjects.Create(ctx, "stays")
 	Expect(err).NotTo(HaveOccurred())
 	createConfigMapAndSecret(ctx, writer, "before")
 
-	e2e.By("starting pods, configmaps and secrets informers of one factory")
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
+	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
 	var recovery time.Duration
 	informers := []*informerUnderTest{
-		{resource: "/pods", informer: pods.Informer, server: env.Pods, synced: pods.Recorder.Snapshot().Synced},
+		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
 		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: quorumConfigMaps(writer)},
 		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: quorumSecrets(writer)},
 	}
@@ -170,9 +172,9 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	restoreBlackhole := env.Proxy.BlackholeCurrent()
 	e2e.DeferCleanup(0, func(context.Context) error { restoreBlackhole(); return nil })
 
-	e2e.By("changing pods, configmaps and secrets meanwhile")
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("born"), metav1.CreateOptions{})
+	e2e.By("changing " + subjects.Name() + ", configmaps and secrets meanwhile")
+	Expect(subjects.Delete(ctx, "gone")).To(Succeed())
+	_, err = subjects.Create(ctx, "born")
 	Expect(err).NotTo(HaveOccurred())
 	createConfigMapAndSecret(ctx, writer, "during")
 
@@ -186,11 +188,11 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", recovery.Round(time.Millisecond), sc.Bound))
 
 	// The universal invariant.
-	pods.EventuallyConverged(ctx, env.Pods)
+	pods.EventuallyConverged(ctx, informers[0].server)
 	for _, inf := range informers[1:] {
 		e2e.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
 	}
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/" + gone.Name, UID: string(gone.UID)})
+	pods.ExpectDeletesObserved(probe.Object{Key: gone.Key, UID: gone.UID})
 
 	after := pods.Recorder.Snapshot()
 	for _, inf := range informers {
@@ -218,8 +220,8 @@ func informerFor(p *e2e.Observed, resource string) cache.SharedIndexInformer {
 func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
 	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), recordOf(rec, inf.resource, inf.synced), recovery)
 	n.Dials = len(rec.Dials)
-	if inf.resource != "/pods" {
-		n.Events = nil // the recorded handler is the pod informer's
+	if inf.handler != nil {
+		n.Events = nil // the recorded handler is the first informer's
 	}
 	e2e.AddReportEntry(e2e.ReportEntryPrefix+n.Informer, n)
 }
@@ -234,8 +236,12 @@ func createConfigMapAndSecret(ctx context.Context, writer kubernetes.Interface, 
 
 // requestsOf returns the requests for one resource (path suffix).
 func requestsOf(rec probe.Record, resource string) []probe.Request {
+	return ofResource(rec.Requests, resource)
+}
+
+func ofResource(rs []probe.Request, resource string) []probe.Request {
 	var out []probe.Request
-	for _, r := range rec.Requests {
+	for _, r := range rs {
 		if strings.HasSuffix(r.Path, resource) {
 			out = append(out, r)
 		}
@@ -244,10 +250,12 @@ func requestsOf(rec probe.Record, resource string) []probe.Request {
 }
 
 // recordOf narrows a record shared by several informers of one client to
-// one informer's requests, synced at its own time, so its
-// re-initialisations are classified by its own requests.
+// one informer's requests (and consistency detector LISTs), synced at its
+// own time, so its re-initialisations are classified by its own requests.
+// The detector's reports stay whole: they name a reflector, not a resource.
 func recordOf(rec probe.Record, resource string, synced time.Time) probe.Record {
-	return probe.Record{Requests: requestsOf(rec, resource), Dials: rec.Dials, Synced: synced}
+	return probe.Record{Requests: requestsOf(rec, resource), Dials: rec.Dials, Synced: synced,
+		ConsistencyChecks: ofResource(rec.ConsistencyChecks, resource), Inconsistencies: rec.Inconsistencies}
 }
 
 func quorumConfigMaps(cs kubernetes.Interface) probe.Lister {

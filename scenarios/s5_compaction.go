@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -87,16 +86,15 @@ const resumableWatchAge = 1500 * time.Millisecond
 func CompactedWhileWatching(ctx context.Context) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	writer := env.Writer
-	first, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("first"), metav1.CreateOptions{})
+	writer, subjects := env.Writer, env.Subjects
+	first, err := subjects.Create(ctx, "first")
 	Expect(err).NotTo(HaveOccurred())
 	for i := range 3 {
-		first.Labels = map[string]string{"round": fmt.Sprint(i)}
-		first, err = writer.CoreV1().Pods(e2e.Namespace).Update(ctx, first, metav1.UpdateOptions{})
+		_, err = subjects.SetLabels(ctx, "first", map[string]string{"round": fmt.Sprint(i)})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
-	pods.EventuallyConverged(ctx, env.Pods)
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
+	pods.EventuallyConverged(ctx, subjects.Quorum())
 	before := pods.Recorder.Snapshot()
 	oldRV := pods.Informer.LastSyncResourceVersion()
 
@@ -112,29 +110,31 @@ func CompactedWhileWatching(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(strconv.ParseInt(oldRV, 10, 64)).To(BeNumerically("<", compacted), "etcd is compacted past the informer's resourceVersion")
 	start := time.Now()
-	EventuallyExpired(ctx, writer, oldRV)
+	EventuallyExpired(ctx, subjects, oldRV)
 	e2e.AddReportEntry("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
 
-	e2e.By("changing pods after the compaction")
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("second"), metav1.CreateOptions{})
+	e2e.By("changing " + subjects.Name() + " after the compaction")
+	_, err = subjects.Create(ctx, "second")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, "first", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	recovery := pods.EventuallyConverged(ctx, env.Pods)
+	Expect(subjects.Delete(ctx, "first")).To(Succeed())
+	recovery := pods.EventuallyConverged(ctx, subjects.Quorum())
 	n := pods.Report(recovery)
 
 	after := pods.Recorder.Snapshot()
 	Expect(n.Reinitialisations).To(BeEmpty(), "no re-initialisation after a compaction (%v)", n.ReinitDetails)
 	Expect(after.Dials).To(HaveLen(len(before.Dials)), "no new dial after a compaction")
 	Expect(after.Requests).To(HaveLen(len(before.Requests)), "no new request: the watch open before the compaction delivered the later changes")
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/first", UID: string(first.UID)})
+	Expect(after.ConsistencyChecks).To(HaveLen(len(before.ConsistencyChecks)), "no new consistency detector LIST (no streaming list)")
+	pods.ExpectDeletesObserved(probe.Object{Key: first.Key, UID: first.UID})
 }
 
-// EventuallyExpired waits until an exact list at rv answers 410: the watch
-// cache has dropped its snapshots below the compacted revision.
-func EventuallyExpired(ctx context.Context, cs kubernetes.Interface, rv string) {
+// EventuallyExpired waits until an exact list of s's resource at rv
+// answers 410: its watch cache (one per resource, each with its own
+// compactor poll) has dropped its snapshots below the compacted revision.
+func EventuallyExpired(ctx context.Context, s *e2e.Subjects, rv string) {
 	ginkgo.GinkgoHelper()
 	Eventually(ctx, func() error {
-		_, err := cs.CoreV1().Pods(e2e.Namespace).List(ctx, metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		_, err := s.List(ctx, metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			return nil
 		}
@@ -178,18 +178,17 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	cfg1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
 	Expect(err).NotTo(HaveOccurred())
-	writer1, err := kubernetes.NewForConfig(cfg1)
-	Expect(err).NotTo(HaveOccurred())
-	server := probe.QuorumPods(writer1, e2e.Namespace)
+	writer1 := e2e.SubjectsFor(cfg1)
+	server := writer1.Quorum()
 
 	var created = map[string]string{}
 	for _, name := range []string{"deleted-1", "deleted-2", "updated", "kept"} {
-		p, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(name), metav1.CreateOptions{})
+		o, err := env.Subjects.Create(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
-		created[name] = string(p.UID)
+		created[name] = o.UID
 	}
 	gate := &refusingGate{}
-	pods := e2e.StartProbe(ctx, "pods", gate.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.Wrap,
+	pods := e2e.StartProbe(ctx, writer1.Name(), gate.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.Wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: in.Wrap != nil})
@@ -224,18 +223,15 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	}).WithContext(ctx).WithTimeout(drainTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the drained informer waits to resume")
 	Expect(probe.Reinitialisations(pods.Recorder.Snapshot())).To(BeEmpty(), "no re-initialisation while waiting to resume")
 
-	e2e.By("deleting, updating and creating pods through apiserver 1")
+	e2e.By("deleting, updating and creating " + writer1.Name() + " through apiserver 1")
 	var deleted []probe.Object
 	for _, name := range []string{"deleted-1", "deleted-2"} {
-		Expect(writer1.CoreV1().Pods(e2e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-		deleted = append(deleted, probe.Object{Key: e2e.Namespace + "/" + name, UID: created[name]})
+		Expect(writer1.Delete(ctx, name)).To(Succeed())
+		deleted = append(deleted, probe.Object{Key: writer1.Key(name), UID: created[name]})
 	}
-	upd, err := writer1.CoreV1().Pods(e2e.Namespace).Get(ctx, "updated", metav1.GetOptions{})
+	_, err = writer1.SetLabels(ctx, "updated", map[string]string{"changed": "while-cut-off"})
 	Expect(err).NotTo(HaveOccurred())
-	upd.Labels = map[string]string{"changed": "while-cut-off"}
-	_, err = writer1.CoreV1().Pods(e2e.Namespace).Update(ctx, upd, metav1.UpdateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	_, err = writer1.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("created"), metav1.CreateOptions{})
+	_, err = writer1.Create(ctx, "created")
 	Expect(err).NotTo(HaveOccurred())
 
 	if in.Compact {
@@ -310,25 +306,26 @@ func DeleteThenCompact(ctx context.Context, watchCache bool) {
 	env := e2e.StartEnv(ctx, spec)
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	const n = 5
+	subjects := env.Subjects
 	var uids []string
 	for i := range n {
-		p, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("doomed-%d", i)), metav1.CreateOptions{})
+		o, err := subjects.Create(ctx, fmt.Sprintf("doomed-%d", i))
 		Expect(err).NotTo(HaveOccurred())
-		uids = append(uids, string(p.UID))
+		uids = append(uids, o.UID)
 	}
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
-	pods.EventuallyConverged(ctx, env.Pods)
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
+	pods.EventuallyConverged(ctx, subjects.Quorum())
 
-	e2e.By("deleting each pod and compacting etcd right after each delete")
+	e2e.By("deleting each of them and compacting etcd right after each delete")
 	var deleted []probe.Object
 	start := time.Now()
 	for i := range n {
-		Expect(env.Writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, fmt.Sprintf("doomed-%d", i), metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+		Expect(subjects.Delete(ctx, fmt.Sprintf("doomed-%d", i))).To(Succeed())
 		_, err := etcd.CompactEtcd(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
-		deleted = append(deleted, probe.Object{Key: fmt.Sprintf("%s/doomed-%d", e2e.Namespace, i), UID: uids[i]})
+		deleted = append(deleted, probe.Object{Key: subjects.Key(fmt.Sprintf("doomed-%d", i)), UID: uids[i]})
 	}
-	pods.EventuallyConverged(ctx, env.Pods)
+	pods.EventuallyConverged(ctx, subjects.Quorum())
 	num := pods.Report(time.Since(start))
 	e2e.Logf("S5 numbers: %s\n  %s", num, strings.Join(num.ReinitDetails, "\n  "))
 	prevKVNil := 0

@@ -4,15 +4,14 @@ import (
 	"context"
 
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-// S7 (seed 003 scenario 5): a pod is deleted and recreated under the same
-// name (new UID) while the informer is cut off, and etcd's history is
+// S7 (seed 003 scenario 5): a pod (on the CRD stacks a custom resource) is
+// deleted and recreated under the same name (new UID) while the informer is cut off, and etcd's history is
 // compacted, so the informer must re-initialise. It must converge, and the
 // handler must learn of the old object's end: either a Delete of the old UID,
 // or an Update whose old and new UIDs differ. The report says which.
@@ -31,21 +30,22 @@ import (
 func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	proxy, writer, server := env.Proxy, env.Writer, env.Pods
-	old, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
+	proxy, writer := env.Proxy, env.Subjects
+	server := writer.Quorum()
+	old, err := writer.Create(ctx, "same")
 	Expect(err).NotTo(HaveOccurred())
 
 	opts.Namespace = e2e.Namespace
-	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
+	pods := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
 	pods.EventuallyConverged(ctx, server)
 
 	e2e.By("cutting the informer off: new connections refused, the current one reset")
 	reconnect := proxy.RefuseNew()
 	proxy.ResetAll()
 
-	e2e.By("deleting and recreating the pod under the same name, then compacting etcd")
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, "same", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	recreated, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("same"), metav1.CreateOptions{})
+	e2e.By("deleting and recreating the object under the same name, then compacting etcd")
+	Expect(writer.Delete(ctx, "same")).To(Succeed())
+	recreated, err := writer.Create(ctx, "same")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(recreated.UID).NotTo(Equal(old.UID))
 	_, err = c.CompactEtcd(ctx, 0)
@@ -59,8 +59,8 @@ func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	rec := pods.Recorder.Snapshot()
 	deletedOld, uidChange := false, false
 	for _, e := range rec.Events {
-		deletedOld = deletedOld || e.Kind == probe.Delete && e.UID == string(old.UID)
-		uidChange = uidChange || e.UIDChanged() && e.OldUID == string(old.UID) && e.UID == string(recreated.UID)
+		deletedOld = deletedOld || e.Kind == probe.Delete && e.UID == old.UID
+		uidChange = uidChange || e.UIDChanged() && e.OldUID == old.UID && e.UID == recreated.UID
 	}
 	switch {
 	case deletedOld:

@@ -81,3 +81,28 @@ func TestCountByCause(t *testing.T) {
 		t.Errorf("CountByCause = %v", got)
 	}
 }
+
+// TestDiscoveryIsNotAReinit: a REST mapper's discovery GETs (an informer
+// source such as controller-runtime's cache reads them through the
+// informers' client), after the sync too, are neither lists nor
+// re-initialisations; lists of cluster-scoped and grouped resources are.
+func TestDiscoveryIsNotAReinit(t *testing.T) {
+	rec := Record{Synced: at(1), Requests: []Request{
+		{ID: 1, Start: at(0), Method: "GET", Path: "/api/v1/namespaces/ns/pods", Status: 200},
+		{ID: 2, Start: at(2), Method: "GET", Path: "/api", Status: 200},
+		{ID: 3, Start: at(2), Method: "GET", Path: "/api/v1", Status: 200},
+		{ID: 4, Start: at(2), Method: "GET", Path: "/apis/apps/v1", Status: 200},
+		{ID: 5, Start: at(2), Method: "GET", Path: "/apis", Status: 200},
+		{ID: 6, Start: at(3), Method: "GET", Path: "/api/v1/namespaces", Status: 200},
+		{ID: 7, Start: at(3), Method: "GET", Path: "/apis/apps/v1/deployments", Status: 200},
+	}}
+	rs := Reinitialisations(rec)
+	if len(rs) != 2 || rs[0].Request.ID != 6 || rs[1].Request.ID != 7 {
+		t.Errorf("want the lists #6 and #7, got %v", rs)
+	}
+	for _, r := range rec.Requests[1:5] {
+		if r.Kind() != "discovery" {
+			t.Errorf("%s: kind %q, want discovery", r.Path, r.Kind())
+		}
+	}
+}

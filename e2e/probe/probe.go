@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,13 +26,26 @@ type Options struct {
 	// Informer picks the informer from the factory (default: pods). For
 	// the typed stacks only; Resource names it on any stack.
 	Informer func(informers.SharedInformerFactory) cache.SharedIndexInformer
-	// Stack is how the informer is built (default StackTyped).
+	// Stack is how the informer is built (default StackTyped); with
+	// Source set it only names the source in reports.
 	Stack Stack
+	// Source, when set, builds the informers instead of client-go's
+	// factories: a downstream's own construction (e2e.Hooks.Informers).
+	// Informer and FactoryOptions do not apply to it.
+	Source Builder
 	// Resource is the informer's resource when Informer is unset (default
-	// pods).
+	// the stack's, Stack.Resource: pods, or the custom resource on the CRD
+	// stacks).
 	Resource schema.GroupVersionResource
-	// FactoryOptions are passed to the factory (e.g. WithTweakListOptions).
+	// FactoryOptions are passed to the factory. For the typed stacks only:
+	// TweakListOptions tweaks the lists and watches on any stack.
 	FactoryOptions []informers.SharedInformerOption
+	// TweakListOptions changes the options of every list and watch of the
+	// informers (informers.WithTweakListOptions on the typed stacks, the
+	// filtered factories' tweak on the others). It runs after the
+	// reflector set its own options, so it may override them (e.g. the
+	// watch's timeoutSeconds).
+	TweakListOptions func(*metav1.ListOptions)
 	// WrapHandler, when set, wraps the recording handler; negative controls
 	// use it to drop events the way a broken controller would.
 	WrapHandler func(cache.ResourceEventHandler) cache.ResourceEventHandler
@@ -49,13 +64,16 @@ type Probe struct {
 	// informers' connections (the dynamic and metadata stacks' informers
 	// have clients of their own).
 	Client kubernetes.Interface
+	// Dynamic is the dynamic stacks' informer client (nil on the others):
+	// requests a spec makes with it share the informers' connection.
+	Dynamic dynamic.Interface
 	// Factory is the typed stacks' informer factory (nil on the others:
 	// InformerFor works on every stack).
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
 	// Stack is the stack the informers are built with.
 	Stack   Stack
-	factory *stackFactory
+	factory Source
 	// HandlerChecked: convergence checks include the handler calls
 	// (Options.NoHandlerCheck unset).
 	HandlerChecked bool
@@ -84,21 +102,39 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe client: %w", err)
 	}
-	if opts.Informer != nil && opts.Stack != "" && opts.Stack != StackTyped && opts.Stack != StackTypedJSON {
-		return nil, fmt.Errorf("probe: Options.Informer picks from a typed factory; on stack %s name the Resource", opts.Stack)
-	}
-	f, err := newStackFactory(opts.Stack, cfg, cs, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions))
-	if err != nil {
-		return nil, fmt.Errorf("probe: %w", err)
+	var (
+		src   Source
+		typed informers.SharedInformerFactory
+		dyn   dynamic.Interface
+		stack = opts.Stack
+	)
+	switch {
+	case opts.Source != nil:
+		if opts.Informer != nil || len(opts.FactoryOptions) > 0 || opts.TweakListOptions != nil {
+			return nil, fmt.Errorf("probe: informer source %s: this spec sets Options.Informer, FactoryOptions or TweakListOptions, which configure client-go's factories: %w", opts.Stack, ErrNotSupported)
+		}
+		src, err = opts.Source(SourceInput{Config: cfg, Namespace: opts.Namespace, Resync: opts.Resync})
+		if err != nil {
+			return nil, fmt.Errorf("probe: informer source %s: %w", opts.Stack, err)
+		}
+	default:
+		if opts.Informer != nil && opts.Stack != "" && opts.Stack != StackTyped && opts.Stack != StackTypedJSON {
+			return nil, fmt.Errorf("probe: Options.Informer picks from a typed factory; on stack %s name the Resource", opts.Stack)
+		}
+		f, err := newStackFactory(opts.Stack, cfg, cs, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions), opts.TweakListOptions)
+		if err != nil {
+			return nil, fmt.Errorf("probe: %w", err)
+		}
+		src, typed, dyn, stack = f, f.typed, f.dynamicClient, f.stack
 	}
 	var inf cache.SharedIndexInformer
 	switch {
 	case opts.Informer != nil:
-		inf = opts.Informer(f.typed)
+		inf = opts.Informer(typed)
 	case opts.Resource.Resource != "":
-		inf, err = f.informerFor(opts.Resource)
+		inf, err = src.InformerFor(opts.Resource)
 	default:
-		inf, err = f.informerFor(PodsResource)
+		inf, err = src.InformerFor(stack.Resource())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("probe informer: %w", err)
@@ -107,17 +143,22 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if opts.WrapHandler != nil {
 		h = opts.WrapHandler(h)
 	}
-	if _, err := inf.AddEventHandler(h); err != nil {
+	if hs, ok := src.(HandlerSource); ok {
+		err = hs.AddHandler(inf, h)
+	} else {
+		_, err = inf.AddEventHandler(h)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
 	}
-	return &Probe{Recorder: rec, Client: cs, Factory: f.typed, Informer: inf, Stack: f.stack, factory: f,
+	return &Probe{Recorder: rec, Client: cs, Dynamic: dyn, Factory: typed, Informer: inf, Stack: stack, factory: src,
 		HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
 }
 
 // InformerFor is the probe stack's shared informer for another resource
 // (started by the next Start), its requests recorded with the probe's.
 func (p *Probe) InformerFor(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
-	return p.factory.informerFor(gvr)
+	return p.factory.InformerFor(gvr)
 }
 
 // Start runs the factory's informers (those added since the last Start
@@ -125,20 +166,28 @@ func (p *Probe) InformerFor(gvr schema.GroupVersionResource) (cache.SharedIndexI
 // of this probe's informers are told apart from any other's in a
 // StuckError's dump.
 func (p *Probe) Start() {
+	register(p)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		p.mu.Lock()
 		p.starters = append(p.starters, goroutineID())
 		p.mu.Unlock()
-		p.factory.factory().Start(p.stop)
+		p.factory.Start(p.stop)
 	}()
 	<-done
 }
 
 // WaitForSync waits for the first sync until ctx ends and records its time.
+// It returns an *InconsistencyError as soon as client-go's consistency
+// detector reports the informer (its reflector then never syncs: the
+// detector runs before the store is replaced).
 func (p *Probe) WaitForSync(ctx context.Context) error {
-	if !cache.WaitForCacheSync(ctx.Done(), p.Informer.HasSynced) {
+	synced := cache.WaitForCacheSync(ctx.Done(), func() bool { return p.Informer.HasSynced() || p.Recorder.inconsistent() })
+	if err := p.Inconsistent(); err != nil {
+		return err
+	}
+	if !synced {
 		return fmt.Errorf("informer did not sync: %w", context.Cause(ctx))
 	}
 	p.Recorder.MarkSynced(time.Now())

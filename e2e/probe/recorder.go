@@ -11,6 +11,7 @@ package probe
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -86,6 +87,10 @@ type Request struct {
 	LastEventType string    `json:"lastEventType,omitempty"`
 	// EventTypes counts the stream's events by type.
 	EventTypes map[string]int `json:"eventTypes,omitempty"`
+	// ConsistencyCheck: the LIST client-go's watch-list consistency
+	// detector sends after a streaming list (IsConsistencyCheck); such
+	// requests are recorded in Record.ConsistencyChecks, numbered apart.
+	ConsistencyCheck bool `json:"consistencyCheck,omitempty"`
 }
 
 // Duration of the request until its body closed (or until now if open).
@@ -100,6 +105,10 @@ func (r Request) Duration() time.Duration {
 // "watch", or its method for anything else.
 func (r Request) Kind() string {
 	switch {
+	case r.ConsistencyCheck:
+		return KindConsistencyCheck
+	case r.Discovery():
+		return "discovery"
 	case r.Watch && r.SendInitialEvents:
 		return "streaming list"
 	case r.Watch:
@@ -110,11 +119,34 @@ func (r Request) Kind() string {
 	return r.Method
 }
 
+// KindConsistencyCheck is Request.Kind of the consistency detector's LIST.
+const KindConsistencyCheck = "consistency check"
+
 // Reinitialises reports whether the request (re)loads the whole state: a
 // LIST, or a WATCH that asks for initial events (a streaming list). The
-// probe's client serves only its informer, whose only plain GETs are lists.
+// probe's client serves only its informer, whose only plain GETs are lists
+// and, on an informer source with a discovery-backed REST mapper
+// (controller-runtime's), discovery; the consistency detector's LIST only
+// reads (its answer is compared, never stored).
 func (r Request) Reinitialises() bool {
-	return (!r.Watch && r.Method == "GET") || (r.Watch && r.SendInitialEvents)
+	return !r.ConsistencyCheck && ((!r.Watch && r.Method == "GET" && !r.Discovery()) || (r.Watch && r.SendInitialEvents))
+}
+
+// Discovery reports a GET of an API group or version's discovery document
+// (/api, /api/v1, /apis, /apis/apps, /apis/apps/v1): what a REST mapper
+// reads to find a resource's kind, never a list of objects.
+func (r Request) Discovery() bool {
+	if r.Method != "GET" || r.Watch {
+		return false
+	}
+	parts := strings.Split(strings.Trim(r.Path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	}
+	return false
 }
 
 // Dial is one TCP dial of the informer's client.
@@ -126,11 +158,13 @@ type Dial struct {
 
 // Recorder is the append-only, lock-protected record of one informer.
 type Recorder struct {
-	mu       sync.Mutex
-	events   []Event
-	requests []Request
-	dials    []Dial
-	synced   time.Time
+	mu              sync.Mutex
+	events          []Event
+	requests        []Request
+	checks          []Request
+	inconsistencies []Inconsistency
+	dials           []Dial
+	synced          time.Time
 }
 
 // Record is a consistent copy of everything recorded so far.
@@ -138,8 +172,29 @@ type Record struct {
 	Events   []Event   `json:"events"`
 	Requests []Request `json:"requests"`
 	Dials    []Dial    `json:"dials"`
+	// ConsistencyChecks are the LISTs of client-go's watch-list consistency
+	// detector (Request.ConsistencyCheck), kept out of Requests: they are
+	// the oracle's, not the informer's, and neither re-initialise nor
+	// stand between the informer's own requests.
+	ConsistencyChecks []Request `json:"consistencyChecks,omitempty"`
+	// Inconsistencies are the detector's reports about this informer.
+	Inconsistencies []Inconsistency `json:"inconsistencies,omitempty"`
 	// Synced is when the informer first reported HasSynced.
 	Synced time.Time `json:"synced"`
+}
+
+// ObjectRequests are Requests without discovery: the informer's lists,
+// streaming lists and watches, in order. On an informer source with a
+// discovery-backed REST mapper (controller-runtime's) discovery GETs come
+// first; what the informer itself asked for starts here.
+func (r Record) ObjectRequests() []Request {
+	var out []Request
+	for _, q := range r.Requests {
+		if !q.Discovery() {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 func (r *Recorder) addEvent(e Event) {
@@ -154,21 +209,51 @@ func (r *Recorder) addDial(d Dial) {
 	r.dials = append(r.dials, d)
 }
 
-// startRequest appends req and returns its ID.
-func (r *Recorder) startRequest(req Request) int {
+// requestRef names a recorded request: its ID in Requests, or in
+// ConsistencyChecks.
+type requestRef struct {
+	id    int
+	check bool
+}
+
+// startRequest appends req to Requests, or to ConsistencyChecks, and
+// returns where.
+func (r *Recorder) startRequest(req Request) requestRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if req.ConsistencyCheck {
+		req.ID = len(r.checks) + 1
+		r.checks = append(r.checks, req)
+		return requestRef{id: req.ID, check: true}
+	}
 	req.ID = len(r.requests) + 1
 	r.requests = append(r.requests, req)
-	return req.ID
+	return requestRef{id: req.ID}
 }
 
 // updateRequest changes a recorded request in place (the only mutation: a
 // request's outcome arrives after it started).
-func (r *Recorder) updateRequest(id int, f func(*Request)) {
+func (r *Recorder) updateRequest(ref requestRef, f func(*Request)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f(&r.requests[id-1])
+	if ref.check {
+		f(&r.checks[ref.id-1])
+		return
+	}
+	f(&r.requests[ref.id-1])
+}
+
+func (r *Recorder) addInconsistency(i Inconsistency) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inconsistencies = append(r.inconsistencies, i)
+}
+
+// inconsistent says whether the detector has reported this informer.
+func (r *Recorder) inconsistent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.inconsistencies) > 0
 }
 
 // MarkSynced records the time of the first sync (later calls are ignored).
@@ -184,5 +269,6 @@ func (r *Recorder) MarkSynced(t time.Time) {
 func (r *Recorder) Snapshot() Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Record{Events: slices.Clone(r.events), Requests: slices.Clone(r.requests), Dials: slices.Clone(r.dials), Synced: r.synced}
+	return Record{Events: slices.Clone(r.events), Requests: slices.Clone(r.requests), Dials: slices.Clone(r.dials),
+		ConsistencyChecks: slices.Clone(r.checks), Inconsistencies: slices.Clone(r.inconsistencies), Synced: r.synced}
 }

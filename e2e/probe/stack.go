@@ -37,13 +37,50 @@ const (
 	// StackMetadata is the metadata client and
 	// metadatainformer.SharedInformerFactory: PartialObjectMetadata.
 	StackMetadata Stack = "metadata"
+	// StackDynamicCRD is the dynamic stack on the suite's custom resource
+	// (WidgetsResource), what operators watch: kube-apiserver serves it
+	// from the apiextensions handler, with a watch cache of its own, in
+	// JSON (no protobuf for custom resources).
+	StackDynamicCRD Stack = "dynamic-crd"
+	// StackDynamicCRDCBOR is the dynamic stack on the custom resource in
+	// CBOR: client-go's ClientsAllowCBOR and ClientsPreferCBOR gates (alpha,
+	// v0.32+) make the dynamic client ask for application/cbor (JSON at
+	// q=0.9) and write it (dynamic/simple.go ConfigFor), and decode watch
+	// streams of application/cbor-seq (rest/client.go
+	// clientNegotiatorWithCBORSequenceStreamDecoder). The gates must be on
+	// when the probe is built (e2e's SyncMode.Use sets them), and the
+	// server's CBORServingAndStorage gate too, else it answers JSON.
+	StackDynamicCRDCBOR Stack = "dynamic-crd-cbor"
 )
 
 // Stacks are the stacks a probe can build.
-var Stacks = []Stack{StackTyped, StackTypedJSON, StackDynamic, StackMetadata}
+var Stacks = []Stack{StackTyped, StackTypedJSON, StackDynamic, StackMetadata, StackDynamicCRD, StackDynamicCRDCBOR}
 
 // PodsResource is the resource a probe informs on by default.
 var PodsResource = corev1.SchemeGroupVersion.WithResource("pods")
+
+// WidgetsResource is the suite's custom resource, whose
+// CustomResourceDefinition (fixtures/crds/widgets.yaml) every backend
+// installs (cluster.InstallCRDs).
+var WidgetsResource = schema.GroupVersionResource{Group: "conformance.informer-conformance.io", Version: "v1", Resource: "widgets"}
+
+// CustomResource says whether the stack informs on the suite's custom
+// resource rather than on pods.
+func (s Stack) CustomResource() bool { return s == StackDynamicCRD || s == StackDynamicCRDCBOR }
+
+// CBOR says whether the stack speaks CBOR (its client gates and the
+// server's must be on).
+func (s Stack) CBOR() bool { return s == StackDynamicCRDCBOR }
+
+// Resource is what a probe on the stack informs on by default, and what a
+// spec on it creates, changes and deletes: the custom resource on the CRD
+// stacks, pods elsewhere.
+func (s Stack) Resource() schema.GroupVersionResource {
+	if s.CustomResource() {
+		return WidgetsResource
+	}
+	return PodsResource
+}
 
 // typedConfig is the typed clientset's config on a stack: JSON on
 // typed-json, protobuf (kubernetes.NewForConfig's default) elsewhere.
@@ -69,9 +106,11 @@ type stackFactory struct {
 	typed   informers.SharedInformerFactory
 	dynamic dynamicinformer.DynamicSharedInformerFactory
 	meta    metadatainformer.SharedInformerFactory
+	// dynamicClient is the dynamic factory's client.
+	dynamicClient dynamic.Interface
 }
 
-func newStackFactory(stack Stack, cfg *rest.Config, cs kubernetes.Interface, namespace string, resync time.Duration, fopts []informers.SharedInformerOption) (*stackFactory, error) {
+func newStackFactory(stack Stack, cfg *rest.Config, cs kubernetes.Interface, namespace string, resync time.Duration, fopts []informers.SharedInformerOption, tweak func(*metav1.ListOptions)) (*stackFactory, error) {
 	if stack == "" {
 		stack = StackTyped
 	}
@@ -86,19 +125,23 @@ func newStackFactory(stack Stack, cfg *rest.Config, cs kubernetes.Interface, nam
 		if namespace != "" {
 			fopts = append(fopts, informers.WithNamespace(namespace))
 		}
+		if tweak != nil {
+			fopts = append(fopts, informers.WithTweakListOptions(tweak))
+		}
 		f.typed = informers.NewSharedInformerFactoryWithOptions(cs, resync, fopts...)
-	case StackDynamic:
+	case StackDynamic, StackDynamicCRD, StackDynamicCRDCBOR:
 		dc, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		f.dynamic = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, resync, orAll(namespace), nil)
+		f.dynamicClient = dc
+		f.dynamic = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, resync, orAll(namespace), tweak)
 	case StackMetadata:
 		mc, err := metadata.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		f.meta = metadatainformer.NewFilteredSharedInformerFactory(mc, resync, orAll(namespace), nil)
+		f.meta = metadatainformer.NewFilteredSharedInformerFactory(mc, resync, orAll(namespace), tweak)
 	default:
 		return nil, fmt.Errorf("unknown informer stack %q (known: %v)", stack, Stacks)
 	}

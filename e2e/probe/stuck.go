@@ -103,7 +103,8 @@ func (p *Probe) shutdown() <-chan struct{} {
 			p.mu.Unlock()
 			close(started)
 			defer close(p.shutdownDone)
-			p.factory.factory().Shutdown()
+			defer unregister(p)
+			p.factory.Shutdown()
 		}()
 		<-started
 	})

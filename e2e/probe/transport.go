@@ -13,7 +13,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -64,6 +66,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		TimeoutSeconds:       q.Get("timeoutSeconds"),
 		Limit:                q.Get("limit"),
 		Accept:               req.Header.Get("Accept"),
+		ConsistencyCheck:     IsConsistencyCheck(req.Method, q),
 	}
 	id := t.rec.startRequest(r)
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
@@ -89,6 +92,10 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return resp, nil
 }
 
+// cborSequence is a CBOR watch stream's media type (runtime's
+// ContentTypeCBORSequence, which apimachinery v0.31 lacks).
+const cborSequence = "application/cbor-seq"
+
 // recordingBody notes how a response body ended and, for watches, tees the
 // stream into a decoder that records ERROR events and the end of initial
 // events. The decoder never holds the reader back for long: if it cannot
@@ -96,7 +103,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 type recordingBody struct {
 	rc   io.ReadCloser
 	rec  *Recorder
-	id   int
+	id   requestRef
 	pw   *io.PipeWriter
 	done chan struct{}
 	once sync.Once
@@ -112,11 +119,23 @@ func (b *recordingBody) startDecoder(contentType string) {
 		if err != nil {
 			return
 		}
-		info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
-		if !ok || info.StreamSerializer == nil {
-			return
+		var framer runtime.Framer
+		var stream, objects runtime.Serializer
+		switch mediaType {
+		case runtime.ContentTypeCBOR, cborSequence:
+			// client-go's scheme.Codecs has no CBOR serializer; a watch
+			// answered in CBOR is a sequence of self-delimiting data items
+			// (apiserver pkg/endpoints/handlers/watch.go: application/cbor-seq).
+			s := cbor.NewSerializer(scheme.Scheme, scheme.Scheme)
+			framer, stream, objects = cbor.NewFramer(), s, s
+		default:
+			info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+			if !ok || info.StreamSerializer == nil {
+				return
+			}
+			framer, stream, objects = info.StreamSerializer.Framer, info.StreamSerializer.Serializer, info.Serializer
 		}
-		dec := streaming.NewDecoder(info.StreamSerializer.Framer.NewFrameReader(pr), info.StreamSerializer.Serializer)
+		dec := streaming.NewDecoder(framer.NewFrameReader(pr), stream)
 		for {
 			var ev metav1.WatchEvent
 			obj, _, err := dec.Decode(nil, &ev)
@@ -126,7 +145,7 @@ func (b *recordingBody) startDecoder(contentType string) {
 			if e, ok := obj.(*metav1.WatchEvent); ok {
 				ev = *e
 			}
-			b.recordEvent(info.Serializer, ev)
+			b.recordEvent(objects, ev)
 		}
 	}()
 }
@@ -136,15 +155,27 @@ func (b *recordingBody) recordEvent(s runtime.Serializer, ev metav1.WatchEvent) 
 	bookmarkEnd := false
 	switch ev.Type {
 	case "ERROR":
-		st := &metav1.Status{}
-		if _, _, err := s.Decode(ev.Object.Raw, nil, st); err == nil {
-			status = st
+		// The CBOR serializer hands the event's object on as JSON
+		// (apimachinery v0.32+: cbor.Transcode, on by default) or as CBOR
+		// (v0.31): either decodes.
+		for _, d := range []runtime.Decoder{s, scheme.Codecs.UniversalDeserializer()} {
+			st := &metav1.Status{}
+			if _, _, err := d.Decode(ev.Object.Raw, nil, st); err == nil {
+				status = st
+				break
+			}
 		}
 	case "BOOKMARK":
-		if obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(ev.Object.Raw, nil, nil); err == nil {
+		// A built-in object, or a custom resource's (unstructured).
+		for _, d := range []runtime.Decoder{scheme.Codecs.UniversalDeserializer(), unstructured.UnstructuredJSONScheme, s} {
+			obj, _, err := d.Decode(ev.Object.Raw, nil, nil)
+			if err != nil {
+				continue
+			}
 			if m, err := meta.Accessor(obj); err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
 				bookmarkEnd = true
 			}
+			break
 		}
 	}
 	now := time.Now()

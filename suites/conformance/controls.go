@@ -88,3 +88,19 @@ func (h initialListOnly) OnAdd(obj any, inInitialList bool) {
 }
 func (initialListOnly) OnUpdate(any, any) {}
 func (initialListOnly) OnDelete(any)      {}
+
+// acceptJSONOnly wraps cfg's transport so that every request asks for JSON
+// only, whatever client-go put in its Accept header: a client that ignores
+// the CBOR gates (any client-go before v0.32). The probe's recorder, outside
+// the wrapper, still sees client-go's own Accept; the answer is JSON.
+func acceptJSONOnly(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			req = req.Clone(req.Context())
+			req.Header.Set("Accept", "application/json")
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}

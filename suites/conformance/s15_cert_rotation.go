@@ -329,7 +329,7 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 	pods.EventuallyConverged(ctx, env.Pods)
 
 	By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
-	scenarios.Relabel(ctx, api, "keep", "before")
+	scenarios.Relabel(ctx, env.Subjects, "keep", "before")
 	Eventually(func() []string { return scenarios.UpdatedKeys(pods) }).WithTimeout(scenarios.PreStopEventTimeout).WithPolling(20*time.Millisecond).
 		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the rotation")
 	before := lastRequest(pods)
@@ -399,7 +399,7 @@ func servingCARotation(ctx context.Context) {
 	}
 
 	By("updating a pod and waiting for both watches to deliver it, so neither is a very short one")
-	scenarios.Relabel(ctx, api, "keep", "before")
+	scenarios.Relabel(ctx, env.Subjects, "keep", "before")
 	for _, o := range []*e2e.Observed{static, reloading} {
 		Eventually(func() []string { return scenarios.UpdatedKeys(o) }).WithTimeout(scenarios.PreStopEventTimeout).WithPolling(20*time.Millisecond).
 			Should(ContainElement(created["keep"].Key), "informer %s's watch delivered the update before the rotation", o.Name)
@@ -498,7 +498,9 @@ func rotateThenChangePods(ctx context.Context, env *e2e.Env, rot certRotation, s
 	wapi := writer.CoreV1().Pods(e2e.Namespace)
 	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	scenarios.Relabel(ctx, wapi, "update-after", "after")
+	wsubjects, err := e2e.NewSubjects(writer, nil, probe.PodsResource, e2e.Namespace)
+	Expect(err).NotTo(HaveOccurred())
+	scenarios.Relabel(ctx, wsubjects, "update-after", "after")
 	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
 	return rotated, ready, probe.QuorumPods(writer, e2e.Namespace)
 }

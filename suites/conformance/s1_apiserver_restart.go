@@ -49,7 +49,8 @@ func s1OtherStacks() []TableEntry {
 		}{{cluster.Graceful, "graceful (SIGTERM)"}, {cluster.Hard, "hard (SIGKILL)"}} {
 			for _, m := range []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch} {
 				m = m.OnStack(stack)
-				entries = append(entries, Entry(stop.name+", "+m.Name, Offset(1), m.Labels(), stop.mode, m))
+				args := append(append([]any{Offset(1)}, m.Decorations()...), stop.mode, m)
+				entries = append(entries, Entry(stop.name+", "+m.Name, args...))
 			}
 		}
 	}

@@ -39,8 +39,12 @@ import (
 //     the client sends none. tools/cache/reflector.go watch always sends one
 //     (5-10 min, minWatchTimeout), so the short-request-timeout profile
 //     cannot shorten an informer's watches: the spec shortens them with the
-//     client option informers.WithTweakListOptions (the tweak runs after the
-//     reflector set its options, informers/core/v1/pod.go WatchFunc).
+//     factory's list-options tweak, which runs after the reflector set its
+//     options (informers.WithTweakListOptions, informers/core/v1/pod.go
+//     WatchFunc; the filtered dynamic and metadata factories' tweak,
+//     dynamicinformer/informer.go NewFilteredDynamicInformer and
+//     metadatainformer/informer.go NewFilteredMetadataInformer WatchFunc),
+//     so it runs on every stack.
 //   - apimachinery pkg/watch/streamwatcher.go receive treats io.EOF as a
 //     normal close; reflector.go handleAnyWatch returns nil for a watch that
 //     lasted at least a second, and watch() loops to a new WATCH from
@@ -61,11 +65,11 @@ const (
 
 var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 	Context("when kube-apiserver ends each watch at its timeoutSeconds", func() {
-		DescribeTable("resumes with a watch from its last resourceVersion, never relists, and misses no change",
-			append([]any{func(ctx SpecContext, m e2e.SyncMode) {
+		e2e.DescribeStacksAndSyncModes("resumes with a watch from its last resourceVersion, never relists, and misses no change",
+			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				resumesAfterServerTimeouts(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
-			}}, e2e.BothSyncModes()...)...)
+			})
 
 		It("fails when the client treats the end of a watch as an error", NegativeControl, func(ctx SpecContext) {
 			// A transport that turns the clean end of a watch body (io.EOF)
@@ -76,8 +80,31 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, endOfWatchAsError) })
 			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches a client that relists at every timeout")
 		})
+
+		crd := e2e.ListWatch.OnStack(probe.StackDynamicCRD)
+		It("fails when the client treats the end of a watch as an error ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+			// The same broken transport under the dynamic client on the
+			// custom resource (JSON watch frames, unstructured objects).
+			crd.Use()
+			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, endOfWatchAsError) })
+			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource")
+		})
+
+		// The CBOR stack's encoding check (e2e.ExpectStackEncoding, run by
+		// every convergence check): a client whose requests ask for JSON
+		// only is answered JSON by a server that serves CBOR, and must fail.
+		cbor := e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)
+		It("fails when the client asks for JSON only ("+cbor.Name+")", append([]any{NegativeControl}, append(cbor.Decorations(), func(ctx SpecContext) {
+			cbor.Use()
+			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, acceptJSONOnly) })
+			Expect(err).To(MatchError(ContainSubstring(e2e.AnsweredInCBOR)), "the CBOR stack's encoding check catches a client answered in JSON")
+		})...)...)
 	})
 
+	// Typed (protobuf) only: the length-delimited protobuf framing is what
+	// kubernetes#129683 broke; JSON and CBOR watch streams are framed
+	// otherwise (a JSON decoder on the stream, CBOR self-delimiting data
+	// items), and custom resources are never served in protobuf.
 	Context("when a client-side deadline fires while a protobuf watch frame is half read", func() {
 		DescribeTable("ends the watch as a timeout and resumes it without relisting",
 			append([]any{func(ctx SpecContext, m e2e.SyncMode) {
@@ -100,33 +127,31 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 
 func resumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *rest.Config) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
-	writer := env.Writer
-	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
+	writer := env.Subjects
+	gone, err := writer.Create(ctx, "gone")
 	Expect(err).NotTo(HaveOccurred())
 
-	// The tweak runs before the typed client marks a watch (Watch=true), so
-	// it sets the LIST's timeoutSeconds too: harmless, a LIST is quick.
-	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.TimeoutSeconds = new(int64(serverWatchTimeout.Seconds()))
-	})
-	pods := e2e.StartProbe(ctx, "pods", client(env.User), probe.Options{Namespace: e2e.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+	// The tweak runs before the client marks a watch (Watch=true), so it
+	// sets the LIST's timeoutSeconds too: harmless, a LIST is quick.
+	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = new(int64(serverWatchTimeout.Seconds())) }
+	pods := e2e.StartProbe(ctx, writer.Name(), client(env.User), probe.Options{Namespace: e2e.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
 	DeferCleanup(func() { pods.Report(recovery) })
 
 	for i := 1; i <= serverTimeoutsWanted; i++ {
-		By(fmt.Sprintf("waiting for server-side timeout %d and the next watch, then changing a pod", i))
+		By(fmt.Sprintf("waiting for server-side timeout %d and the next watch, then changing the %s", i, writer.Name()))
 		Eventually(func() int { return endedWatches(pods.Recorder.Snapshot()) }).WithContext(ctx).
 			WithTimeout(serverTimeoutWindow).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", i), "watches ended by the server")
-		_, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("between-%d", i)), metav1.CreateOptions{})
+		_, err := writer.Create(ctx, fmt.Sprintf("between-%d", i))
 		Expect(err).NotTo(HaveOccurred())
 		if i == 2 {
-			Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+			Expect(writer.Delete(ctx, "gone")).To(Succeed())
 		}
 	}
 	changed := time.Now()
-	pods.EventuallyConverged(ctx, env.Pods)
+	pods.EventuallyConverged(ctx, writer.Quorum())
 	recovery = time.Since(changed)
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/" + gone.Name, UID: string(gone.UID)})
+	pods.ExpectDeletesObserved(probe.Object{Key: gone.Key, UID: gone.UID})
 
 	rec := pods.Recorder.Snapshot()
 	reinits := probe.Reinitialisations(rec)

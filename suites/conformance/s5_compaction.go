@@ -34,6 +34,18 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 			})
 			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores tombstones")
 		})
+
+		// The same control on the custom resource: the spec on the CRD
+		// stack relies on the same delete assertion, over another decoder
+		// and watch cache.
+		crd := e2e.StreamingList.OnStack(probe.StackDynamicCRD)
+		It("fails when the handler drops tombstones ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+			crd.Use()
+			err := InterceptGomegaFailure(func() {
+				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
+			})
+			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores the custom resource's tombstones")
+		})
 	})
 
 	Context("when etcd is compacted while the informer fails over between kube-apiservers with watch cache", Slow, NeedsAPIServerRestart, NeedsHA, func() {

@@ -20,13 +20,21 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		})
 
 	It("fails when the handler drops updates and deletes", NegativeControl, func(ctx SpecContext) {
-		deaf := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
-			return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
-		}
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deaf, NoHandlerCheck: true})
+			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deafHandler, NoHandlerCheck: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of it")
+	})
+
+	crd := e2e.StreamingList.OnStack(probe.StackDynamicCRD)
+	It("fails when the handler drops updates and deletes ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+		// The same broken handler on the custom resource: unstructured
+		// objects, another decoder, the same assertion.
+		crd.Use()
+		err := InterceptGomegaFailure(func() {
+			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deafHandler, NoHandlerCheck: true})
+		})
+		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of the custom resource's end")
 	})
 
 	It("fails when the relist fixes the store but tells no handler", NegativeControl, func(ctx SpecContext) {
@@ -37,3 +45,9 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		Expect(err).To(MatchError(ContainSubstring(e2e.HandlersAddUp)), "the handler check catches a relist no handler heard of")
 	})
 })
+
+// deafHandler passes on Adds only: a controller that never hears of an
+// object's end.
+func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
+}

@@ -87,6 +87,7 @@ func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 	after := pods.Recorder.Snapshot()
 	newRequests := after.Requests[len(before.Requests):]
 	Expect(newRequests).To(BeEmpty(), "requests during %d resync periods: %v", resyncsWanted, newRequests)
+	Expect(after.ConsistencyChecks).To(HaveLen(len(before.ConsistencyChecks)), "consistency detector LISTs during %d resync periods", resyncsWanted)
 	Expect(after.Dials).To(HaveLen(len(before.Dials)), "dials during the resyncs")
 	for _, e := range after.Events[len(before.Events):] {
 		Expect(e.Kind).To(Equal(probe.Update), "resync delivers only Updates: %+v", e)

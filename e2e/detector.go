@@ -1,0 +1,31 @@
+package e2e
+
+import (
+	"context"
+
+	"k8s.io/client-go/features"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// DetectorNote names the report entry of every spec whose informers stream
+// their lists: whether client-go's watch-list consistency detector checked
+// them ("on", or "off" and why; probe.DetectorState). The detector compares
+// each streaming list with a LIST at its resourceVersion; a report fails
+// the spec, naming the detector and the informer (probe.DetectorReported).
+const DetectorNote = "watch-list consistency detector"
+
+// detectorNoted: the current spec has its DetectorNote.
+var detectorNoted bool
+
+// noteDetector adds DetectorNote to the current spec, once, when its
+// informers stream their lists (client-go's WatchListClient gate on as the
+// informer is built: SyncMode.Use, or the gate's default).
+func noteDetector() {
+	if detectorNoted || !features.FeatureGates().Enabled(features.WatchListClient) {
+		return
+	}
+	detectorNoted = true
+	AddReportEntry(DetectorNote, probe.DetectorState())
+	DeferCleanup(0, func(context.Context) error { detectorNoted = false; return nil })
+}
