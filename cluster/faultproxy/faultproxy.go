@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
 )
 
@@ -329,14 +330,16 @@ func (p *Proxy) Stats() Stats {
 // closes during the blackhole, the other side is closed only after it.
 func (p *Proxy) Blackhole() (restore func()) {
 	p.blackholeAll.Add(1)
-	return once(func() { p.blackholeAll.Add(-1) })
+	end := faultlog.Begin(faultlog.Blackhole, "every connection, current and new")
+	return once(func() { p.blackholeAll.Add(-1); end() })
 }
 
 // BlackholeNew makes connections accepted from now on silent for their whole
 // life (accepted, then nothing); current connections keep working.
 func (p *Proxy) BlackholeNew() (restore func()) {
 	p.blackholeNew.Add(1)
-	return once(func() { p.blackholeNew.Add(-1) })
+	end := faultlog.Begin(faultlog.Blackhole, "new connections")
+	return once(func() { p.blackholeNew.Add(-1); end() })
 }
 
 // RefuseNew closes the listener, so new connections get "connection
@@ -351,10 +354,12 @@ func (p *Proxy) RefuseNew() (restore func() error) {
 	if ln != nil {
 		_ = ln.Close()
 	}
+	end := faultlog.Begin(faultlog.RefuseNew, "")
 	var o sync.Once
 	return func() error {
 		var err error
 		o.Do(func() {
+			defer end()
 			p.mu.Lock()
 			p.refusing--
 			relisten := p.refusing == 0 && !p.closed
@@ -378,6 +383,7 @@ func (p *Proxy) ResetAll() int {
 		cs = append(cs, c)
 	}
 	p.mu.Unlock()
+	faultlog.Begin(faultlog.Reset, fmt.Sprintf("%d connections", len(cs)))()
 	for _, c := range cs {
 		p.finish(c, "reset", true)
 	}
@@ -387,7 +393,8 @@ func (p *Proxy) ResetAll() int {
 // SetLatency delays every forwarded chunk by d in each direction.
 func (p *Proxy) SetLatency(d time.Duration) (restore func()) {
 	old := p.latency.Swap(int64(d))
-	return once(func() { p.latency.Store(old) })
+	end := faultlog.Begin(faultlog.Latency, d.String())
+	return once(func() { p.latency.Store(old); end() })
 }
 
 // CutAfter resets each connection once n bytes have gone from the server to
@@ -395,7 +402,8 @@ func (p *Proxy) SetLatency(d time.Duration) (restore func()) {
 // the middle of whatever it was sending.
 func (p *Proxy) CutAfter(n int64) (restore func()) {
 	old := p.cutAfter.Swap(n)
-	return once(func() { p.cutAfter.Store(old) })
+	end := faultlog.Begin(faultlog.ConnectionsCut, fmt.Sprintf("after %d bytes", n))
+	return once(func() { p.cutAfter.Store(old); end() })
 }
 
 // Pin sends new connections to upstream i; current connections stay where

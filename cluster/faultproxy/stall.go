@@ -1,9 +1,12 @@
 package faultproxy
 
 import (
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
 // BlackholeCurrent drops every byte of the connections open now, in both
@@ -16,10 +19,12 @@ func (p *Proxy) BlackholeCurrent() (restore func()) {
 	for _, c := range cs {
 		c.silencedNow.Store(true)
 	}
+	end := faultlog.Begin(faultlog.Blackhole, fmt.Sprintf("the %d connections open", len(cs)))
 	return once(func() {
 		for _, c := range cs {
 			c.silencedNow.Store(false)
 		}
+		end()
 	})
 }
 
@@ -39,11 +44,13 @@ func (p *Proxy) StallAfter(n int64) (restore func(), held func() int64) {
 		states = append(states, s)
 		c.stall.Store(s)
 	}
+	end := faultlog.Begin(faultlog.Stall, fmt.Sprintf("the %d connections open, after %d bytes", len(cs), n))
 	restore = once(func() {
 		for i, c := range cs {
 			c.stall.CompareAndSwap(states[i], nil)
 			close(states[i].released)
 		}
+		end()
 	})
 	held = func() int64 {
 		var total int64

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
 // The kubelet runs kube-apiserver as a static pod from this manifest; a
@@ -76,6 +77,9 @@ func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMod
 		return err
 	}
 	c.stopped = true
+	if c.down == nil {
+		c.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, %s stop", c.name, mode))
+	}
 	return c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 0 }, "no kube-apiserver container running", StopTimeout)
 }
 
@@ -94,10 +98,19 @@ func (c *Cluster) StartAPIServer(ctx context.Context, i int) error {
 		return err
 	}
 	c.stopped = false
+	defer c.up()
 	if err := c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 1 }, "a kube-apiserver container running", ReadyTimeout); err != nil {
 		return err
 	}
 	return c.waitReady(ctx)
+}
+
+// up closes the faultlog window StopAPIServer opened, if any.
+func (c *Cluster) up() {
+	if c.down != nil {
+		c.down()
+		c.down = nil
+	}
 }
 
 // RestartAPIServer implements cluster.APIServerController. Graceful is
@@ -129,6 +142,8 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 	if len(old) != 1 {
 		return fmt.Errorf("expected one running kube-apiserver container, found %d", len(old))
 	}
+	c.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, hard restart", c.name))
+	defer c.up()
 	if _, err := c.nodeExec(ctx, "crictl", "stop", "--timeout", "0", old[0]); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/etcdcompact"
 )
 
@@ -80,6 +81,8 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	end := faultlog.Begin(faultlog.Compaction, "")
+	defer end()
 	rev, err = etcdcompact.Compact(ctx, cli, rev)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.name, err)

@@ -110,7 +110,10 @@ type Cluster struct {
 	mu      sync.Mutex
 	etcd    *clientv3.Client
 	stopped bool
-	closed  bool
+	// down ends the faultlog window of a stopped or restarting
+	// kube-apiserver (nil when none is open).
+	down   func()
+	closed bool
 
 	// unregister ends the deletion of the cluster on parent death.
 	unregister func()

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 
 	"github.com/informer-conformance/informer-conformance/cluster/internal/etcdcompact"
 )
@@ -46,6 +47,8 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	end := faultlog.Begin(faultlog.Compaction, "")
+	defer end()
 	return etcdcompact.Compact(ctx, cli, rev)
 }
 
@@ -77,6 +80,8 @@ func (c *Cluster) SnapshotEtcd(ctx context.Context, path string) (int64, error) 
 // (hard) and etcd, restores the snapshot into a new data directory with
 // etcdutl, and starts etcd and the apiservers that were running again.
 func (c *Cluster) RestoreEtcd(ctx context.Context, path string, opts cluster.RestoreOptions) error {
+	end := faultlog.Begin(faultlog.Restore, fmt.Sprintf("%s, bump revision %d", filepath.Base(path), opts.BumpRevision))
+	defer end()
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("restore etcd: %w", err)
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
@@ -112,8 +113,10 @@ type Cluster struct {
 	etcdDataDir            string
 	restores               int
 
-	mu         sync.Mutex // lifecycle
-	etcd       *process.Process
+	mu   sync.Mutex // lifecycle
+	etcd *process.Process
+	// etcdDown ends the faultlog window a stop of etcd opened.
+	etcdDown   func()
 	apiservers []*apiserver
 	etcdClient *clientv3.Client
 	closed     bool
@@ -126,6 +129,16 @@ type apiserver struct {
 	port    *ports.Reservation
 	certDir string
 	proc    *process.Process
+	// down ends the faultlog window a stop opened (nil when none is open).
+	down func()
+}
+
+// up closes a's faultlog window, if a stop opened one.
+func (a *apiserver) up() {
+	if a.down != nil {
+		a.down()
+		a.down = nil
+	}
 }
 
 var (
@@ -541,7 +554,12 @@ func (c *Cluster) startEtcdLocked(ctx context.Context) error {
 		return fmt.Errorf("start etcd: %w", err)
 	}
 	c.etcd = p
-	if err := p.WaitReady(ctx, readyPollInterval, check); err != nil {
+	err = p.WaitReady(ctx, readyPollInterval, check)
+	if c.etcdDown != nil {
+		c.etcdDown()
+		c.etcdDown = nil
+	}
+	if err != nil {
 		p.Kill()
 		return fmt.Errorf("start etcd: %w", err)
 	}
@@ -561,6 +579,9 @@ func (c *Cluster) stopEtcdLocked(ctx context.Context, mode cluster.StopMode) err
 	}
 	if c.etcd == nil || !c.etcd.Running() {
 		return errors.New("stop etcd: not running")
+	}
+	if c.etcdDown == nil {
+		c.etcdDown = faultlog.Begin(faultlog.EtcdDown, string(mode)+" stop")
 	}
 	return c.stop(ctx, c.etcd, mode)
 }
@@ -673,6 +694,9 @@ func (c *Cluster) startAPIServersLocked(ctx context.Context, idx []int) error {
 		})
 	}
 	wg.Wait()
+	for _, i := range idx {
+		c.apiservers[i].up()
+	}
 	return errors.Join(errs...)
 }
 
@@ -694,6 +718,9 @@ func (c *Cluster) stopAPIServerLocked(ctx context.Context, i int, mode cluster.S
 	a := c.apiservers[i]
 	if a.proc == nil || !a.proc.Running() {
 		return fmt.Errorf("stop kube-apiserver-%d: not running", i)
+	}
+	if a.down == nil {
+		a.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("%s, %s stop", a.proc.Name, mode))
 	}
 	return c.stop(ctx, a.proc, mode)
 }

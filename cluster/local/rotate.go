@@ -11,6 +11,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
 // FileKubeconfig implements cluster.CertRotator: a kubeconfig for u against
@@ -51,6 +52,8 @@ func (c *Cluster) RotateCertificates(ctx context.Context, opts cluster.RotateOpt
 	if err := opts.Stop.Validate(); err != nil {
 		return fmt.Errorf("rotate certificates: %w", err)
 	}
+	end := faultlog.Begin(faultlog.CertRotation, string(opts.Stop)+" stop of the apiservers")
+	defer end()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -28,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
 // Match selects requests.
@@ -63,6 +65,10 @@ type rule struct {
 	left    int // answers left; <0 = unlimited
 	answer  func(*http.Request) *http.Response
 	answers int
+	// what names the rule's answer in its faultlog window; end closes the
+	// window, at restore or when the rule has no answer left.
+	what string
+	end  func()
 }
 
 // Instrument returns a copy of cfg whose transport consults the injector.
@@ -95,6 +101,9 @@ func (in *Injector) answer(req *http.Request) *http.Response {
 		if r.left != 0 && r.match(req) {
 			if r.left > 0 {
 				r.left--
+				if r.left == 0 {
+					r.end()
+				}
 			}
 			r.answers++
 			in.last = time.Now()
@@ -105,12 +114,18 @@ func (in *Injector) answer(req *http.Request) *http.Response {
 }
 
 func (in *Injector) add(r *rule) (restore func(), answered func() int) {
+	times := "every matching request"
+	if r.left >= 0 {
+		times = fmt.Sprintf("the next %d matching requests", r.left)
+	}
+	r.end = faultlog.Begin(faultlog.HTTPFault, r.what+" to "+times)
 	in.mu.Lock()
 	in.rules = append(in.rules, r)
 	in.mu.Unlock()
 	var once sync.Once
 	restore = func() {
 		once.Do(func() {
+			r.end()
 			in.mu.Lock()
 			defer in.mu.Unlock()
 			for i, x := range in.rules {
@@ -180,7 +195,7 @@ const NoRetryAfter = -1
 // other answer, and the 11th in a row, reaches the caller (the reflector).
 func (in *Injector) FailRequestsRetryAfter(match Match, times int, code int32, reason metav1.StatusReason, message string, retryAfter int) (restore func(), answered func() int) {
 	body, _ := json.Marshal(status(code, reason, message))
-	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+	return in.add(&rule{match: match, left: times, what: fmt.Sprintf("%d %s", code, reason), answer: func(req *http.Request) *http.Response {
 		resp := jsonResponse(req, int(code), body)
 		resp.Header.Del("Retry-After")
 		if retryAfter != NoRetryAfter {
@@ -197,7 +212,7 @@ func (in *Injector) FailRequestsRetryAfter(match Match, times int, code int32, r
 func (in *Injector) EndWatchesWithError(match Match, times int, code int32, reason metav1.StatusReason, message string) (restore func(), answered func() int) {
 	st, _ := json.Marshal(status(code, reason, message))
 	ev, _ := json.Marshal(metav1.WatchEvent{Type: "ERROR", Object: runtime.RawExtension{Raw: st}})
-	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+	return in.add(&rule{match: match, left: times, what: fmt.Sprintf("a watch ended by an ERROR event %d %s", code, reason), answer: func(req *http.Request) *http.Response {
 		return jsonResponse(req, http.StatusOK, append(ev, '\n'))
 	}})
 }
@@ -205,7 +220,7 @@ func (in *Injector) EndWatchesWithError(match Match, times int, code int32, reas
 // EndWatchesCleanly answers the next `times` matching watches with a 200
 // stream that ends at once with no event: a server closing the watch (EOF).
 func (in *Injector) EndWatchesCleanly(match Match, times int) (restore func(), answered func() int) {
-	return in.add(&rule{match: match, left: times, answer: func(req *http.Request) *http.Response {
+	return in.add(&rule{match: match, left: times, what: "a watch ended at once", answer: func(req *http.Request) *http.Response {
 		return jsonResponse(req, http.StatusOK, nil)
 	}})
 }

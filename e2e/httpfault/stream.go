@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
 // StreamInjector rewrites the watch streams a client receives, event by
@@ -45,6 +47,11 @@ const (
 	sendInitialEventsEndFirst
 	dropInitialObject
 )
+
+// String names the action in its faultlog window.
+func (a streamAction) String() string {
+	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped"}[a]
+}
 
 type streamRule struct {
 	match     Match
@@ -124,10 +131,12 @@ func (in *StreamInjector) Rewritten() map[string]int {
 }
 
 func (in *StreamInjector) add(r *streamRule) (restore func(), count func() int) {
+	end := faultlog.Begin(faultlog.StreamFault, r.action.String())
 	in.mu.Lock()
 	in.rules = append(in.rules, r)
 	in.mu.Unlock()
 	restore = func() {
+		end()
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		r.removed = true
