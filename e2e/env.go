@@ -84,6 +84,8 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	// The spec's time axis starts here, the cluster ready.
+	startTimeline()
 	return e
 }
 

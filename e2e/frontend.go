@@ -129,6 +129,11 @@ func (ginkgoFrontEnd) DeferCleanup(timeout time.Duration, f func(ctx context.Con
 	ginkgo.DeferCleanup(args...)
 }
 func (ginkgoFrontEnd) AddReportEntry(name string, value any) {
+	if _, ok := value.(Timeline); ok {
+		// Drawn by the HTML report; too long for the console.
+		ginkgo.AddReportEntry(name, value, ginkgo.Offset(2), ginkgo.ReportEntryVisibilityNever)
+		return
+	}
 	ginkgo.AddReportEntry(name, value, ginkgo.Offset(2))
 }
 func (ginkgoFrontEnd) By(text string)       { ginkgo.By(text) }

@@ -198,7 +198,9 @@ func (f *testingFrontEnd) AddReportEntry(name string, value any) {
 	// only for entries from other Ginkgo processes).
 	f.spec.addEntry(name, value, "", fmt.Sprint(value))
 	f.mu.Unlock()
-	f.t.Logf("%s: %v", name, value)
+	if _, ok := value.(Timeline); !ok { // drawn by the HTML report, too long for a log
+		f.t.Logf("%s: %v", name, value)
+	}
 }
 
 func (f *testingFrontEnd) By(text string)       { f.t.Log("STEP: " + text) }

@@ -59,6 +59,8 @@ type Observed struct {
 	// reported counts the consistency detector's reports a failure has
 	// named already (detectorError).
 	reported int
+	// converged are the moments EventuallyConverged saw the store converge.
+	converged []time.Time
 }
 
 // detectorError is the consistency detector's reports about the informer
@@ -105,6 +107,9 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
 	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
 	noteDetector()
+	// Before the probe's clean-up: the timeline is built after it stopped.
+	tl := startTimeline()
+	tl.probes = append(tl.probes, o)
 	p.Start()
 	DeferCleanup(0, func(context.Context) error {
 		// Bounded: a handler or informer that never returns fails the spec
@@ -203,6 +208,15 @@ func (o *Observed) dump() (string, error) {
 func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister) time.Duration {
 	ginkgo.GinkgoHelper()
 	start := time.Now()
+	met := false
+	defer func() {
+		// Also when the wait failed: the timeline shows where it gave up.
+		at := time.Now()
+		if met {
+			o.converged = append(o.converged, at)
+		}
+		RecordBound(fmt.Sprintf("informer %s converged", o.Name), start, at, ConvergeTimeout, met)
+	}()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		if err := o.detectorError(); err != nil {
 			// Its reflector has stopped: the store will not converge.
@@ -212,6 +226,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	}).WithTimeout(ConvergeTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
 		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
 	took := time.Since(start)
+	met = true
 	if o.HandlerChecked {
 		EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
 	}

@@ -26,6 +26,8 @@ type SpecSummary struct {
 	// scenario's measured outcome ("S7 outcome", ...), extra numbers.
 	Notes   map[string]string `json:"notes,omitempty"`
 	Failure string            `json:"failure,omitempty"`
+	// Timeline is what the spec's instruments saw, on one time axis.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // SuiteSummary is a suite's informer report: the versions it ran with and
@@ -85,6 +87,17 @@ func WriteReports(r ginkgo.Report) error {
 // addEntry adds a report entry to the spec's summary: a probe's numbers
 // (raw in-process; from parallel processes only their JSON), or a note.
 func (sum *SpecSummary) addEntry(name string, raw any, asJSON, asString string) {
+	if name == TimelineEntry {
+		if t, ok := raw.(Timeline); ok {
+			sum.Timeline = &t
+			return
+		}
+		var t Timeline
+		if err := json.Unmarshal([]byte(asJSON), &t); err == nil {
+			sum.Timeline = &t
+		}
+		return
+	}
 	if !strings.HasPrefix(name, ReportEntryPrefix) {
 		if asString != "" && name != "process logs" && name != "probe record" {
 			if sum.Notes == nil {

@@ -191,6 +191,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	firstOK, ok := firstSuccessAfter(after, gone)
 	Expect(ok).To(BeTrue(), "a request of the informer succeeded after the restart")
 	e2e.Logf("S1 %s: first 2xx %s after ready", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond))
+	e2e.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, FirstSuccessBound, true)
 	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", FirstSuccessBound),
 		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s", firstOK, FirstSuccessBound)
 

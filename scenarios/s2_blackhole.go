@@ -178,12 +178,18 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	Expect(err).NotTo(HaveOccurred())
 	createConfigMapAndSecret(ctx, writer, "during")
 
+	recovered := false
+	defer func() {
+		e2e.RecordBound("every informer recovered from the blackhole", start, start.Add(recovery), sc.Bound, recovered)
+	}()
 	Eventually(func(g Gomega) {
+		recovery = time.Since(start)
 		for _, inf := range informers {
 			g.Expect(probe.Converged(ctx, inf.informer.GetStore(), inf.server)).To(Succeed(), "%s informer", inf.resource)
 		}
 	}).WithContext(ctx).WithTimeout(max(sc.Bound-time.Since(start), time.Millisecond)).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"every informer "+StaleRecovered+" %s of the blackhole (record and logs: %s)", sc.Bound, pods.Dir)
+	recovered = true
 	recovery = time.Since(start)
 	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", recovery.Round(time.Millisecond), sc.Bound))
 

@@ -164,6 +164,7 @@ func haFailover(ctx context.Context, in failoverInput) {
 	}).WithTimeout(failoverBound).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"the informer converged through the failover within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
 	recovery := time.Since(start)
+	e2e.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
 	e2e.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
 	// A relist cannot deliver the delete of a pod the informer never saw (created
 	// and deleted while it was away): with a fresh target only the deletes of

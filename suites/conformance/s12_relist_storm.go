@@ -226,6 +226,7 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
 		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
 	n.ConvergeSeconds = time.Since(ready).Seconds()
+	e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, true)
 	n.APIServerPeakAfter = peakMemory(env.Backend)
 	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
 
