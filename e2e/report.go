@@ -49,9 +49,24 @@ type SuiteSummary struct {
 
 // ReportFiles names a suite's report files in ArtifactsRoot:
 // informer-report-<suite>.json and .md (several suites share one run).
+// The HTML report and the summary are HTMLReportFile and SummaryFile.
 func ReportFiles(suite string) (jsonPath, markdownPath string) {
-	base := filepath.Join(ArtifactsRoot(), "informer-report-"+unsafeChars.ReplaceAllString(suite, "-"))
+	base := reportBase(suite)
 	return base + ".json", base + ".md"
+}
+
+// HTMLReportFile names a suite's HTML report in ArtifactsRoot:
+// informer-report-<suite>.html, one self-contained page (no script, no
+// network) with the summary and a timeline per spec.
+func HTMLReportFile(suite string) string { return reportBase(suite) + ".html" }
+
+// SummaryFile names a suite's summary in ArtifactsRoot:
+// informer-report-<suite>.summary.md, the top of the markdown report alone
+// (the GitHub workflows append it to the job summary).
+func SummaryFile(suite string) string { return reportBase(suite) + ".summary.md" }
+
+func reportBase(suite string) string {
+	return filepath.Join(ArtifactsRoot(), "informer-report-"+unsafeChars.ReplaceAllString(suite, "-"))
 }
 
 // WriteReports writes the suite's informer report (JSON and a markdown
@@ -142,15 +157,28 @@ func writeSummary(sum SuiteSummary) error {
 	}
 	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
 	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
-	return os.WriteFile(mdPath, []byte(markdown(title, header, sum.Specs)), 0o644)
+	top := summaryMarkdown(title, header, summarize(sum.Specs))
+	if err := os.WriteFile(SummaryFile(sum.Suite), []byte(top), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(mdPath, []byte(top+"\n"+markdown(sum.Specs)), 0o644); err != nil {
+		return err
+	}
+	page, err := htmlReport(sum, title)
+	if err != nil {
+		return fmt.Errorf("HTML report: %w", err)
+	}
+	return os.WriteFile(HTMLReportFile(sum.Suite), page, 0o644)
 }
 
-func markdown(suite, gates string, specs []SpecSummary) string {
+// markdown is the table of the markdown report: a row per spec and
+// informer, by scenario (byScenario).
+func markdown(specs []SpecSummary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Informer report: %s\n\n%s\n\n", suite, gates)
+	b.WriteString("## Specs by scenario\n\n")
 	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery | notes |\n")
 	b.WriteString("|---|---|---|---|---:|---|---|---:|---|\n")
-	for _, s := range specs {
+	for _, s := range byScenario(specs) {
 		notes := notesCell(s.Notes)
 		if len(s.Informers) == 0 {
 			fmt.Fprintf(&b, "| %s | %s | | | | | | | %s |\n", s.Spec, s.Outcome, notes)

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+func synced(ms float64) *float64 { return &ms }
+
+// sampleSummary is a small run: a failed S1 with a fault window, two
+// requests and a re-initialisation; a passed S12 with 20 informers; a
+// skipped S2; and a spec whose name needs escaping.
+func sampleSummary() SuiteSummary {
+	restart := &Timeline{Origin: time.Unix(0, 0), EndMs: 9000,
+		Faults: []TimelineFault{{Kind: "kube-apiserver down", Detail: "kube-apiserver-0, hard stop", StartMs: 1000, EndMs: 3500}},
+		Informers: []InformerTimeline{{Informer: "pods", SyncedMs: synced(400),
+			Requests: []TimelineRequest{
+				{ID: 1, Kind: "list", StartMs: 100, EndMs: 300, Status: 200},
+				{ID: 2, Kind: "watch", StartMs: 310, EndMs: 1000, Status: 200, Ended: "unexpected EOF"},
+				{ID: 3, Kind: "list", StartMs: 3600, EndMs: 3700, Status: 200},
+				{ID: 4, Kind: "watch", StartMs: 3710, EndMs: -1, Status: 200, Ended: "open"}},
+			DialsMs:   []float64{90, 3590},
+			Events:    []TimelineEvent{{AtMs: 350, Kind: "Add"}, {AtMs: 3750, Kind: "Delete (tombstone)"}},
+			Reinits:   []TimelineReinit{{AtMs: 3600, Request: 3, Cause: string(probe.CauseTransport)}},
+			Converged: []float64{3800}}},
+		Bounds: []Bound{{What: "informer pods converged", FromMs: 3500, AtMs: 3800, BoundSeconds: 60, Within: true}}}
+	var storm []InformerTimeline
+	for i := range 20 {
+		storm = append(storm, InformerTimeline{Informer: "cm-" + string(rune('a'+i)),
+			Requests: []TimelineRequest{{ID: 1, Kind: "list", StartMs: float64(100 * i), EndMs: float64(100*i + 500), Status: 200}},
+			Reinits:  []TimelineReinit{{AtMs: float64(100 * i), Request: 1, Cause: "initial"}}})
+	}
+	return SuiteSummary{Suite: "conformance", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3",
+		ClientGoGates: map[string]Gate{"WatchListClient": {Enabled: false, Default: true}, "InformerResourceVersion": {Enabled: true, Default: true}},
+		Specs: []SpecSummary{
+			{Spec: "S2 stale HTTP/2 connection recovers", Outcome: "skipped"},
+			{Spec: "S12 relist storm cost", Outcome: "passed", Timeline: &Timeline{EndMs: 3000, Informers: storm}},
+			{Spec: "S1 kube-apiserver restart <b>hard</b>", Outcome: "failed", Failure: "informer pods saw every delete <script>", Timeline: restart,
+				Informers: []Numbers{{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseTransport: 1}, Requests: map[string]int{"list": 2}, Events: map[string]int{"Add": 1}}},
+				Notes:     map[string]string{"S1 outcome": "UPSTREAM LIMITATION: something"}},
+		}}
+}
+
+func TestHTMLReport(t *testing.T) {
+	page, err := htmlReport(sampleSummary(), "conformance (test)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	for _, bad := range []string{"<script", "<b>hard</b>", "http://", "https://"} {
+		if strings.Contains(strings.ReplaceAll(s, `xmlns="http://www.w3.org/2000/svg"`, ""), bad) {
+			t.Errorf("the page contains %q: text unescaped, or something fetched over the network", bad)
+		}
+	}
+	for _, want := range []string{
+		"1 failed</span>, 1 passed, 1 skipped",
+		"changed: WatchListClient=false",
+		`data-kind="kube-apiserver down"`, // the fault window
+		`class="reinit" data-cause="transport error"`,
+		`class="converged"`,
+		"20 informers: requests open", // the storm, aggregated
+		"upstream limitation",
+		"informer pods converged",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The failing spec comes first (before the scenarios), and the
+	// scenarios in their order: S1, S2, S12.
+	failing := strings.Index(s, `id="failing"`)
+	first := strings.Index(s, `data-spec="S1 kube-apiserver restart`)
+	if failing < 0 || first < failing || first > strings.Index(s, `id="specs"`) {
+		t.Errorf("the failing spec is not listed first (failing %d, spec %d)", failing, first)
+	}
+	order := regexp.MustCompile(`<h3 id="(S\d+|other)">`).FindAllStringSubmatch(s, -1)
+	var got []string
+	for _, m := range order {
+		got = append(got, m[1])
+	}
+	if strings.Join(got, " ") != "S1 S2 S12" {
+		t.Errorf("scenario order %v, want S1 S2 S12", got)
+	}
+	if n := strings.Count(s, "<svg"); n != 3 {
+		t.Errorf("%d timelines, want 3 (the failed spec's twice, among the failing and in its scenario; none for the skipped spec)", n)
+	}
+}
+
+func TestSummaryMarkdown(t *testing.T) {
+	sum := sampleSummary()
+	md := summaryMarkdown("conformance", "gates", summarize(sum.Specs)) + markdown(sum.Specs)
+	for _, want := range []string{"**1 passed, 1 failed, 1 skipped**", "| S1 | 0 | **1** | 0 | 0 |", "transport error 1 (1 specs)", "| S1 kube-apiserver restart"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Index(md, "| S1 kube-apiserver restart") > strings.Index(md, "| S12 relist storm") {
+		t.Errorf("markdown rows are not by scenario:\n%s", md)
+	}
+}
