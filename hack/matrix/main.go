@@ -177,12 +177,19 @@ func run(ctx context.Context, cfg config) error {
 	if err := os.WriteFile(filepath.Join(out, "matrix.md"), []byte(table), 0o644); err != nil {
 		return err
 	}
+	page, err := htmlMatrix(cols)
+	if err != nil {
+		return fmt.Errorf("matrix.html: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "matrix.html"), page, 0o644); err != nil {
+		return err
+	}
 	data, _ := json.MarshalIndent(cols, "", "  ")
 	if err := os.WriteFile(filepath.Join(out, "matrix.json"), data, 0o644); err != nil {
 		return err
 	}
 	fmt.Print(table)
-	step("table: %s", filepath.Join(out, "matrix.md"))
+	step("table: %s (and matrix.html)", filepath.Join(out, "matrix.md"))
 	for _, c := range cols {
 		if !c.Passed {
 			return errors.New("not every version passed: see the table")
@@ -265,73 +272,47 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	return col
 }
 
-// markdown is the table: rows = specs, columns = versions; then the specs
-// whose outcome or re-initialisations differ between versions.
-func markdown(cols []column) string {
-	var b strings.Builder
-	b.WriteString("# client-go version matrix\n\nCells: outcome, re-initialisations (all informers of the spec) `r=N`.\n\n| spec |")
-	for _, c := range cols {
-		fmt.Fprintf(&b, " %s |", c.name())
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+// grid is the matrix both renderings (markdown, HTML) draw: a row per spec
+// that ran somewhere, a cell per column, and the specs whose columns differ.
+type grid struct {
+	cols []column
+	rows []gridRow
+	// outcomeDiffers: the outcome changes between columns; causesDiffer: the
+	// same outcome, other re-initialisations by cause.
+	outcomeDiffers, causesDiffer []gridRow
+	// notRun: the columns that did not run, with why.
+	notRun []string
+}
+
+type gridRow struct {
+	Spec  string
+	Cells []gridCell
+}
+
+type gridCell struct {
+	// Kind is "pass", "fail", "skipped", "missing" (the column has no such
+	// spec) or "did-not-run" (the column did not run).
+	Kind    string
+	Reinits int
+	// Label names the column in a difference: its client-go version, and its
+	// kube-apiserver version and gates when these vary.
+	Label, Outcome, ByCause, Failure string
+}
+
+func (c gridCell) ran() bool { return c.Kind == "pass" || c.Kind == "fail" }
+
+// newGrid computes the matrix: the rows in spec order, a spec skipped in
+// every column (filtered out by labels) left out.
+func newGrid(cols []column) grid {
+	g := grid{cols: cols}
 	specs := map[string]bool{}
 	for _, c := range cols {
 		for s := range c.Cells {
 			specs[s] = true
 		}
 	}
-	rows := slices.Sorted(maps.Keys(specs))
-	var outcomeDiffers, causesDiffer []string
-	for _, s := range rows {
-		if skippedEverywhere(cols, s) {
-			continue // filtered out by labels
-		}
-		fmt.Fprintf(&b, "| %s |", s)
-		outcomes, reinits := map[string]bool{}, map[string]bool{}
-		for _, c := range cols {
-			cl, ok := c.Cells[s]
-			switch {
-			case c.Error != "":
-				b.WriteString(" did not run |")
-				continue
-			case !ok:
-				b.WriteString(" - |")
-			case cl.Outcome == "skipped":
-				b.WriteString(" skipped |")
-			default:
-				fmt.Fprintf(&b, " %s r=%d |", map[bool]string{true: "pass", false: "**FAIL**"}[cl.Outcome == "passed"], cl.Reinits)
-			}
-			if ok && cl.Outcome != "skipped" {
-				outcomes[cl.Outcome] = true
-				reinits[e2e.Counts(cl.ByCause)] = true
-			}
-		}
-		b.WriteString("\n")
-		switch {
-		case len(outcomes) > 1:
-			outcomeDiffers = append(outcomeDiffers, s)
-		case len(reinits) > 1:
-			causesDiffer = append(causesDiffer, s)
-		}
-	}
-	b.WriteString("\n")
-	for _, c := range cols {
-		if c.Error != "" {
-			fmt.Fprintf(&b, "- %s did not run: %s\n", c.name(), c.Error)
-		}
-	}
-	differences(&b, cols, "Outcomes that differ between versions", outcomeDiffers)
-	differences(&b, cols, "Same outcome, other re-initialisations (specs that allow several causes, e.g. a restart's races, can differ from run to run: rerun before calling it a change)", causesDiffer)
-	return b.String()
-}
-
-func differences(b *strings.Builder, cols []column, title string, specs []string) {
-	if len(specs) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "\n## %s\n\n", title)
 	// Name a column by its client-go version alone unless the columns also
-	// differ in kube-apiserver version.
+	// differ in kube-apiserver version or gates.
 	kube, gates := map[string]bool{}, map[string]bool{}
 	for _, c := range cols {
 		if c.Error == "" {
@@ -349,13 +330,101 @@ func differences(b *strings.Builder, cols []column, title string, specs []string
 		}
 		return l
 	}
-	for _, s := range specs {
-		fmt.Fprintf(b, "- %s:", s)
+	for _, s := range slices.Sorted(maps.Keys(specs)) {
+		if skippedEverywhere(cols, s) {
+			continue
+		}
+		row := gridRow{Spec: s}
+		outcomes, reinits := map[string]bool{}, map[string]bool{}
 		for _, c := range cols {
-			if cl, ok := c.Cells[s]; ok && cl.Outcome != "skipped" {
-				fmt.Fprintf(b, " %s: %s, re-initialisations %s", label(c), cl.Outcome, e2e.Counts(cl.ByCause))
-				if cl.Failure != "" {
-					fmt.Fprintf(b, " (%s)", cl.Failure)
+			cl, ok := c.Cells[s]
+			gc := gridCell{Label: label(c), Outcome: cl.Outcome, Reinits: cl.Reinits, ByCause: e2e.Counts(cl.ByCause), Failure: cl.Failure}
+			switch {
+			case c.Error != "":
+				gc.Kind = "did-not-run"
+			case !ok:
+				gc.Kind = "missing"
+			case cl.Outcome == "skipped":
+				gc.Kind = "skipped"
+			case cl.Outcome == "passed":
+				gc.Kind = "pass"
+			default:
+				gc.Kind = "fail"
+			}
+			if gc.ran() {
+				outcomes[cl.Outcome] = true
+				reinits[gc.ByCause] = true
+			}
+			row.Cells = append(row.Cells, gc)
+		}
+		g.rows = append(g.rows, row)
+		switch {
+		case len(outcomes) > 1:
+			g.outcomeDiffers = append(g.outcomeDiffers, row)
+		case len(reinits) > 1:
+			g.causesDiffer = append(g.causesDiffer, row)
+		}
+	}
+	for _, c := range cols {
+		if c.Error != "" {
+			g.notRun = append(g.notRun, c.name()+" did not run: "+c.Error)
+		}
+	}
+	return g
+}
+
+const (
+	outcomeDiffersTitle = "Outcomes that differ between versions"
+	causesDifferTitle   = "Same outcome, other re-initialisations (specs that allow several causes, e.g. a restart's races, can differ from run to run: rerun before calling it a change)"
+)
+
+// markdown is the table: rows = specs, columns = versions; then the specs
+// whose outcome or re-initialisations differ between versions.
+func markdown(cols []column) string {
+	g := newGrid(cols)
+	var b strings.Builder
+	b.WriteString("# client-go version matrix\n\nCells: outcome, re-initialisations (all informers of the spec) `r=N`.\n\n| spec |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.name())
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	for _, r := range g.rows {
+		fmt.Fprintf(&b, "| %s |", r.Spec)
+		for _, c := range r.Cells {
+			switch c.Kind {
+			case "did-not-run":
+				b.WriteString(" did not run |")
+			case "missing":
+				b.WriteString(" - |")
+			case "skipped":
+				b.WriteString(" skipped |")
+			default:
+				fmt.Fprintf(&b, " %s r=%d |", map[bool]string{true: "pass", false: "**FAIL**"}[c.Kind == "pass"], c.Reinits)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for _, n := range g.notRun {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	differences(&b, outcomeDiffersTitle, g.outcomeDiffers)
+	differences(&b, causesDifferTitle, g.causesDiffer)
+	return b.String()
+}
+
+func differences(b *strings.Builder, title string, rows []gridRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## %s\n\n", title)
+	for _, r := range rows {
+		fmt.Fprintf(b, "- %s:", r.Spec)
+		for _, c := range r.Cells {
+			if c.ran() {
+				fmt.Fprintf(b, " %s: %s, re-initialisations %s", c.Label, c.Outcome, c.ByCause)
+				if c.Failure != "" {
+					fmt.Fprintf(b, " (%s)", c.Failure)
 				}
 				b.WriteString(";")
 			}

@@ -92,3 +92,47 @@ func TestGateSets(t *testing.T) {
 		}
 	}
 }
+
+func TestHTMLMatrix(t *testing.T) {
+	cols := []column{
+		{ClientGo: "v0.32.13", Seconds: 301, Cells: map[string]cell{
+			"S3 mid-frame <b>": {Outcome: "failed", Reinits: 1, ByCause: map[string]int{"500 InternalError": 1}, Failure: `expected <script>alert(1)</script>`},
+			"S8 resync":        {Outcome: "passed"},
+			"S1 restart":       {Outcome: "skipped"},
+		}},
+		{ClientGo: "v0.36.6", Seconds: 280, Cells: map[string]cell{
+			"S3 mid-frame <b>": {Outcome: "passed"},
+			"S8 resync":        {Outcome: "passed"},
+			"S1 restart":       {Outcome: "skipped"},
+		}},
+		{ClientGo: "v0.99.0", Error: "no report"},
+	}
+	page, err := htmlMatrix(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{
+		"<td class=\"cell fail\" title=\"v0.32.13: re-initialisations 500 InternalError: 1\nexpected &lt;script&gt;alert(1)&lt;/script&gt;\">FAIL r=1</td>",
+		`<td class="cell pass" title="v0.36.6: re-initialisations none">pass r=0</td>`,
+		`<td class="cell did-not-run" title="">did not run</td>`,
+		`<tr class="differs"><td class="spec">S3 mid-frame &lt;b&gt;</td>`,
+		`<tr><td class="spec">S8 resync</td>`,
+		`<td colspan="4" class="bad">did not run: no report</td>`,
+		`<td>client-go v0.32.13</td><td>1</td><td class="bad">1</td><td>1</td><td>301</td>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(html, "<script") || strings.Contains(html, "mid-frame <b>") {
+		t.Errorf("a spec name or failure is not escaped")
+	}
+	if strings.Contains(html, "S1 restart") {
+		t.Errorf("a spec skipped in every column has a row")
+	}
+	diff, grid := strings.Index(html, "<h2>"+outcomeDiffersTitle), strings.Index(html, `<table class="grid">`)
+	if diff < 0 || grid < 0 || diff > grid {
+		t.Errorf("the differences are not listed before the grid (at %d, grid at %d)", diff, grid)
+	}
+}
