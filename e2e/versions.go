@@ -25,14 +25,34 @@ const (
 
 // ClientGo constrains a spec to the client-go versions that match every
 // constraint (Masterminds/semver syntax: ">= 0.33.0", "< 0.36.0").
+// A constraint that does not parse panics while Ginkgo builds the spec tree,
+// so the whole suite fails naming it; a typo never skips a spec.
 func ClientGo(constraints ...string) ginkgo.ComponentSemVerConstraints {
+	mustParse(ComponentClientGo, constraints)
 	return ginkgo.ComponentSemVerConstraint(ComponentClientGo, constraints...)
 }
 
 // KubeAPIServer constrains a spec to the kube-apiserver versions that match
 // every constraint.
 func KubeAPIServer(constraints ...string) ginkgo.ComponentSemVerConstraints {
+	mustParse(ComponentKubeAPIServer, constraints)
 	return ginkgo.ComponentSemVerConstraint(ComponentKubeAPIServer, constraints...)
+}
+
+func mustParse(comp string, constraints []string) {
+	if err := parseConstraints(comp, constraints); err != nil {
+		panic(err)
+	}
+}
+
+// parseConstraints is nil when every constraint parses.
+func parseConstraints(comp string, constraints []string) error {
+	for _, c := range constraints {
+		if _, err := semver.NewConstraint(c); err != nil {
+			return fmt.Errorf("bad %s version constraint %q: %w", comp, c, err)
+		}
+	}
+	return nil
 }
 
 // ClientGoVersion is the k8s.io/client-go version this binary was built
@@ -100,16 +120,26 @@ func RequireVersions() {
 	if len(constraints[ComponentKubeAPIServer]) > 0 {
 		inUse[ComponentKubeAPIServer] = kubeAPIServerVersionFor(r)
 	}
-	if reason := versionMismatch(constraints, inUse); reason != "" {
+	reason, err := versionMismatch(constraints, inUse)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	if reason != "" {
 		ginkgo.Skip(reason)
 	}
 }
 
 // versionMismatch says which constraint excludes which version in use, or
-// "" if all are met. A component whose version is unknown does not skip.
-func versionMismatch(constraints map[string][]string, inUse map[string]string) string {
+// "" if all are met. A component whose version is unknown does not skip. A
+// constraint that does not parse is an error, whatever the versions (set
+// with ginkgo.ComponentSemVerConstraint directly, it escapes ClientGo's
+// check).
+func versionMismatch(constraints map[string][]string, inUse map[string]string) (string, error) {
 	var why []string
 	for _, comp := range []string{ComponentClientGo, ComponentKubeAPIServer} {
+		if err := parseConstraints(comp, constraints[comp]); err != nil {
+			return "", err
+		}
 		have := inUse[comp]
 		if have == "" || len(constraints[comp]) == 0 {
 			continue
@@ -124,17 +154,13 @@ func versionMismatch(constraints map[string][]string, inUse map[string]string) s
 			v = &rel
 		}
 		for _, c := range constraints[comp] {
-			cons, err := semver.NewConstraint(c)
-			if err != nil {
-				why = append(why, fmt.Sprintf("bad %s constraint %q: %v", comp, c, err))
-				continue
-			}
+			cons, _ := semver.NewConstraint(c) // parsed above
 			if !cons.Check(v) {
 				why = append(why, fmt.Sprintf("needs %s %s, this run has %s", comp, c, have))
 			}
 		}
 	}
-	return strings.Join(why, "; ")
+	return strings.Join(why, "; "), nil
 }
 
 // kubeAPIServerVersionFor is KubeAPIServerVersion for a spec constrained to

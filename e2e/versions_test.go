@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,22 +19,45 @@ func TestVersionMismatch(t *testing.T) {
 		{"met", map[string][]string{ComponentClientGo: {">= 0.31.0"}, ComponentKubeAPIServer: {">= 1.33.0"}}, ""},
 		{"client-go too old", map[string][]string{ComponentClientGo: {">= 0.33.0"}}, "needs client-go >= 0.33.0, this run has v0.32.13"},
 		{"server too new", map[string][]string{ComponentKubeAPIServer: {"< 1.36.0"}}, "needs kube-apiserver < 1.36.0, this run has v1.36.3"},
-		{"bad constraint", map[string][]string{ComponentClientGo: {">= banana"}}, "bad client-go constraint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := versionMismatch(tc.constraints, inUse)
+			got, err := versionMismatch(tc.constraints, inUse)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Fatalf("versionMismatch = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	// A pre-release compares as its release; an unknown version never skips.
-	if got := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.38.0"}}, map[string]string{ComponentClientGo: "v0.38.0-alpha.2"}); got != "" {
+	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.38.0"}}, map[string]string{ComponentClientGo: "v0.38.0-alpha.2"}); got != "" {
 		t.Fatalf("pre-release: %q", got)
 	}
-	if got := versionMismatch(map[string][]string{ComponentClientGo: {">= 9.0.0"}}, map[string]string{}); got != "" {
+	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 9.0.0"}}, map[string]string{}); got != "" {
 		t.Fatalf("unknown version: %q", got)
 	}
+}
+
+// TestBadVersionConstraintFailsLoudly: a typo in a constraint is an error
+// (the spec fails), whether or not the version is known; before, the spec
+// was skipped with "bad client-go constraint" and the run stayed green.
+func TestBadVersionConstraintFailsLoudly(t *testing.T) {
+	for _, inUse := range []map[string]string{{ComponentClientGo: "v0.32.13"}, {}} {
+		reason, err := versionMismatch(map[string][]string{ComponentClientGo: {">= banana"}}, inUse)
+		if err == nil || !strings.Contains(err.Error(), `bad client-go version constraint ">= banana"`) || reason != "" {
+			t.Errorf("versions %v: reason %q, error %v; want an error naming the constraint", inUse, reason, err)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), `bad kube-apiserver version constraint ">= 1.3O"`) {
+				t.Errorf("KubeAPIServer(\">= 1.3O\") did not panic naming the constraint: %v", r)
+			}
+		}()
+		KubeAPIServer(">= 1.3O")
+	}()
+	ClientGo(">= 0.31.0", "< 0.38.0") // parses: no panic
 }
 
 func TestClientGoVersionFromBuildInfo(t *testing.T) {
@@ -59,7 +83,7 @@ func TestLocalVersionFromAssets(t *testing.T) {
 		if got := KubeAPIServerVersion(); got != "v1.33.7" {
 			t.Errorf("KUBE_VERSION=%q: KubeAPIServerVersion() = %q, want the binary's v1.33.7", kubeVersion, got)
 		}
-		if why := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}); !strings.Contains(why, "this run has v1.33.7") {
+		if why, _ := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}); !strings.Contains(why, "this run has v1.33.7") {
 			t.Errorf("a >= 1.34.0 constraint against the binary: %q", why)
 		}
 	}
