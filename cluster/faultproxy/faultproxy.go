@@ -68,7 +68,8 @@ type conn struct {
 	stall            atomic.Pointer[stallState] // StallAfter (stall.go)
 	bytesUp, bytesDn atomic.Int64
 	closeOnce        sync.Once
-	closeMu          sync.Mutex // guards closedAt and cause: Stats reads them while close writes
+	closed           chan struct{} // closed by close: releases a StallAfter's held writer
+	closeMu          sync.Mutex    // guards closedAt and cause: Stats reads them while close writes
 	closedAt         time.Time
 	cause            string
 }
@@ -182,7 +183,7 @@ func (p *Proxy) handle(client *net.TCPConn) {
 		reset(client) // the client sees what it would see of a dead upstream: a reset
 		return
 	}
-	c := &conn{upstream: up, client: client, clientAddr: client.RemoteAddr().String(), server: s.(*net.TCPConn), opened: time.Now(), silenced: p.blackholeNew.Load() > 0}
+	c := &conn{upstream: up, client: client, clientAddr: client.RemoteAddr().String(), server: s.(*net.TCPConn), opened: time.Now(), closed: make(chan struct{}), silenced: p.blackholeNew.Load() > 0}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -283,6 +284,7 @@ func (p *Proxy) finish(c *conn, cause string, rst bool) {
 
 func (c *conn) close(cause string, rst bool) {
 	c.closeOnce.Do(func() {
+		close(c.closed)
 		c.closeMu.Lock()
 		c.cause = cause
 		c.closedAt = time.Now()

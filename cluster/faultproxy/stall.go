@@ -92,7 +92,9 @@ func (s *stallState) allow(k int) int {
 
 // stallingWriter is dst.Write for server-to-client bytes, honouring a
 // StallAfter on c: it writes what the stall allows and blocks with the rest
-// until the stall is released.
+// until the stall is released or the connection closes (Close, or the
+// client went away), whichever comes first: a stall never restored leaks
+// no goroutine.
 func (c *conn) stallingWriter(dst *net.TCPConn) func([]byte) (int, error) {
 	return func(b []byte) (int, error) {
 		s := c.stall.Load()
@@ -109,7 +111,11 @@ func (c *conn) stallingWriter(dst *net.TCPConn) func([]byte) (int, error) {
 			return n, nil
 		}
 		s.held.Add(int64(len(b) - n))
-		<-s.released
+		select {
+		case <-s.released:
+		case <-c.closed:
+			return n, net.ErrClosed
+		}
 		w, err := dst.Write(b[n:])
 		return n + w, err
 	}

@@ -3,6 +3,8 @@ package faultproxy
 import (
 	"bytes"
 	"io"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,4 +76,44 @@ func TestStallAfterHoldsAndDelivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectRead(t, c, string(payload[:10]))
+}
+
+// TestCloseReleasesAStall: a StallAfter never restored holds a pipe's
+// goroutine in its writer; Close must let it go (before, it stayed blocked
+// on the stall's channel for the life of the process).
+func TestCloseReleasesAStall(t *testing.T) {
+	u := newUpstream(t, "A")
+	u.payload = bytes.Repeat([]byte("0123456789"), 10_000)
+	p := startProxy(t, u)
+	c := dial(t, p, "A")
+	_, held := p.StallAfter(100) // restore deliberately never called
+	if _, err := c.Write([]byte("send")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, 100)); err != nil {
+		t.Fatalf("read the bytes allowed: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); held() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing held within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const blocked = "stallingWriter"
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, blocked) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after Close a goroutine is still held by the stall:\n%s", stacks)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
