@@ -64,7 +64,7 @@ type conn struct {
 	clientAddr       string // client.RemoteAddr(), for Stats
 	opened           time.Time
 	silenced         bool                       // accepted while BlackholeNew was on
-	silencedNow      atomic.Bool                // BlackholeCurrent (blackhole_current.go)
+	silencedNow      atomic.Bool                // BlackholeCurrent (stall.go)
 	stall            atomic.Pointer[stallState] // StallAfter (stall.go)
 	bytesUp, bytesDn atomic.Int64
 	closeOnce        sync.Once

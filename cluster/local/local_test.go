@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
+	"github.com/informer-conformance/informer-conformance/fixtures"
 )
 
 // Named bounds for the waits in these tests.
@@ -389,6 +391,7 @@ func TestStopStartSeparately(t *testing.T) {
 // TestProfiles: profile flags and gates reach the binary; what it rejects
 // comes back as a clear error.
 func TestProfiles(t *testing.T) {
+	localtest.SkipIfShort(t)
 	ctx := testCtx(t)
 	t.Run("managed flag rejected", func(t *testing.T) {
 		_, err := local.Start(ctx, local.Options{Profile: local.Profile{Name: "bad", APIServerFlags: map[string]string{"--secure-port": "1"}}})
@@ -412,13 +415,6 @@ func TestProfiles(t *testing.T) {
 		_, err := local.LoadProfile("no-such-profile")
 		if err == nil || !strings.Contains(err.Error(), "no-watch-cache") {
 			t.Errorf("want an error listing the known profiles, got %v", err)
-		}
-	})
-	t.Run("shipped profiles parse", func(t *testing.T) {
-		for _, name := range []string{"default", "no-watch-cache", "short-request-timeout", "goaway", "auto-compaction"} {
-			if _, err := local.LoadProfile(name); err != nil {
-				t.Errorf("%s: %v", name, err)
-			}
 		}
 	})
 	t.Run("flags reach the binary", func(t *testing.T) {
@@ -458,6 +454,7 @@ func TestCombinedProfiles(t *testing.T) {
 // TestClosedClusterRefusesWork: after Close every process is gone and
 // lifecycle calls fail clearly.
 func TestClosedClusterRefusesWork(t *testing.T) {
+	localtest.SkipIfShort(t)
 	ctx := testCtx(t)
 	c, err := local.Start(ctx, local.Options{ArtifactsDir: t.TempDir()})
 	if err != nil {
@@ -527,5 +524,27 @@ func TestRecoverAndExportLogs(t *testing.T) {
 	}
 	if err := c.Recover(ctx); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Recover of a closed cluster = %v, want an error", err)
+	}
+}
+
+// TestShippedProfilesParse: every profile in fixtures/profiles parses and
+// says what it is for. The list is read from the fixtures, not written
+// here: the hand-written list before missed fast-graceful-shutdown and cbor.
+func TestShippedProfilesParse(t *testing.T) {
+	names := fixtures.ProfileNames()
+	for _, want := range []string{"default", "fast-graceful-shutdown", "no-watch-cache"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("fixtures.ProfileNames() = %v lacks %s", names, want)
+		}
+	}
+	for _, name := range names {
+		p, err := local.LoadProfile(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if strings.TrimSpace(p.Description) == "" {
+			t.Errorf("%s has no description", name)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 )
 
 // helperEnv makes the test binary act as a parent that starts a cluster,
@@ -87,6 +88,7 @@ func alive(pid int) bool {
 // the way Ctrl-C does (SIGINT), and asserts that every process it started
 // dies, its ports become free and its work directory is reaped.
 func TestNoOrphans(t *testing.T) {
+	localtest.SkipIfShort(t)
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd, r := startHelper(t, false)
@@ -164,6 +166,7 @@ func startHelper(t *testing.T, broken bool) (*exec.Cmd, helperReport) {
 // that starts its children without the parent-death signal leaves them
 // running when it is SIGKILLed, and alive() sees them.
 func TestOrphanDetectionNegativeControl(t *testing.T) {
+	localtest.SkipIfShort(t)
 	cmd, r := startHelper(t, true)
 	t.Cleanup(func() {
 		for _, pid := range r.Pids {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 )
 
 // The parent-death test runs three processes: the test, a stand-in for the
@@ -119,6 +120,7 @@ func gone(r testProcessReport, bound time.Duration) (time.Duration, []string) {
 // exits within parentDeathBound (lifetime.ExitWithParent), instead of
 // running its spec on to the end; its work directory goes with it.
 func TestParentDeath(t *testing.T) {
+	localtest.SkipIfShort(t)
 	cmd, r := startParentStandIn(t, true)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -139,6 +141,7 @@ func TestParentDeath(t *testing.T) {
 // the bound after its parent's SIGKILL (as Ginkgo test processes did until
 // their spec ended).
 func TestParentDeathNegativeControl(t *testing.T) {
+	localtest.SkipIfShort(t)
 	cmd, r := startParentStandIn(t, false)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

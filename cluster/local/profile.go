@@ -66,7 +66,8 @@ func (p Profile) Validate() error {
 	return nil
 }
 
-// args renders the profile as flags, overriding defaults.
+// apply renders the profile as kube-apiserver flags (--name=value, sorted),
+// its flags overriding defaults and its feature gates as --feature-gates.
 func (p Profile) apply(defaults map[string]string) []string {
 	flags := maps.Clone(defaults)
 	for k, v := range p.APIServerFlags {

@@ -29,7 +29,6 @@ type Process struct {
 	Name    string   // for messages, e.g. "kube-apiserver-0"
 	Path    string   // executable
 	Args    []string // without argv[0]
-	Env     []string // appended to os.Environ() without the client-side variables (ServerEnviron)
 	LogPath string   // stdout and stderr are appended here
 
 	cmd     *exec.Cmd
@@ -82,7 +81,7 @@ func (p *Process) Start() error {
 	}
 	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), p.Path, strings.Join(p.Args, " "))
 	cmd := exec.Command(p.Path, p.Args...)
-	cmd.Env = append(ServerEnviron(os.Environ()), p.Env...)
+	cmd.Env = ServerEnviron(os.Environ())
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
@@ -148,9 +147,6 @@ func (p *Process) Running() bool {
 		return true
 	}
 }
-
-// ExitErr is how the process ended; valid once Done is closed.
-func (p *Process) ExitErr() error { return p.waitErr }
 
 // Signal sends sig to the process group.
 func (p *Process) Signal(sig syscall.Signal) error {

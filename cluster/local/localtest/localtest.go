@@ -18,9 +18,11 @@ import (
 // them once, which the first test of a fresh machine may do).
 const StartTimeout = 10 * time.Minute
 
-// Start starts a cluster for t and closes it when t ends.
+// Start starts a cluster for t and closes it when t ends; with -short it
+// skips t (SkipIfShort).
 func Start(t testing.TB, opts local.Options) *local.Cluster {
 	t.Helper()
+	SkipIfShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
 	if opts.ArtifactsDir == "" {
@@ -39,6 +41,17 @@ func Start(t testing.TB, opts local.Options) *local.Cluster {
 		}
 	})
 	return c
+}
+
+// SkipIfShort skips t under go test -short: t needs a real control plane,
+// hence kube-apiserver and etcd built from source (make binaries, about 5
+// minutes on a fresh machine). make test-unit runs the tests that need
+// neither.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs a real control plane (kube-apiserver and etcd, make binaries)")
+	}
 }
 
 // ArtifactsDir is where t's process logs go.

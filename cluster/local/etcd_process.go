@@ -1,0 +1,144 @@
+package local
+
+// The etcd process: its start, stop and restart (cluster.EtcdController), its addresses and the cluster's etcd client. Compaction, snapshots and restores are in etcd.go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
+	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
+)
+
+// EtcdURL is the client URL of etcd (TLS with client certificates).
+func (c *Cluster) EtcdURL() string {
+	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPort.Port))
+}
+
+func (c *Cluster) etcdPeerURL() string {
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPeerPort.Port))
+}
+
+// StartEtcd implements cluster.EtcdController: it starts etcd on its data
+// directory and returns when /health is ok.
+func (c *Cluster) StartEtcd(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.startEtcdLocked(ctx)
+}
+
+func (c *Cluster) startEtcdLocked(ctx context.Context) error {
+	if c.closed {
+		return errors.New("start etcd: cluster is closed")
+	}
+	if c.etcd != nil && c.etcd.Running() {
+		return errors.New("start etcd: already running")
+	}
+	args := []string{
+		"--name=default",
+		"--data-dir=" + c.etcdDataDir,
+		"--listen-client-urls=" + c.EtcdURL(),
+		"--advertise-client-urls=" + c.EtcdURL(),
+		"--listen-peer-urls=" + c.etcdPeerURL(),
+		"--initial-advertise-peer-urls=" + c.etcdPeerURL(),
+		"--initial-cluster=default=" + c.etcdPeerURL(),
+		"--cert-file=" + c.etcdServerCert.CertFile,
+		"--key-file=" + c.etcdServerCert.KeyFile,
+		"--trusted-ca-file=" + c.pki.CAFile,
+		"--client-cert-auth=true",
+		// The data is thrown away with the test; fsync only costs time. A
+		// SIGKILL of etcd loses nothing: the page cache survives the process.
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}
+	p := &process.Process{Name: "etcd", Path: c.bins.Etcd, Args: args, LogPath: filepath.Join(c.logs, "etcd.log")}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
+	defer cancel()
+	check, err := c.healthCheck(c.etcdClientCert, c.pki.CAFile, c.EtcdURL()+"/health", `"health":"true"`)
+	if err != nil {
+		return fmt.Errorf("start etcd: %w", err)
+	}
+	if err := p.Start(); err != nil {
+		return fmt.Errorf("start etcd: %w", err)
+	}
+	c.etcd = p
+	err = p.WaitReady(ctx, readyPollInterval, check)
+	if c.etcdDown != nil {
+		c.etcdDown()
+		c.etcdDown = nil
+	}
+	if err != nil {
+		p.Kill()
+		return fmt.Errorf("start etcd: %w", err)
+	}
+	return nil
+}
+
+// StopEtcd implements cluster.EtcdController.
+func (c *Cluster) StopEtcd(ctx context.Context, mode cluster.StopMode) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopEtcdLocked(ctx, mode)
+}
+
+func (c *Cluster) stopEtcdLocked(ctx context.Context, mode cluster.StopMode) error {
+	if err := mode.Validate(); err != nil {
+		return fmt.Errorf("stop etcd: %w", err)
+	}
+	if c.etcd == nil || !c.etcd.Running() {
+		return errors.New("stop etcd: not running")
+	}
+	if c.etcdDown == nil {
+		c.etcdDown = faultlog.Begin(faultlog.EtcdDown, string(mode)+" stop")
+	}
+	return c.stop(ctx, c.etcd, mode)
+}
+
+// RestartEtcd implements cluster.EtcdController.
+func (c *Cluster) RestartEtcd(ctx context.Context, mode cluster.StopMode) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.stopEtcdLocked(ctx, mode); err != nil {
+		return fmt.Errorf("restart etcd: %w", err)
+	}
+	return c.startEtcdLocked(ctx)
+}
+
+// etcdClientLocked returns the cluster's etcd client, made on first use; it
+// reconnects by itself across etcd restarts.
+func (c *Cluster) etcdClientLocked() (*clientv3.Client, error) {
+	if c.etcdClient != nil {
+		return c.etcdClient, nil
+	}
+	tc, err := c.tlsConfig(c.etcdClientCert, c.pki.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{c.EtcdURL()},
+		TLS:         tc,
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client: %w", err)
+	}
+	c.etcdClient = cli
+	return cli, nil
+}
+
+// EtcdClient returns a client of the cluster's etcd (owned by the cluster).
+func (c *Cluster) EtcdClient() (*clientv3.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.etcdClientLocked()
+}
