@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +10,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 func TestBackendSelection(t *testing.T) {
@@ -105,5 +108,59 @@ func TestWidgetsResourceIsInstalled(t *testing.T) {
 	}
 	if !slices.Contains(crs, probe.WidgetsResource) {
 		t.Errorf("probe.WidgetsResource %v is not among the installed CRDs' resources %v", probe.WidgetsResource, crs)
+	}
+}
+
+// TestSharedClusterStartErrors: a shared cluster's start that failed on its
+// own is not retried (every spec gets the same error), but one cut short by
+// the asking spec's context is: the next spec starts the cluster. Before
+// 2eeca5a the first error, an interrupted start's included, was kept for
+// the life of the process (issue 17, "Existing caches the first context's
+// error forever").
+func TestSharedClusterStartErrors(t *testing.T) {
+	starts := 0
+	d := BackendDriver{Name: "test-shared-interrupted", Shared: true,
+		Start: func(ctx context.Context, _ cluster.Spec, _ string) (cluster.Cluster, error) {
+			starts++
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return fakeCluster{}, nil
+		}}
+	t.Cleanup(func() { sharedMu.Lock(); delete(shared, d.Name); sharedMu.Unlock() })
+	interrupted, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := sharedCluster(interrupted, d); err == nil {
+		t.Fatal("a start with an ended context succeeded")
+	}
+	if c, err := sharedCluster(context.Background(), d); err != nil || c == nil {
+		t.Fatalf("after an interrupted start, the next spec's start: %v, %v", c, err)
+	}
+	if _, err := sharedCluster(context.Background(), d); err != nil || starts != 2 {
+		t.Errorf("a started cluster is shared: %d starts, %v", starts, err)
+	}
+
+	failures := 0
+	broken := BackendDriver{Name: "test-shared-broken", Shared: true,
+		Start: func(context.Context, cluster.Spec, string) (cluster.Cluster, error) {
+			failures++
+			return nil, errors.New("no such cluster")
+		}}
+	t.Cleanup(func() { sharedMu.Lock(); delete(shared, broken.Name); sharedMu.Unlock() })
+	for range 2 {
+		if _, err := sharedCluster(context.Background(), broken); err == nil || !strings.Contains(err.Error(), "no such cluster") {
+			t.Errorf("start error: %v", err)
+		}
+	}
+	if failures != 1 {
+		t.Errorf("a start that failed on its own was tried %d times, want once", failures)
+	}
+}
+
+// TestArtifactsVariable: the harness, the local backend and package report
+// name the artifacts directory by the same variable.
+func TestArtifactsVariable(t *testing.T) {
+	if local.EnvArtifacts != report.EnvArtifacts {
+		t.Fatalf("local.EnvArtifacts %q, report.EnvArtifacts %q", local.EnvArtifacts, report.EnvArtifacts)
 	}
 }

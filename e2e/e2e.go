@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // Named timeouts used by specs and helpers.
@@ -38,18 +37,7 @@ const (
 
 // ArtifactsRoot is $INFORMER_CONFORMANCE_ARTIFACTS, or _artifacts under the
 // current directory.
-func ArtifactsRoot() string {
-	if a := os.Getenv(local.EnvArtifacts); a != "" {
-		return a
-	}
-	abs, err := filepath.Abs("_artifacts")
-	if err != nil {
-		return "_artifacts"
-	}
-	return abs
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+func ArtifactsRoot() string { return report.ArtifactsRoot() }
 
 // suiteKey names the running suite's directory in ArtifactsRoot: the base
 // name of its package directory, where go test and ginkgo run each suite
@@ -60,7 +48,7 @@ func suiteKey() string {
 	if err != nil {
 		return "suite"
 	}
-	return unsafeChars.ReplaceAllString(filepath.Base(wd), "-")
+	return report.SafeName(filepath.Base(wd))
 }
 
 // SuiteArtifactsDir holds the running suite's per-spec directories; the
@@ -105,7 +93,7 @@ func specDirName(r types.SpecReport) string {
 // dirName is name made safe for a path, cut to head and tail when long,
 // with a short hash of what makes it unique.
 func dirName(name, unique string) string {
-	name = strings.Trim(unsafeChars.ReplaceAllString(name, "-"), "-")
+	name = strings.Trim(report.SafeName(name), "-")
 	if len(name) > maxSpecDirText {
 		name = name[:specDirHead] + "--" + name[len(name)-specDirTail:]
 	}

@@ -142,6 +142,23 @@ func Pod(name string) *corev1.Pod {
 	}
 }
 
+// ConfigThrough is a config for user that reaches kube-apiserver i by its
+// own address, not through the spec's fault proxy: a writer that keeps
+// working through apiserver 1 while the spec stops apiserver 0, or a client
+// pinned to one apiserver. The spec skips when the backend has no apiserver
+// i of its own (a single-address cluster asked for the second).
+func (e *Env) ConfigThrough(user cluster.User, i int) *rest.Config {
+	ginkgo.GinkgoHelper()
+	c := Require[cluster.Addressable](e.Backend, "reach each kube-apiserver by its own address")
+	addrs := c.APIServerAddrs()
+	if i < 0 || i >= len(addrs) {
+		Skip(fmt.Sprintf("backend %s has %d kube-apiserver address(es), the spec asks for number %d", e.Backend.Name(), len(addrs), i))
+	}
+	cfg, err := c.RESTConfigFor(user, "https://"+addrs[i])
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "a client of kube-apiserver %d", i)
+	return cfg
+}
+
 // Require returns c's capability T, or skips the spec saying which backend
 // lacks what (for example a kubeconfig-only backend cannot restart etcd).
 func Require[T any](c cluster.Cluster, what string) T {

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // TestingRun runs scenarios as specs of plain testing.T tests (the front end
@@ -36,7 +37,7 @@ func NewTestingRun(suite string) *TestingRun { return &TestingRun{Suite: suite} 
 // Dir is the run's artifacts directory, ArtifactsRoot/<suite>, emptied
 // before its first spec.
 func (r *TestingRun) Dir() string {
-	return filepath.Join(ArtifactsRoot(), unsafeChars.ReplaceAllString(r.Suite, "-"))
+	return filepath.Join(ArtifactsRoot(), report.SafeName(r.Suite))
 }
 
 // Spec runs body as the spec name of t on c, a cluster the run's specs share
@@ -196,7 +197,7 @@ func (f *testingFrontEnd) AddReportEntry(name string, value any) {
 	f.mu.Lock()
 	// The raw value is at hand in-process: no JSON needed (addEntry reads it
 	// only for entries from other Ginkgo processes).
-	f.spec.addEntry(name, value, "", fmt.Sprint(value))
+	addEntry(&f.spec, name, value, "", fmt.Sprint(value))
 	f.mu.Unlock()
 	if _, ok := value.(Timeline); !ok { // drawn by the HTML report, too long for a log
 		f.t.Logf("%s: %v", name, value)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 )
 
 // versionedCluster tells its kube-apiserver version.
@@ -19,6 +20,7 @@ func (versionedCluster) ServerVersion() string { return "v1.36.3" }
 // (outcome, notes, informer numbers, the skip reason), their clean-ups run
 // under the same front end, and a run where nothing passed is an error.
 func TestTestingRunReports(t *testing.T) {
+	localtest.SkipIfShort(t)
 	for _, name := range pathEnv {
 		t.Setenv(name, "")
 	}

@@ -9,12 +9,6 @@ import (
 	"k8s.io/client-go/features"
 )
 
-// Gate is one client-go feature gate as a run saw it.
-type Gate struct {
-	Enabled bool `json:"enabled"`
-	Default bool `json:"default"`
-}
-
 // gateCatalogue captures the gates client-go declares: it hands them to a
 // Registry's Add (features.AddFeaturesToExistingFeatureGates, in every
 // client-go the suite supports, v0.31 to v0.37).

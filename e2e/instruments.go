@@ -286,19 +286,6 @@ func (o *Observed) ExpectDeletesObserved(deleted ...probe.Object) {
 		"informer %s "+SawEveryDelete+" (record and logs: %s)", o.Name, o.Dir)
 }
 
-// Numbers is what a spec reports about one informer.
-type Numbers struct {
-	Informer          string              `json:"informer"`
-	Reinitialisations map[probe.Cause]int `json:"reinitialisations"`
-	ReinitDetails     []string            `json:"reinitDetails,omitempty"`
-	Dials             int                 `json:"dials"`
-	Requests          map[string]int      `json:"requests"`
-	Events            map[string]int      `json:"events"`
-	RecoverySeconds   float64             `json:"recoverySeconds,omitempty"`
-	// Inconsistencies are the watch-list consistency detector's reports.
-	Inconsistencies []string `json:"inconsistencies,omitempty"`
-}
-
 // Numbers summarises the record; recovery is the time from the fault's end
 // to convergence (0 if not measured).
 func (o *Observed) Numbers(recovery time.Duration) Numbers {
@@ -342,7 +329,17 @@ func (o *Observed) Report(recovery time.Duration) Numbers {
 	return n
 }
 
-// String renders numbers on one line for the console.
-func (n Numbers) String() string {
-	return fmt.Sprintf("reinitialisations %v, dials %d, requests %v, events %v, recovery %.2fs", n.Reinitialisations, n.Dials, n.Requests, n.Events, n.RecoverySeconds)
+// ExpectWatchOpen asserts, inside an Eventually, that the last of an
+// informer's requests rs is a watch the server accepted and that is still
+// open (probe.Request.OpenWatch), and returns it; what names the informer.
+//
+//	Eventually(func(g Gomega) {
+//		last := e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
+//		...
+//	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).Should(Succeed())
+func ExpectWatchOpen(g gomega.Gomega, what string, rs []probe.Request) probe.Request {
+	g.Expect(rs).NotTo(gomega.BeEmpty(), "%s has sent requests", what)
+	last := rs[len(rs)-1]
+	g.Expect(last.OpenWatch()).To(gomega.BeTrue(), "%s has a watch open: %+v", what, last)
+	return last
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,39 +12,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 )
-
-// SpecSummary is one spec in the run's informer report.
-type SpecSummary struct {
-	Spec      string    `json:"spec"`
-	Labels    []string  `json:"labels,omitempty"`
-	Outcome   string    `json:"outcome"`
-	Seconds   float64   `json:"seconds"`
-	Informers []Numbers `json:"informers,omitempty"`
-	// Notes are the spec's other report entries: the sync mode, a
-	// scenario's measured outcome ("S7 outcome", ...), extra numbers.
-	Notes   map[string]string `json:"notes,omitempty"`
-	Failure string            `json:"failure,omitempty"`
-	// Timeline is what the spec's instruments saw, on one time axis.
-	Timeline *Timeline `json:"timeline,omitempty"`
-}
-
-// SuiteSummary is a suite's informer report: the versions it ran with and
-// its specs.
-type SuiteSummary struct {
-	Suite    string `json:"suite"`
-	ClientGo string `json:"clientGo,omitempty"`
-	// ClientGoGates is every feature gate of that client-go with the value
-	// the run had (a spec's own overrides, such as its sync mode, are in its
-	// notes).
-	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
-	KubeAPIServer string          `json:"kubeAPIServer,omitempty"`
-	// WatchListConsistencyDetector says whether client-go's watch-list
-	// consistency detector was on in the run (probe.DetectorState); each
-	// streaming-list spec's notes say it too (DetectorNote).
-	WatchListConsistencyDetector string        `json:"watchListConsistencyDetector,omitempty"`
-	Specs                        []SpecSummary `json:"specs"`
-}
 
 // ReportFiles names a suite's report files in ArtifactsRoot:
 // informer-report-<suite>.json and .md (several suites share one run).
@@ -66,7 +34,8 @@ func HTMLReportFile(suite string) string { return reportBase(suite) + ".html" }
 func SummaryFile(suite string) string { return reportBase(suite) + ".summary.md" }
 
 func reportBase(suite string) string {
-	return filepath.Join(ArtifactsRoot(), "informer-report-"+unsafeChars.ReplaceAllString(suite, "-"))
+	f := report.FilesIn(ArtifactsRoot(), suite)
+	return strings.TrimSuffix(f.JSON, ".json")
 }
 
 // WriteReports writes the suite's informer report (JSON and a markdown
@@ -92,7 +61,7 @@ func WriteReports(r ginkgo.Report) error {
 			sum.Failure = s.Failure.Message
 		}
 		for _, e := range s.ReportEntries {
-			sum.addEntry(e.Name, e.Value.GetRawValue(), e.Value.AsJSON, e.StringRepresentation())
+			addEntry(&sum, e.Name, e.Value.GetRawValue(), e.Value.AsJSON, e.StringRepresentation())
 		}
 		specs = append(specs, sum)
 	}
@@ -101,7 +70,7 @@ func WriteReports(r ginkgo.Report) error {
 
 // addEntry adds a report entry to the spec's summary: a probe's numbers
 // (raw in-process; from parallel processes only their JSON), or a note.
-func (sum *SpecSummary) addEntry(name string, raw any, asJSON, asString string) {
+func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
 	if name == TimelineEntry {
 		if t, ok := raw.(Timeline); ok {
 			sum.Timeline = &t
@@ -190,19 +159,6 @@ func markdown(specs []SpecSummary) string {
 		}
 	}
 	return b.String()
-}
-
-// Counts spells a count per key, sorted by key ("410 Gone: 1, clean
-// close: 2"), or "none".
-func Counts[K ~string](m map[K]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func notesCell(notes map[string]string) string {

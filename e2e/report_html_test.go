@@ -102,3 +102,22 @@ func TestSummaryMarkdown(t *testing.T) {
 		t.Errorf("markdown rows are not by scenario:\n%s", md)
 	}
 }
+
+// TestControlBoundsStayInTheirTimelines: a negative control misses its
+// bound on purpose; listed among the run's bounds it showed as the top
+// "MISSED" row of a passing run (as S11's and S2's controls did).
+func TestControlBoundsStayInTheirTimelines(t *testing.T) {
+	sum := sampleSummary()
+	missed := &Timeline{EndMs: 12000, Bounds: []Bound{{What: "converged through the failover", FromMs: 0, AtMs: 10000, BoundSeconds: 10, Within: false}}}
+	sum.Specs = append(sum.Specs, SpecSummary{Spec: "S11 HA apiservers: failover fails when the client does not go through the failover address",
+		Labels: []string{"ha", LabelNegativeControl}, Outcome: "passed", Timeline: missed})
+	r := summarize(sum.Specs)
+	for _, b := range r.Bounds {
+		if strings.HasPrefix(b.Spec, "S11") {
+			t.Errorf("the control's missed bound is among the run's: %+v", b)
+		}
+	}
+	if len(r.Bounds) != 1 || r.Bounds[0].What != "informer pods converged" {
+		t.Errorf("bounds %+v, want S1's one", r.Bounds)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -27,11 +28,11 @@ func TestSpecDirNameTwinsDiffer(t *testing.T) {
 		t.Fatalf("the two sync-mode entries share the directory %s", a)
 	}
 	// The case the old names (the first 100 characters) got wrong.
-	if full := unsafeChars.ReplaceAllString(strings.Join(append(twin("").ContainerHierarchyTexts, ""), "_"), "-"); len(full) < 100 {
+	if full := report.SafeName(strings.Join(append(twin("").ContainerHierarchyTexts, ""), "_")); len(full) < 100 {
 		t.Fatalf("not a twin case: the common prefix is %d characters", len(full))
 	}
 	for _, n := range []string{a, b} {
-		if len(n) > 120 || unsafeChars.MatchString(n) {
+		if len(n) > 120 || report.SafeName(n) != n {
 			t.Errorf("directory name %q: %d bytes or unsafe characters", n, len(n))
 		}
 		if !strings.HasPrefix(n, "S2-stale-HTTP-2-connection") {
@@ -53,7 +54,7 @@ func TestSpecDirNameTwinsDiffer(t *testing.T) {
 func TestSpecDirNameLimits(t *testing.T) {
 	r := types.SpecReport{ContainerHierarchyTexts: []string{strings.Repeat("é/ä ", 200)}, LeafNodeText: strings.Repeat("x", 1000)}
 	n := specDirName(r)
-	if len(n) > 255 || unsafeChars.MatchString(n) {
+	if len(n) > 255 || report.SafeName(n) != n {
 		t.Fatalf("directory name of %d bytes or with unsafe characters: %q", len(n), n)
 	}
 	if err := os.Mkdir(filepath.Join(t.TempDir(), n), 0o755); err != nil {

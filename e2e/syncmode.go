@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/features"
@@ -41,6 +42,13 @@ const (
 // its stack the spec's, and records both in the spec's report. Call it
 // before building an informer.
 func (m SyncMode) Use() {
+	ginkgo.GinkgoHelper()
+	// Under Ginkgo only: a TestingRun (go test, e2e-framework) has no labels.
+	if _, ginkgoSpec := current().(ginkgoFrontEnd); ginkgoSpec {
+		if missing := missingLabels(m.Labels(), ginkgo.CurrentSpecReport().Labels()); len(missing) > 0 {
+			Fail(fmt.Sprintf("the spec runs in %s but lacks the label(s) %v: declare it with e2e.DescribeSyncModes, m.Entry or m.Decorations() (e2e/syncmode.go), so that label filters select it", m.Name, missing))
+		}
+	}
 	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
 	AddReportEntry("sync mode", m.Name)
 	stack := m.Stack
@@ -132,54 +140,80 @@ const (
 	LabelExtraStack  = "extra-stack"
 )
 
-// StacksAndSyncModes are DescribeTable entries running a body on every
-// informer stack (probe.Stacks) in both sync modes, each labelled with its
-// mode and stack (and LabelExtraStack off the typed stack); decorations
-// apply to all. The typed entries keep the names BothSyncModes gives.
-func StacksAndSyncModes(decorations ...any) []any { return stackEntries(2, decorations...) }
+// One idiom declares the sync modes (and stacks) of every spec:
+//
+//   - a table over both modes: DescribeSyncModes(text, body), or, in a
+//     table with more entries or parameters, BothSyncModes(params...) and
+//     m.Entry(text, params...); over every stack too:
+//     DescribeStacksAndSyncModes, StacksAndSyncModes;
+//   - a spec in one mode: its decorations include m.Decorations();
+//
+// and the body calls m.Use() before building an informer. Use fails a spec
+// that does not carry the mode's labels, so `--label-filter=sync:list` runs
+// exactly the specs in that mode. Each helper is a GinkgoHelper: the
+// entries' code locations are the spec's own lines.
 
-// DescribeStacksAndSyncModes is DescribeSyncModes on every informer stack:
-// a table of two specs per stack (StacksAndSyncModes).
-func DescribeStacksAndSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
-	args := append([]any{body, ginkgo.Offset(1)}, decorations...)
-	return ginkgo.DescribeTable(text, append(args, stackEntries(3)...)...)
+// Entry is a DescribeTable entry running the table's body in mode m:
+// described "text, <mode>" (the mode alone when text is ""), decorated
+// with m.Decorations(), with parameters m followed by params (Ginkgo
+// decorations among them apply to the entry).
+func (m SyncMode) Entry(text string, params ...any) ginkgo.TableEntry {
+	ginkgo.GinkgoHelper()
+	name := m.Name
+	if text != "" {
+		name = text + ", " + m.Name
+	}
+	args := append(m.Decorations(), m)
+	return ginkgo.Entry(name, append(args, params...)...)
 }
 
-// stackEntries builds the entries; offset is how many callers up the
-// spec's own code is.
-func stackEntries(offset int, decorations ...any) []any {
+// BothSyncModes are the entries of DescribeSyncModes (one per sync mode,
+// typed stack), for a table with other entries; params (parameters after
+// the mode, or decorations) apply to both.
+func BothSyncModes(params ...any) []any {
+	ginkgo.GinkgoHelper()
+	return []any{StreamingList.Entry("", params...), ListWatch.Entry("", params...)}
+}
+
+// DescribeSyncModes declares a table of two specs running body once per
+// sync mode (BothSyncModes); decorations (labels, ...) apply to both.
+func DescribeSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
+	ginkgo.GinkgoHelper()
+	return ginkgo.DescribeTable(text, append(append([]any{body}, decorations...), BothSyncModes()...)...)
+}
+
+// StacksAndSyncModes are the entries running a body on every informer
+// stack (probe.Stacks) in both sync modes, each labelled with its mode and
+// stack (and LabelExtraStack off the typed stack); params apply to all. The
+// typed entries keep the names BothSyncModes gives.
+func StacksAndSyncModes(params ...any) []any {
+	ginkgo.GinkgoHelper()
 	var entries []any
 	for _, stack := range probe.Stacks {
 		for _, m := range []SyncMode{StreamingList, ListWatch} {
-			m = m.OnStack(stack)
-			args := append(append([]any{ginkgo.Offset(offset)}, m.Decorations()...), decorations...)
-			entries = append(entries, ginkgo.Entry(m.Name, append(args, m)...))
+			entries = append(entries, m.OnStack(stack).Entry("", params...))
 		}
 	}
 	return entries
 }
 
+// DescribeStacksAndSyncModes is DescribeSyncModes on every informer stack:
+// a table of two specs per stack (StacksAndSyncModes).
+func DescribeStacksAndSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
+	ginkgo.GinkgoHelper()
+	return ginkgo.DescribeTable(text, append(append([]any{body}, decorations...), StacksAndSyncModes()...)...)
+}
+
 // String is the mode's name.
 func (m SyncMode) String() string { return m.Name }
 
-// DescribeSyncModes declares a table of two specs running body once per
-// sync mode, each labelled with its mode; decorations (labels, ...) apply to
-// both. body calls m.Use() before building an informer.
-func DescribeSyncModes(text string, body func(ctx ginkgo.SpecContext, m SyncMode), decorations ...any) bool {
-	args := append([]any{body, ginkgo.Offset(1)}, decorations...)
-	return ginkgo.DescribeTable(text, append(args, syncModeEntries(2)...)...)
-}
-
-// BothSyncModes are the DescribeTable entries of DescribeSyncModes, for a
-// table with other parameters or entries; decorations apply to both.
-func BothSyncModes(decorations ...any) []any { return syncModeEntries(2, decorations...) }
-
-// syncModeEntries builds the entries; offset is how many callers up the
-// spec's own code is.
-func syncModeEntries(offset int, decorations ...any) []any {
-	entry := func(m SyncMode, label string) any {
-		args := append([]any{ginkgo.Offset(offset + 6), ginkgo.Label(label)}, decorations...)
-		return ginkgo.Entry(m.Name, append(args, m)...)
+// missingLabels are the labels of want that have lacks.
+func missingLabels(want, have []string) []string {
+	var out []string
+	for _, l := range want {
+		if !slices.Contains(have, l) {
+			out = append(out, l)
+		}
 	}
-	return []any{entry(StreamingList, LabelStreamingList), entry(ListWatch, LabelListWatch)}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -131,8 +132,12 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	var recovery time.Duration
 	informers := []*informerUnderTest{
 		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
-		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: quorumConfigMaps(writer)},
-		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: quorumSecrets(writer)},
+		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: probe.Quorum("configmaps", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return writer.CoreV1().ConfigMaps(e2e.Namespace).List(ctx, o)
+		})},
+		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: probe.Quorum("secrets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return writer.CoreV1().Secrets(e2e.Namespace).List(ctx, o)
+		})},
 	}
 	for _, inf := range informers[1:] {
 		inf.handler = &probe.Recorder{}
@@ -158,10 +163,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	Eventually(func(g Gomega) {
 		rec := pods.Recorder.Snapshot()
 		for _, inf := range informers {
-			rs := requestsOf(rec, inf.resource)
-			g.Expect(rs).NotTo(BeEmpty(), "requests for %s", inf.resource)
-			last := rs[len(rs)-1]
-			g.Expect(last.Watch && last.Status == 200 && last.End.IsZero()).To(BeTrue(), "the %s informer has a watch open: %+v", inf.resource, last)
+			e2e.ExpectWatchOpen(g, "the "+inf.resource+" informer", rec.OfResource(inf.resource, inf.synced).Requests)
 		}
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	before := pods.Recorder.Snapshot()
@@ -202,7 +204,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 
 	after := pods.Recorder.Snapshot()
 	for _, inf := range informers {
-		reinits := probe.Reinitialisations(recordOf(after, inf.resource, inf.synced))
+		reinits := probe.Reinitialisations(after.OfResource(inf.resource, inf.synced))
 		Expect(probe.CountByCause(reinits)).To(Equal(map[probe.Cause]int{probe.CauseTransport: 1}),
 			"re-initialisations by cause of the %s informer: one relist after the lost connection (%v)", inf.resource, reinits)
 		Expect(reinits[0].Detail).To(ContainSubstring("http2: client connection lost"), "the %s watch ended by the health check", inf.resource)
@@ -224,7 +226,7 @@ func informerFor(p *e2e.Observed, resource string) cache.SharedIndexInformer {
 // reportInformer adds the numbers of one informer of the shared clientset
 // to the spec's report; dials are the clientset's, shared by all three.
 func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
-	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), recordOf(rec, inf.resource, inf.synced), recovery)
+	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), rec.OfResource(inf.resource, inf.synced), recovery)
 	n.Dials = len(rec.Dials)
 	if inf.handler != nil {
 		n.Events = nil // the recorded handler is the first informer's
@@ -238,56 +240,4 @@ func createConfigMapAndSecret(ctx context.Context, writer kubernetes.Interface, 
 	Expect(err).NotTo(HaveOccurred())
 	_, err = writer.CoreV1().Secrets(e2e.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-}
-
-// requestsOf returns the requests for one resource (path suffix).
-func requestsOf(rec probe.Record, resource string) []probe.Request {
-	return ofResource(rec.Requests, resource)
-}
-
-func ofResource(rs []probe.Request, resource string) []probe.Request {
-	var out []probe.Request
-	for _, r := range rs {
-		if strings.HasSuffix(r.Path, resource) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// recordOf narrows a record shared by several informers of one client to
-// one informer's requests (and consistency detector LISTs), synced at its
-// own time, so its re-initialisations are classified by its own requests.
-// The detector's reports stay whole: they name a reflector, not a resource.
-func recordOf(rec probe.Record, resource string, synced time.Time) probe.Record {
-	return probe.Record{Requests: requestsOf(rec, resource), Dials: rec.Dials, Synced: synced,
-		ConsistencyChecks: ofResource(rec.ConsistencyChecks, resource), Inconsistencies: rec.Inconsistencies}
-}
-
-func quorumConfigMaps(cs kubernetes.Interface) probe.Lister {
-	return func(ctx context.Context) ([]probe.Object, error) {
-		l, err := cs.CoreV1().ConfigMaps(e2e.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("quorum list of configmaps: %w", err)
-		}
-		var objs []probe.Object
-		for _, o := range l.Items {
-			objs = append(objs, probe.Object{Key: o.Namespace + "/" + o.Name, UID: string(o.UID), ResourceVersion: o.ResourceVersion})
-		}
-		return objs, nil
-	}
-}
-
-func quorumSecrets(cs kubernetes.Interface) probe.Lister {
-	return func(ctx context.Context) ([]probe.Object, error) {
-		l, err := cs.CoreV1().Secrets(e2e.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("quorum list of secrets: %w", err)
-		}
-		var objs []probe.Object
-		for _, o := range l.Items {
-			objs = append(objs, probe.Object{Key: o.Namespace + "/" + o.Name, UID: string(o.UID), ResourceVersion: o.ResourceVersion})
-		}
-		return objs, nil
-	}
 }

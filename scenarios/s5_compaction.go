@@ -3,13 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -17,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -176,9 +171,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: profile})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	cfg1, err := c.RESTConfigFor(cluster.Admin, c.APIServerURL(1))
-	Expect(err).NotTo(HaveOccurred())
-	writer1 := e2e.SubjectsFor(cfg1)
+	writer1 := e2e.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := writer1.Quorum()
 
 	var created = map[string]string{}
@@ -187,8 +180,15 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 		Expect(err).NotTo(HaveOccurred())
 		created[name] = o.UID
 	}
-	gate := &refusingGate{}
-	pods := e2e.StartProbe(ctx, writer1.Name(), gate.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.Wrap,
+	// The proxy refuses new connections while the informer is cut off, but
+	// HTTP/2 may still send the re-watch on the connection the draining
+	// apiserver has not closed yet; measured: that apiserver then accepts
+	// the watch and ends it at once, a "very short watch", which the
+	// reflector answers with a relist (1 run in 8). Refusing the informer's
+	// requests in its transport too takes that race out; the drain, the 410
+	// and the resume stay the server's.
+	refusals := &httpfault.Injector{}
+	pods := e2e.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.Wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: in.Wrap != nil})
@@ -198,7 +198,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	// watch" (reflector.go handleAnyWatch), an error, hence a relist.
 	Eventually(func() time.Duration {
 		rs := pods.Recorder.Snapshot().Requests
-		if last := rs[len(rs)-1]; last.Watch && last.Status == 200 && last.End.IsZero() {
+		if last := rs[len(rs)-1]; last.OpenWatch() {
 			return last.Duration()
 		}
 		return 0
@@ -208,8 +208,8 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	e2e.By("cutting the informer off: the proxy refuses new connections, apiserver 0 drains")
 	reconnect := env.Proxy.RefuseNew()
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
-	gate.refuse.Store(true)
-	e2e.DeferCleanup(0, func(context.Context) error { gate.refuse.Store(false); return nil })
+	letIn, _ := refusals.RefuseRequests(httpfault.Every)
+	e2e.DeferCleanup(0, func(context.Context) error { letIn(); return nil })
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
 	Eventually(func(g Gomega) {
 		rec := pods.Recorder.Snapshot()
@@ -229,7 +229,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 		Expect(writer1.Delete(ctx, name)).To(Succeed())
 		deleted = append(deleted, probe.Object{Key: writer1.Key(name), UID: created[name]})
 	}
-	_, err = writer1.SetLabels(ctx, "updated", map[string]string{"changed": "while-cut-off"})
+	_, err := writer1.SetLabels(ctx, "updated", map[string]string{"changed": "while-cut-off"})
 	Expect(err).NotTo(HaveOccurred())
 	_, err = writer1.Create(ctx, "created")
 	Expect(err).NotTo(HaveOccurred())
@@ -253,7 +253,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 		Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	}
 	Expect(reconnect()).To(Succeed())
-	gate.refuse.Store(false)
+	letIn()
 	recovery := pods.EventuallyConverged(ctx, server)
 	n := pods.Report(recovery)
 	e2e.Logf("S5 numbers: %s\n  %s", n, strings.Join(n.ReinitDetails, "\n  "))
@@ -268,33 +268,6 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	pods.ExpectDeletesObserved(deleted...)
 	return DrainResult{Numbers: n, Deleted: deleted, Tombstones: tombstones}
 }
-
-// refusingGate fails the informer's new requests the way a refused dial
-// does while refuse is set. The proxy refuses new connections too, but
-// HTTP/2 may still send the re-watch on the connection the draining
-// apiserver has not closed yet; measured: that apiserver then accepts the
-// watch and ends it at once, a "very short watch", which the reflector
-// answers with a relist (1 run in 8). The gate takes that race out; the
-// drain, the 410 and the resume stay the server's.
-type refusingGate struct{ refuse atomic.Bool }
-
-// Instrument returns a copy of cfg whose requests pass the gate.
-func (g *refusingGate) Instrument(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return gatedRoundTrip(func(req *http.Request) (*http.Response, error) {
-			if g.refuse.Load() {
-				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-			}
-			return rt.RoundTrip(req)
-		})
-	})
-	return cfg
-}
-
-type gatedRoundTrip func(*http.Request) (*http.Response, error)
-
-func (f gatedRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // DeleteThenCompact: each delete is followed at once by a compaction to the
 // delete's revision, racing the watchers' fetch of the previous value.

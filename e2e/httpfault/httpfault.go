@@ -20,9 +20,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +56,16 @@ func StreamingLists(r *http.Request) bool {
 // Lists matches LIST requests.
 func Lists(r *http.Request) bool { return r.Method == http.MethodGet && !isWatch(r) }
 
+// Every matches every request.
+func Every(*http.Request) bool { return true }
+
+// RoundTripperFunc is a function as an http.RoundTripper: the one way the
+// specs and their broken clients write a transport wrapper.
+type RoundTripperFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f RoundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
 // Injector holds the active injections of one client.
 type Injector struct {
 	mu    sync.Mutex
@@ -64,6 +77,7 @@ type rule struct {
 	match   Match
 	left    int // answers left; <0 = unlimited
 	answer  func(*http.Request) *http.Response
+	fail    func(*http.Request) error // instead of answer: the request fails without an answer
 	answers int
 	// what names the rule's answer in its faultlog window; end closes the
 	// window, at restore or when the rule has no answer left.
@@ -85,16 +99,16 @@ type transport struct {
 }
 
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if resp := t.in.answer(req); resp != nil {
+	if resp, err := t.in.answer(req); resp != nil || err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return resp, nil
+		return resp, err
 	}
 	return t.next.RoundTrip(req)
 }
 
-func (in *Injector) answer(req *http.Request) *http.Response {
+func (in *Injector) answer(req *http.Request) (*http.Response, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, r := range in.rules {
@@ -107,10 +121,13 @@ func (in *Injector) answer(req *http.Request) *http.Response {
 			}
 			r.answers++
 			in.last = time.Now()
-			return r.answer(req)
+			if r.fail != nil {
+				return nil, r.fail(req)
+			}
+			return r.answer(req), nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func (in *Injector) add(r *rule) (restore func(), answered func() int) {
@@ -181,6 +198,19 @@ func (in *Injector) FailRequests(match Match, times int, code int32, reason meta
 		retryAfter = 1
 	}
 	return in.FailRequestsRetryAfter(match, times, code, reason, message, retryAfter)
+}
+
+// RefuseRequests fails every matching request, until restore, as a refused
+// dial does: with a *net.OpError wrapping ECONNREFUSED, which client-go
+// classifies as connection refused (the reflector backs off and retries;
+// utilnet.IsConnectionRefused). The fault proxy refuses new connections
+// too, but a request can still go out on an HTTP/2 connection opened
+// before: this refuses the client's requests whatever connection they
+// would take.
+func (in *Injector) RefuseRequests(match Match) (restore func(), answered func() int) {
+	return in.add(&rule{match: match, left: -1, what: "connection refused", fail: func(*http.Request) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}})
 }
 
 // NoRetryAfter, as FailRequestsRetryAfter's retryAfter, leaves the

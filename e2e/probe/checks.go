@@ -39,14 +39,31 @@ type Lister func(ctx context.Context) ([]Object, error)
 // QuorumPods lists pods in namespace ("" = all) with resourceVersion "",
 // which kube-apiserver serves from etcd with a quorum read.
 func QuorumPods(cs kubernetes.Interface, namespace string) Lister {
+	return Quorum("pods", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Pods(namespace).List(ctx, o)
+	})
+}
+
+// Quorum is the Lister of any resource: list is its List (a typed
+// clientset's, the dynamic client's, ...), called with resourceVersion ""
+// (a quorum read); what names the resource in errors.
+//
+//	probe.Quorum("secrets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+//		return cs.CoreV1().Secrets(ns).List(ctx, o)
+//	})
+func Quorum(what string, list func(context.Context, metav1.ListOptions) (runtime.Object, error)) Lister {
 	return func(ctx context.Context) ([]Object, error) {
-		l, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{ResourceVersion: ""})
+		l, err := list(ctx, metav1.ListOptions{ResourceVersion: ""})
 		if err != nil {
-			return nil, fmt.Errorf("quorum list of pods: %w", err)
+			return nil, fmt.Errorf("quorum list of %s: %w", what, err)
 		}
-		objs := make([]Object, 0, len(l.Items))
-		for i := range l.Items {
-			o, err := objectOf(&l.Items[i])
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			return nil, fmt.Errorf("quorum list of %s: %w", what, err)
+		}
+		objs := make([]Object, 0, len(items))
+		for _, item := range items {
+			o, err := objectOf(item)
 			if err != nil {
 				return nil, err
 			}

@@ -101,6 +101,12 @@ func (r Request) Duration() time.Duration {
 	return r.End.Sub(r.Start)
 }
 
+// OpenWatch reports whether r is a watch the server accepted (200) that is
+// still open and has had no ERROR event: an informer that is watching.
+func (r Request) OpenWatch() bool {
+	return r.Watch && r.Status == 200 && r.ErrorCode == 0 && r.End.IsZero()
+}
+
 // Kind names the request as the reports do: "list", "streaming list",
 // "watch", or its method for anything else.
 func (r Request) Kind() string {
@@ -181,6 +187,27 @@ type Record struct {
 	Inconsistencies []Inconsistency `json:"inconsistencies,omitempty"`
 	// Synced is when the informer first reported HasSynced.
 	Synced time.Time `json:"synced"`
+}
+
+// OfResource narrows a record shared by several informers of one client
+// (one factory) to the informer of one resource: its requests and
+// consistency detector LISTs (those whose path ends in resource, e.g.
+// "/configmaps"), synced at synced, so its re-initialisations are
+// classified by its own requests. Dials and the detector's reports stay
+// whole: they belong to the connection and name a reflector, not a resource.
+func (r Record) OfResource(resource string, synced time.Time) Record {
+	return Record{Requests: ofResource(r.Requests, resource), Dials: r.Dials, Synced: synced,
+		ConsistencyChecks: ofResource(r.ConsistencyChecks, resource), Inconsistencies: r.Inconsistencies}
+}
+
+func ofResource(rs []Request, resource string) []Request {
+	var out []Request
+	for _, r := range rs {
+		if strings.HasSuffix(r.Path, resource) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ObjectRequests are Requests without discovery: the informer's lists,

@@ -41,7 +41,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
 
-	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // The modules that move together.
@@ -53,7 +53,7 @@ func main() {
 	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only`)
 	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
-	out := flag.String("out", filepath.Join(envOr("INFORMER_CONFORMANCE_ARTIFACTS", "_artifacts"), "matrix"), "output directory")
+	out := flag.String("out", filepath.Join(envOr(report.EnvArtifacts, "_artifacts"), "matrix"), "output directory")
 	suites := flag.String("suites", "./suites/conformance", "suite packages")
 	flag.Parse()
 
@@ -85,11 +85,11 @@ type column struct {
 	Gates    gateSet `json:"gates,omitempty"`
 	// Error says why the suite did not run or did not report (a version that
 	// does not resolve or compile): every cell of the column is empty.
-	Error   string            `json:"error,omitempty"`
-	Passed  bool              `json:"passed"`
-	Seconds float64           `json:"seconds"`
-	Cells   map[string]cell   `json:"cells"`
-	Suite   *e2e.SuiteSummary `json:"-"`
+	Error   string               `json:"error,omitempty"`
+	Passed  bool                 `json:"passed"`
+	Seconds float64              `json:"seconds"`
+	Cells   map[string]cell      `json:"cells"`
+	Suite   *report.SuiteSummary `json:"-"`
 }
 
 func (c column) name() string {
@@ -200,7 +200,7 @@ func run(ctx context.Context, cfg config) error {
 
 // runColumn runs the suite once and reads the informer report it wrote.
 func runColumn(ctx context.Context, root string, cfg config, out, modfilePath string, col column) column {
-	dir := filepath.Join(out, unsafe.ReplaceAllString(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String()), "-"))
+	dir := filepath.Join(out, report.SafeName(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String())))
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		col.Error = err.Error()
@@ -213,7 +213,7 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 		return col
 	}
 	defer logFile.Close()
-	env := []string{"INFORMER_CONFORMANCE_ARTIFACTS=" + dir}
+	env := []string{report.EnvArtifacts + "=" + dir}
 	if col.Kube != "" {
 		env = append(env, "KUBE_VERSION="+col.Kube)
 	}
@@ -231,13 +231,13 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	col.Seconds = time.Since(start).Seconds()
 
 	suiteName := filepath.Base(cfg.suites)
-	jsonPath := filepath.Join(dir, "informer-report-"+suiteName+".json")
+	jsonPath := report.FilesIn(dir, suiteName).JSON
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {
 		col.Error = fmt.Sprintf("no report (%v); the suite's last words: %s", runErr, tail(logPath, 6))
 		return col
 	}
-	var s e2e.SuiteSummary
+	var s report.SuiteSummary
 	if err := json.Unmarshal(data, &s); err != nil {
 		col.Error = fmt.Sprintf("read %s: %v", jsonPath, err)
 		return col
@@ -338,7 +338,7 @@ func newGrid(cols []column) grid {
 		outcomes, reinits := map[string]bool{}, map[string]bool{}
 		for _, c := range cols {
 			cl, ok := c.Cells[s]
-			gc := gridCell{Label: label(c), Outcome: cl.Outcome, Reinits: cl.Reinits, ByCause: e2e.Counts(cl.ByCause), Failure: cl.Failure}
+			gc := gridCell{Label: label(c), Outcome: cl.Outcome, Reinits: cl.Reinits, ByCause: report.Counts(cl.ByCause), Failure: cl.Failure}
 			switch {
 			case c.Error != "":
 				gc.Kind = "did-not-run"
@@ -576,8 +576,6 @@ func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[matrix %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 func fields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 }
@@ -681,7 +679,7 @@ func (g gateSet) env() []string {
 // client-go does not have, or one that did not take the value asked, is an
 // error (client-go ignores unknown KUBE_FEATURE_ variables, and a locked
 // gate keeps its default).
-func (g gateSet) check(reported map[string]e2e.Gate) error {
+func (g gateSet) check(reported map[string]report.Gate) error {
 	for _, v := range g {
 		r, ok := reported[v.Name]
 		switch {

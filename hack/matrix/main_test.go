@@ -1,10 +1,11 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 func TestMarkdownTableAndDifferences(t *testing.T) {
@@ -73,7 +74,7 @@ func TestGateSets(t *testing.T) {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	reported := map[string]e2e.Gate{"AtomicFIFO": {Enabled: false, Default: true}, "InOrderInformersBatchProcess": {Enabled: true, Default: true}}
+	reported := map[string]report.Gate{"AtomicFIFO": {Enabled: false, Default: true}, "InOrderInformersBatchProcess": {Enabled: true, Default: true}}
 	if err := sets[1].check(reported); err == nil || !strings.Contains(err.Error(), "stayed true") {
 		t.Errorf("a gate that kept its default: %v", err)
 	}
@@ -134,5 +135,20 @@ func TestHTMLMatrix(t *testing.T) {
 	diff, grid := strings.Index(html, "<h2>"+outcomeDiffersTitle), strings.Index(html, `<table class="grid">`)
 	if diff < 0 || grid < 0 || diff > grid {
 		t.Errorf("the differences are not listed before the grid (at %d, grid at %d)", diff, grid)
+	}
+}
+
+// TestReadsReportsWithoutTheHarness: the matrix reads the suite's reports
+// through package report, not the Ginkgo harness (e2e), which it used to
+// import for three types and re-derived file names.
+func TestReadsReportsWithoutTheHarness(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/informer-conformance/informer-conformance/e2e" || strings.HasPrefix(dep, "github.com/onsi/ginkgo") {
+			t.Errorf("hack/matrix depends on %s", dep)
+		}
 	}
 }

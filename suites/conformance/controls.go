@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 )
 
 // Broken client set-ups shared by several negative controls.
@@ -96,11 +98,32 @@ func (initialListOnly) OnDelete(any)      {}
 func acceptJSONOnly(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 			req = req.Clone(req.Context())
 			req.Header.Set("Accept", "application/json")
 			return rt.RoundTrip(req)
 		})
 	})
 	return cfg
+}
+
+// dropTombstones is the classic controller bug: a delete handler that
+// type-asserts its object and returns on a DeletedFinalStateUnknown.
+func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { h.OnAdd(obj, false) },
+		UpdateFunc: h.OnUpdate,
+		DeleteFunc: func(obj any) {
+			if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				return
+			}
+			h.OnDelete(obj)
+		},
+	}
+}
+
+// deafHandler passes on Adds only: a controller that never hears of an
+// object's end.
+func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
 }

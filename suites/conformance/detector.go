@@ -43,7 +43,7 @@ var _ = Describe("client-go's watch-list consistency detector", Label("consisten
 			streamingListChecked(ctx, m, nil)
 		})
 
-	It("fails, naming the detector and the informer, when a streaming list loses an object", NegativeControl, Label(e2e.LabelStreamingList), func(ctx SpecContext) {
+	It("fails, naming the detector and the informer, when a streaming list loses an object", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A transport that drops the first object of every streaming
 		// list's initial events: the informer would sync without it.
 		// The detector's LIST has it.

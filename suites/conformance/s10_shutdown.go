@@ -30,6 +30,8 @@ import (
 // the processor's listeners when its context ends. Nothing of it owns the
 // HTTP transport, so the clientset is unaffected.
 const (
+	// leftAfterShutdown is S10's leak assertion; its negative control matches it.
+	leftAfterShutdown = "goroutines left after Shutdown"
 	// quietWindow is how long nothing may be sent after Shutdown.
 	quietWindow = 2 * time.Second
 	// shutdownBound is how long Shutdown may take, also on a dead connection.
@@ -65,7 +67,7 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 			}
 		}
 		err := InterceptGomegaFailure(func() { shutdownLeavesNothing(ctx, probe.Options{WrapHandler: leaky}, false) })
-		Expect(err).To(MatchError(ContainSubstring("goroutines left after Shutdown")), "the S10 leak check catches a leaked goroutine")
+		Expect(err).To(MatchError(ContainSubstring(leftAfterShutdown)), "the S10 leak check catches a leaked goroutine")
 	})
 
 	It("fails within its bound, naming the handler, when a handler blocks for ever", NegativeControl, func(ctx SpecContext) {
@@ -125,7 +127,7 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	start := time.Now()
 	Expect(pods.StopWithin(shutdownBound)).To(Succeed(), "Shutdown returned within %s", shutdownBound)
 	AddReportEntry("S10 Shutdown took", time.Since(start).String())
-	Expect(leaks.Find()).To(Succeed(), "goroutines left after Shutdown")
+	Expect(leaks.Find()).To(Succeed(), leftAfterShutdown)
 
 	// The consistency detector's LISTs count too: they go out on the
 	// informer's context.

@@ -84,7 +84,7 @@ var _ = Describe("S13 GOAWAY across HA kube-apiservers", Label("goaway"), NeedsH
 			goawayRebalancing(ctx, nil)
 		})
 
-	It("fails when the client relists whenever a watch ends", NegativeControl, func(ctx SpecContext) {
+	It("fails when the client relists whenever a watch ends", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A client that takes the end of each watch for an error relists
 		// on every move: the no-re-initialisation assertion must catch it.
 		e2e.StreamingList.Use()
@@ -98,9 +98,7 @@ func goawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Conf
 	c := e2e.Require[cluster.Addressable](env.Backend, "reach one of several kube-apiservers by its own URL")
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	DeferCleanup(env.Proxy.RoundRobin())
-	admin1, err := c.RESTConfigFor(cluster.Admin, "https://"+c.APIServerAddrs()[1])
-	Expect(err).NotTo(HaveOccurred())
-	writer, err := kubernetes.NewForConfig(admin1)
+	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
 
 	// The load is the tool, not the subject: without client-side rate

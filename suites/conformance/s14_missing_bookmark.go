@@ -137,7 +137,7 @@ const (
 	fallbackToList   = "Falling back to regular list"
 )
 
-var _ = Describe("S14 streaming list without its end bookmark", Label("missing-bookmark"), Label(e2e.LabelStreamingList), e2e.ClientGo(">= 0.36.0"), func() {
+var _ = Describe("S14 streaming list without its end bookmark", Label("missing-bookmark"), e2e.StreamingList.Decorations(), e2e.ClientGo(">= 0.36.0"), func() {
 	It("waits on the open stream: never synced, no LIST, warns at 10 s; WaitForCacheSync gives up at its bound; syncs once the stream ends with the bookmark let through", func(ctx SpecContext) {
 		waitsForTheBookmark(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
 	})

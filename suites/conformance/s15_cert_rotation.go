@@ -297,7 +297,7 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 			clientCARotation(ctx, nil)
 		})
 
-	It("fails when the client holds its certificate in memory", NegativeControl, func(ctx SpecContext) {
+	It("fails when the client holds its certificate in memory", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// The same credentials as data (what a flattened kubeconfig or a
 		// rest.Config filled in code gives): TLSConfigFor makes them a
 		// static certificate, so the informer keeps presenting the old

@@ -13,20 +13,20 @@ import (
 // S2: the scenario, and what it expects of client-go, is in
 // scenarios/s2_blackhole.go, shared with the e2e-framework features.
 var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackhole"), func() {
-	DescribeTable("detects the dead connection with the HTTP/2 health check and recovers every informer on a new one",
-		append([]any{func(ctx SpecContext, m e2e.SyncMode) {
+	e2e.DescribeStacksAndSyncModes("detects the dead connection with the HTTP/2 health check and recovers every informer on a new one",
+		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{
 				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
-		}}, e2e.StacksAndSyncModes()...)...)
+		})
 
 	// The defaults, the number users live with. One sync mode: detection
 	// happens in the HTTP/2 transport below the reflector, and the short
 	// variant above already covers both relist shapes; streaming lists are
 	// client-go v0.36's default.
-	It("recovers within client-go's default health check (30 s read-idle + 15 s ping)", Slow, Label(e2e.LabelStreamingList), func(ctx SpecContext) {
+	It("recovers within client-go's default health check (30 s read-idle + 15 s ping)", Slow, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		e2e.StreamingList.Use()
 		scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{Bound: scenarios.StaleRecoveryBound(scenarios.DefaultReadIdle, scenarios.DefaultPingTimeout)})
 	})

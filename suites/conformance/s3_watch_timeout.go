@@ -26,6 +26,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
@@ -71,34 +72,34 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 				resumesAfterServerTimeouts(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
 			})
 
-		It("fails when the client treats the end of a watch as an error", NegativeControl, func(ctx SpecContext) {
+		It("fails when the client treats the end of a watch as an error", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 			// A transport that turns the clean end of a watch body (io.EOF)
 			// into a read error: the stream watcher reports it as an
 			// InternalError and the reflector relists after every timeout.
 			// The no-relist assertion must catch it.
 			e2e.ListWatch.Use()
 			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, endOfWatchAsError) })
-			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches a client that relists at every timeout")
+			Expect(err).To(MatchError(ContainSubstring(s3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout")
 		})
 
 		crd := e2e.ListWatch.OnStack(probe.StackDynamicCRD)
-		It("fails when the client treats the end of a watch as an error ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+		It("fails when the client treats the end of a watch as an error ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 			// The same broken transport under the dynamic client on the
 			// custom resource (JSON watch frames, unstructured objects).
 			crd.Use()
 			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, endOfWatchAsError) })
-			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource")
+			Expect(err).To(MatchError(ContainSubstring(s3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource")
 		})
 
 		// The CBOR stack's encoding check (e2e.ExpectStackEncoding, run by
 		// every convergence check): a client whose requests ask for JSON
 		// only is answered JSON by a server that serves CBOR, and must fail.
 		cbor := e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)
-		It("fails when the client asks for JSON only ("+cbor.Name+")", append([]any{NegativeControl}, append(cbor.Decorations(), func(ctx SpecContext) {
+		It("fails when the client asks for JSON only ("+cbor.Name+")", NegativeControl, cbor.Decorations(), func(ctx SpecContext) {
 			cbor.Use()
 			err := InterceptGomegaFailure(func() { resumesAfterServerTimeouts(ctx, acceptJSONOnly) })
 			Expect(err).To(MatchError(ContainSubstring(e2e.AnsweredInCBOR)), "the CBOR stack's encoding check catches a client answered in JSON")
-		})...)...)
+		})
 	})
 
 	// Typed (protobuf) only: the length-delimited protobuf framing is what
@@ -106,13 +107,13 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 	// otherwise (a JSON decoder on the stream, CBOR self-delimiting data
 	// items), and custom resources are never served in protobuf.
 	Context("when a client-side deadline fires while a protobuf watch frame is half read", func() {
-		DescribeTable("ends the watch as a timeout and resumes it without relisting",
-			append([]any{func(ctx SpecContext, m e2e.SyncMode) {
+		e2e.DescribeSyncModes("ends the watch as a timeout and resumes it without relisting",
+			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				resumesAfterDeadlineMidFrame(ctx, false)
-			}}, e2e.BothSyncModes()...)...)
+			})
 
-		It("fails with client-go v0.32's frame reader", NegativeControl, func(ctx SpecContext) {
+		It("fails with client-go v0.32's frame reader", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 			// The informer built on v0.32's length-delimited frame reader
 			// (see v032FrameReader) turns the deadline into a decode error
 			// and relists: the no-relist assertion must catch it. One sync
@@ -120,7 +121,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// which had no streaming lists by default.
 			e2e.ListWatch.Use()
 			err := InterceptGomegaFailure(func() { resumesAfterDeadlineMidFrame(ctx, true) })
-			Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S3 no-relist assertion catches v0.32's relist after a deadline mid-frame")
+			Expect(err).To(MatchError(ContainSubstring(s3NoRelist)), "the S3 no-relist assertion catches v0.32's relist after a deadline mid-frame")
 		})
 	})
 })
@@ -155,7 +156,7 @@ func resumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *
 
 	rec := pods.Recorder.Snapshot()
 	reinits := probe.Reinitialisations(rec)
-	Expect(probe.CountByCause(reinits)).To(BeEmpty(), "re-initialisations by cause after %d server-side timeouts (%v)", serverTimeoutsWanted, reinits)
+	Expect(probe.CountByCause(reinits)).To(BeEmpty(), s3NoRelist+" after %d server-side timeouts (%v)", serverTimeoutsWanted, reinits)
 	expectResumingWatches(rec, serverTimeoutsWanted)
 }
 
@@ -207,9 +208,9 @@ func resourceVersion(s string) uint64 {
 	return v
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+// s3NoRelist starts the message of S3's assertion that the informer never
+// re-initialised; its negative controls match it.
+const s3NoRelist = "S3: re-initialisations by cause"
 
 // S3 (seed 000), client side: a client-side deadline fires while a protobuf
 // watch frame is half read. Upstream kubernetes/kubernetes#129683: v0.32's
@@ -220,8 +221,10 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // stream watcher sent an InternalError and the informer relisted. Fixed in
 // apimachinery v0.33.0 (kubernetes/kubernetes#129792): Read now returns the
 // underlying error first. THIS SPEC MUST FAIL ON client-go v0.32.x (where
-// typed clients defaulted to protobuf); this module cannot build v0.32, so
-// the negative control runs the same body on a copy of v0.32's frame reader.
+// typed clients defaulted to protobuf). The module builds with v0.31-v0.37,
+// so `make matrix CLIENT_GO=v0.32` runs this spec on v0.32 itself; so that
+// every run, on any client-go, proves the assertion can fail, the negative
+// control runs the same body on a copy of v0.32's frame reader.
 //
 // Expected of client-go v0.36:
 //   - the reflector's watch gets its client-side deadline from
@@ -277,9 +280,7 @@ func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 	By("waiting for a fresh watch")
 	var stalled probe.Request
 	Eventually(func(g Gomega) {
-		rs := pods.Recorder.Snapshot().Requests
-		stalled = rs[len(rs)-1]
-		g.Expect(stalled.Watch && stalled.Status == 200 && stalled.End.IsZero()).To(BeTrue(), "a watch is open: %+v", stalled)
+		stalled = e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
 		g.Expect(time.Since(stalled.Start)).To(BeNumerically("<", clientWatchDeadline/4), "the watch is fresh")
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20 * time.Millisecond).Should(Succeed())
 
@@ -308,7 +309,7 @@ func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 
 	rec := pods.Recorder.Snapshot()
 	reinits := probe.Reinitialisations(rec)
-	Expect(probe.CountByCause(reinits)).To(BeEmpty(), "re-initialisations by cause after a deadline mid-frame (%v)", reinits)
+	Expect(probe.CountByCause(reinits)).To(BeEmpty(), s3NoRelist+" after a deadline mid-frame (%v)", reinits)
 	Expect(len(rec.Requests)).To(BeNumerically(">", stalled.ID), "a request followed the stalled watch")
 	next := rec.Requests[stalled.ID]
 	Expect(next.Watch && !next.SendInitialEvents).To(BeTrue(), "a plain watch follows the stalled one: %+v", next)
@@ -324,7 +325,7 @@ type frameObserver struct {
 }
 
 func (o *frameObserver) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		if err == nil && req.URL.Query().Get("watch") == "true" && strings.Contains(resp.Header.Get("Content-Type"), "protobuf") {
 			resp.Body = &frameTracker{ReadCloser: resp.Body, o: o}

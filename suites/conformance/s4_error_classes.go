@@ -10,8 +10,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/features"
-	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 
@@ -49,7 +47,7 @@ type errorClass struct {
 // watch to be open again (reflector backoff starts at 800 ms).
 const watchTimeout = 30 * time.Second
 
-var _ = Describe("S4 error classes on a watch", Label("error-class"), func() {
+var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWatch.Decorations(), func() {
 	DescribeTable("re-initialise exactly when the error calls for it",
 		func(ctx SpecContext, ec errorClass) { expectReinitialisations(ctx, ec, false) },
 		Entry("410 Gone event: relist", errorClass{
@@ -88,12 +86,12 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), func() {
 					return in.FailRequests(httpfault.Watches, 2, 429, metav1.StatusReasonTooManyRequests, "slow down")
 				}, times: 2, want: map[probe.Cause]int{}}, true)
 		})
-		Expect(err).To(MatchError(ContainSubstring("re-initialisations by cause")), "the S4 assertion catches a relist after 429")
+		Expect(err).To(MatchError(ContainSubstring(errorClassReinits)), "the S4 assertion catches a relist after 429")
 	})
 })
 
 func expectReinitialisations(ctx context.Context, ec errorClass, brokenTransport bool) {
-	clientfeaturestesting.SetFeatureDuringTest(GinkgoTB(), features.WatchListClient, false)
+	e2e.ListWatch.Use()
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	in := &httpfault.Injector{}
 	restore, answered := ec.inject(in)
@@ -106,12 +104,10 @@ func expectReinitialisations(ctx context.Context, ec errorClass, brokenTransport
 	DeferCleanup(func() { pods.Report(0) })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.times), "injections answered")
-		rs := pods.Recorder.Snapshot().Requests
-		last := rs[len(rs)-1]
-		g.Expect(last.Watch && last.Status == 200 && last.End.IsZero()).To(BeTrue(), "a real watch is open: %+v", last)
+		e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
 	}).WithContext(ctx).WithTimeout(watchTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	reinits := probe.Reinitialisations(pods.Recorder.Snapshot())
-	Expect(probe.CountByCause(reinits)).To(Equal(ec.want), "re-initialisations by cause (%v)", reinits)
+	Expect(probe.CountByCause(reinits)).To(Equal(ec.want), errorClassReinits+" (%v)", reinits)
 }
 
 // Throttling that client-go's REST client does not absorb, so that the
@@ -177,6 +173,8 @@ const (
 // The assertions of the throttling specs, named so that the negative
 // controls match exactly the assertion they must trip.
 const (
+	// errorClassReinits: the error-class table's re-initialisations.
+	errorClassReinits = "re-initialisations by cause after the injected error"
 	throttledReinits  = "re-initialisations by cause while throttled"
 	throttledRequests = "requests from the first 429 to the recovery"
 	throttledAnswers  = "429 answers the client received"
@@ -345,9 +343,7 @@ func expectThrottledRecovery(ctx context.Context, t throttle, client func(*rest.
 
 	By("waiting for a real watch opened after the last 429")
 	Eventually(func(g Gomega) {
-		rs := pods.Recorder.Snapshot().Requests
-		last := rs[len(rs)-1]
-		g.Expect(last.Watch && last.Status == http.StatusOK && last.ErrorCode == 0 && last.End.IsZero()).To(BeTrue(), "a watch is open: %+v", last)
+		last := e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
 		g.Expect(last.Start.After(in.LastAnswer())).To(BeTrue(), "the open watch started after the last injected answer")
 	}).WithContext(ctx).WithTimeout(throttleTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	pods.EventuallyConverged(ctx, env.Pods)
@@ -394,12 +390,12 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 			m.Use()
 			expectThrottledRecovery(ctx, t, func(c *rest.Config) *rest.Config { return c })
 		},
-		Entry("2 429s without Retry-After opening resuming watches, streaming list", Label(e2e.LabelStreamingList), e2e.StreamingList, throttledNoRetryAfter),
-		Entry("2 429s without Retry-After opening resuming watches, LIST+WATCH", Label(e2e.LabelListWatch), e2e.ListWatch, throttledNoRetryAfter),
-		Entry("11 429s with Retry-After: 1 opening a resuming watch, streaming list", Label(e2e.LabelStreamingList), e2e.StreamingList, throttledPastRetries),
-		Entry("11 429s with Retry-After: 1 opening a resuming watch, LIST+WATCH", Label(e2e.LabelListWatch), e2e.ListWatch, throttledPastRetries),
-		Entry("2 429 ERROR events in resuming watches, streaming list", Label(e2e.LabelStreamingList), e2e.StreamingList, throttledEvents),
-		Entry("2 429 ERROR events in resuming watches, LIST+WATCH", Label(e2e.LabelListWatch), e2e.ListWatch, throttledEvents),
+		e2e.StreamingList.Entry("2 429s without Retry-After opening resuming watches", throttledNoRetryAfter),
+		e2e.ListWatch.Entry("2 429s without Retry-After opening resuming watches", throttledNoRetryAfter),
+		e2e.StreamingList.Entry("11 429s with Retry-After: 1 opening a resuming watch", throttledPastRetries),
+		e2e.ListWatch.Entry("11 429s with Retry-After: 1 opening a resuming watch", throttledPastRetries),
+		e2e.StreamingList.Entry("2 429 ERROR events in resuming watches", throttledEvents),
+		e2e.ListWatch.Entry("2 429 ERROR events in resuming watches", throttledEvents),
 	)
 
 	// LIST+WATCH mode has no streaming list: its relist is a LIST.
@@ -408,14 +404,14 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 			m.Use()
 			expectThrottledRecovery(ctx, t, func(c *rest.Config) *rest.Config { return c })
 		},
-		Entry("2 429s without Retry-After", Label(e2e.LabelStreamingList), e2e.StreamingList, throttledNoRetryAfter.onRelist()),
-		Entry("11 429s with Retry-After: 1", Label(e2e.LabelStreamingList), e2e.StreamingList, throttledPastRetries.onRelist()),
+		e2e.StreamingList.Entry("2 429s without Retry-After", throttledNoRetryAfter.onRelist()),
+		e2e.StreamingList.Entry("11 429s with Retry-After: 1", throttledPastRetries.onRelist()),
 	)
 
 	// A client stack that takes a 429 without Retry-After for a failure: the
 	// reflector relists from watch() and falls back to a LIST from
 	// watchList(). The re-initialisation assertion must catch both.
-	It("fails when the client takes a 429 without Retry-After on a resuming watch for a failure", NegativeControl, Label(e2e.LabelListWatch), func(ctx SpecContext) {
+	It("fails when the client takes a 429 without Retry-After on a resuming watch for a failure", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 		e2e.ListWatch.Use()
 		err := InterceptGomegaFailure(func() {
 			expectThrottledRecovery(ctx, throttledNoRetryAfter, httpfault.TooManyRequestsAsInternalErrors)
@@ -423,7 +419,7 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 		Expect(err).To(MatchError(ContainSubstring(throttledReinits)), "the S4 throttling assertion catches a relist after a 429")
 	})
 
-	It("fails when the client takes a 429 without Retry-After on a relist's streaming list for a failure", NegativeControl, Label(e2e.LabelStreamingList), func(ctx SpecContext) {
+	It("fails when the client takes a 429 without Retry-After on a relist's streaming list for a failure", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
 			expectThrottledRecovery(ctx, throttledNoRetryAfter.onRelist(), httpfault.TooManyRequestsAsInternalErrors)

@@ -13,20 +13,18 @@ import (
 // scenarios/s5_compaction.go, shared with the e2e-framework features.
 var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtcdCompaction, func() {
 	Context("when etcd is compacted while the informer is watching", Slow, func() {
-		DescribeTable("keeps the same watch: no re-initialisation, no new dial, later changes arrive", append([]any{
-			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); scenarios.CompactedWhileWatching(ctx) }},
-			e2e.StacksAndSyncModes()...)...)
+		e2e.DescribeStacksAndSyncModes("keeps the same watch: no re-initialisation, no new dial, later changes arrive",
+			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); scenarios.CompactedWhileWatching(ctx) })
 	})
 
 	Context("when etcd is compacted while the informer fails over between kube-apiservers without watch cache", NeedsAPIServerRestart, NeedsHA, func() {
-		DescribeTable("the resume is answered 410, the informer relists and observes every delete as a tombstone", append([]any{
+		e2e.DescribeStacksAndSyncModes("the resume is answered 410, the informer relists and observes every delete as a tombstone",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true})
 				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
-			}},
-			e2e.StacksAndSyncModes()...)...)
+			})
 
 		It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 			err := InterceptGomegaFailure(func() {
@@ -39,7 +37,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		// stack relies on the same delete assertion, over another decoder
 		// and watch cache.
 		crd := e2e.StreamingList.OnStack(probe.StackDynamicCRD)
-		It("fails when the handler drops tombstones ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+		It("fails when the handler drops tombstones ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 			crd.Use()
 			err := InterceptGomegaFailure(func() {
 				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
@@ -49,15 +47,14 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 	})
 
 	Context("when etcd is compacted while the informer fails over between kube-apiservers with watch cache", Slow, NeedsAPIServerRestart, NeedsHA, func() {
-		DescribeTable("the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes", append([]any{
+		e2e.DescribeSyncModes("the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: true, FailOver: true})
 				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
 				AddReportEntry("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
-			}},
-			e2e.BothSyncModes()...)...)
+			})
 	})
 
 	Context("when a delete is immediately followed by compaction (etcd#10681, PrevKV=nil)", func() {
@@ -66,30 +63,28 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 				m.Use()
 				scenarios.DeleteThenCompact(ctx, watchCache)
 			},
-			Entry("streaming list, watch cache", Label(e2e.LabelStreamingList), e2e.StreamingList, true),
-			Entry("LIST+WATCH, watch cache", Label(e2e.LabelListWatch), e2e.ListWatch, true),
-			Entry("streaming list, no watch cache", Label(e2e.LabelStreamingList), e2e.StreamingList, false),
-			Entry("LIST+WATCH, no watch cache", Label(e2e.LabelListWatch), e2e.ListWatch, false),
+			e2e.StreamingList.Entry("watch cache", true),
+			e2e.ListWatch.Entry("watch cache", true),
+			e2e.StreamingList.Entry("no watch cache", false),
+			e2e.ListWatch.Entry("no watch cache", false),
 		)
 	})
 
 	Context("when kube-apiserver restarts while the informer waits to resume", NeedsAPIServerRestart, NeedsHA, func() {
-		DescribeTable("without the watch cache the watch resumes from etcd: no relist, real Deletes", append([]any{
+		e2e.DescribeSyncModes("without the watch cache the watch resumes from etcd: no relist, real Deletes",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: false})
 				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
-			}},
-			e2e.BothSyncModes()...)...)
+			})
 
-		DescribeTable("with the watch cache the restarted apiserver answers the old resourceVersion 410: one relist", append([]any{
+		e2e.DescribeSyncModes("with the watch cache the restarted apiserver answers the old resourceVersion 410: one relist",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: false})
 				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone")
-			}},
-			e2e.BothSyncModes()...)...)
+			})
 	})
 })

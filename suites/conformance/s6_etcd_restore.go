@@ -58,22 +58,20 @@ import (
 //     (the_real_fifo.go Replace -> reconcileReplacement).
 var _ = Describe("S6 etcd restored from an earlier snapshot", Label("etcd-restore"), Disruptive, NeedsEtcdSnapshot, NeedsAPIServerRestart, func() {
 	Context("when the restore is plain: resourceVersions go backwards", func() {
-		DescribeTable("the informer resumes a silent watch at its newer resourceVersion and stays stale (upstream limitation)", append([]any{
+		e2e.DescribeSyncModes("the informer resumes a silent watch at its newer resourceVersion and stays stale (upstream limitation)",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				r := restoredUnderInformer(ctx, cluster.RestoreOptions{}, nil, nil)
 				expectStaleAfterPlainRestore(ctx, r)
-			}},
-			e2e.BothSyncModes()...)...)
+			})
 	})
 
 	Context("when the restore bumps revisions and marks them compacted", func() {
-		DescribeTable("the resume is answered 410, the informer relists, converges and observes the vanished pod's delete", append([]any{
+		e2e.DescribeSyncModes("the resume is answered 410, the informer relists, converges and observes the vanished pod's delete",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				m.Use()
 				restoredUnderInformer(ctx, cluster.RestoreOptions{BumpRevision: restoreBump, MarkCompacted: true}, nil, nil).expectConverged(ctx)
-			}},
-			e2e.BothSyncModes()...)...)
+			})
 	})
 
 	It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
@@ -101,21 +99,6 @@ const restoreBump = 1_000_000
 // bound), and kube-apiserver alone wrote about 10 revisions a minute here
 // (9 in the 55 s after a restore, measured 2026-11-23).
 const postSnapshotWrites = 100
-
-// dropTombstones is the classic controller bug: a delete handler that
-// type-asserts its object and returns on a DeletedFinalStateUnknown.
-func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { h.OnAdd(obj, false) },
-		UpdateFunc: h.OnUpdate,
-		DeleteFunc: func(obj any) {
-			if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				return
-			}
-			h.OnDelete(obj)
-		},
-	}
-}
 
 // restorableEtcd is what S6 needs of the cluster: snapshot and restore
 // etcd, and read its revision after the restore.
@@ -207,9 +190,8 @@ func (r restored) resumedWatch(ctx context.Context) probe.Request {
 	GinkgoHelper()
 	var opened probe.Request
 	Eventually(func(g Gomega) {
-		rs := r.pods.Recorder.Snapshot().Requests
-		opened = rs[len(rs)-1]
-		g.Expect(opened.Watch && !opened.SendInitialEvents && opened.Status == 200 && opened.End.IsZero()).To(BeTrue(), "a plain watch is open: %+v", opened)
+		opened = e2e.ExpectWatchOpen(g, "the informer", r.pods.Recorder.Snapshot().Requests)
+		g.Expect(opened.SendInitialEvents).To(BeFalse(), "the open watch is a plain one, no streaming list: %+v", opened)
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the informer resumes with a plain watch")
 	Expect(opened.ResourceVersion).To(Equal(strconv.FormatInt(r.informerRV, 10)), "the informer resumed at its pre-restore resourceVersion, above etcd's %d", r.serverRV)
 	return opened

@@ -129,13 +129,17 @@ func expectedRelist(m e2e.SyncMode) relistExpectation {
 }
 
 var _ = Describe("S6 etcd restored from an earlier snapshot, then a relist", Label("etcd-restore"), Disruptive, NeedsEtcdSnapshot, NeedsAPIServerRestart, func() {
-	e2e.DescribeSyncModes("plain restore, then a relist: the LIST at the informer's resourceVersion is answered too large and the reflector falls back to a consistent list",
+	// LIST+WATCH takes a minute by design (the REST client's 11 tries of
+	// the LIST, expectedRelist): slow; the streaming list seconds.
+	DescribeTable("plain restore, then a relist: the LIST at the informer's resourceVersion is answered too large and the reflector falls back to a consistent list",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
 			relistAfterPlainRestore(ctx, m, false)
-		})
+		},
+		e2e.StreamingList.Entry(""),
+		e2e.ListWatch.Entry("", Slow))
 
-	It("fails when the client retries the same resourceVersion forever", NegativeControl, func(ctx SpecContext) {
+	It("fails when the client retries the same resourceVersion forever", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A client stack that sends its consistent relist (resourceVersion
 		// "") at the last resourceVersion it listed at never gets off R, as
 		// client-go before k8s#107133's fix: the bound must catch it. In
@@ -196,9 +200,7 @@ func relistAfterPlainRestore(ctx context.Context, m e2e.SyncMode, pinned bool) {
 	// The request after the last re-initialisation: a watch, open (in
 	// streaming mode the streaming list itself goes on as the watch).
 	Eventually(func(g Gomega) {
-		rs := r.pods.Recorder.Snapshot().Requests
-		last := rs[len(rs)-1]
-		g.Expect(last.Watch && last.Status == http.StatusOK && last.End.IsZero()).To(BeTrue(), "a watch is open: %+v", last)
+		e2e.ExpectWatchOpen(g, "the informer", r.pods.Recorder.Snapshot().Requests)
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the informer watches again after the fallback list")
 
 	rec := r.pods.Recorder.Snapshot()

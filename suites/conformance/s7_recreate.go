@@ -27,7 +27,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 	})
 
 	crd := e2e.StreamingList.OnStack(probe.StackDynamicCRD)
-	It("fails when the handler drops updates and deletes ("+crd.Name+")", NegativeControl, crd.Labels(), func(ctx SpecContext) {
+	It("fails when the handler drops updates and deletes ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 		// The same broken handler on the custom resource: unstructured
 		// objects, another decoder, the same assertion.
 		crd.Use()
@@ -45,9 +45,3 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		Expect(err).To(MatchError(ContainSubstring(e2e.HandlersAddUp)), "the handler check catches a relist no handler heard of")
 	})
 })
-
-// deafHandler passes on Adds only: a controller that never hears of an
-// object's end.
-func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
-}

@@ -24,8 +24,11 @@ import (
 // informer turns them into OnUpdate(old, new) with old == new
 // (shared_informer.go HandleDeltas / processDeltas). No list, no watch.
 const (
-	resyncPeriod  = time.Second
-	resyncsWanted = 3
+	// S8's two assertions; its negative control matches either.
+	resyncsOf             = "resyncs of"
+	requestsDuringResyncs = "requests sent while resyncing"
+	resyncPeriod          = time.Second
+	resyncsWanted         = 3
 	// resyncWindow bounds waiting for resyncsWanted resyncs of every pod.
 	resyncWindow = 10 * resyncPeriod
 )
@@ -49,7 +52,7 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 		// show up as requests, and when they end in relists (clean close
 		// within a second) the relists can also keep every pod from
 		// reaching its resyncs in the window. Both are this spec failing.
-		Expect(err).To(MatchError(Or(ContainSubstring("requests during"), ContainSubstring("resyncs of "))), "an S8 assertion catches a client that keeps requesting")
+		Expect(err).To(MatchError(Or(ContainSubstring(requestsDuringResyncs), ContainSubstring(resyncsOf))), "an S8 assertion catches a client that keeps requesting")
 	})
 })
 
@@ -80,13 +83,13 @@ func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 	Eventually(func(g Gomega) {
 		m := resyncs()
 		for _, n := range names {
-			g.Expect(m[e2e.Namespace+"/"+n]).To(BeNumerically(">=", resyncsWanted), "resyncs of %s/%s", e2e.Namespace, n)
+			g.Expect(m[e2e.Namespace+"/"+n]).To(BeNumerically(">=", resyncsWanted), resyncsOf+" %s/%s", e2e.Namespace, n)
 		}
 	}).WithTimeout(resyncWindow).WithPolling(100 * time.Millisecond).Should(Succeed())
 
 	after := pods.Recorder.Snapshot()
 	newRequests := after.Requests[len(before.Requests):]
-	Expect(newRequests).To(BeEmpty(), "requests during %d resync periods: %v", resyncsWanted, newRequests)
+	Expect(newRequests).To(BeEmpty(), requestsDuringResyncs+" over %d resync periods: %v", resyncsWanted, newRequests)
 	Expect(after.ConsistencyChecks).To(HaveLen(len(before.ConsistencyChecks)), "consistency detector LISTs during %d resync periods", resyncsWanted)
 	Expect(after.Dials).To(HaveLen(len(before.Dials)), "dials during the resyncs")
 	for _, e := range after.Events[len(before.Events):] {

@@ -1,5 +1,5 @@
-// Package conformance holds the scenario specs of ../shared/docs/scenarios.md
-// (S1-S12), each labelled with its scenario and with what it needs of the
+// Package conformance holds the scenario specs of docs/scenarios.md
+// (S1-S15), each labelled with its scenario and with what it needs of the
 // backend (capability labels), with the negative controls that prove each
 // assertion family can fail.
 //
@@ -77,7 +77,7 @@ var (
 	// NegativeControl labels a spec that runs a scenario against a
 	// deliberately broken client and passes only if the scenario's
 	// assertions fail.
-	NegativeControl = Label("negative-control")
+	NegativeControl = Label(e2e.LabelNegativeControl)
 	// Disruptive labels a spec that breaks the control plane itself
 	// (restarts, compaction, restore), not only the client's connection.
 	Disruptive = Label("disruptive")

@@ -1,7 +1,7 @@
-// Package smoke holds the first end-to-end specs on the local backend: the
-// control plane is real, the informer is built the way controllers build it,
-// and every instrument (fault proxy, probe, classifier, checks, reports) is
-// in the path. The scenario suites (S1-S12) come next to it.
+// Package smoke holds the first end-to-end spec: the control plane is real,
+// the informer is built the way controllers build it, and every instrument
+// (fault proxy, probe, classifier, checks, reports) is in the path. The
+// scenarios (S1-S15, docs/scenarios.md) are in suites/conformance.
 package smoke
 
 import (
@@ -15,6 +15,9 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the spec needs a cluster (make e2e)")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "smoke")
 }

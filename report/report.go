@@ -1,0 +1,201 @@
+// Package report holds the suite's informer reports as data: what a run
+// writes (SuiteSummary, in informer-report-<suite>.json next to Ginkgo's
+// reports) and where (Files, ArtifactsRoot). It is plain Go with no test
+// framework, so tools that read reports (hack/matrix, a downstream's own)
+// import it instead of the Ginkgo harness (package e2e, which writes them).
+package report
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// EnvArtifacts, when set, is the directory the suite writes its reports
+// and artifacts to (default: ./_artifacts of the package under test).
+const EnvArtifacts = "INFORMER_CONFORMANCE_ARTIFACTS"
+
+// ArtifactsRoot is $INFORMER_CONFORMANCE_ARTIFACTS, or _artifacts in the
+// working directory (made absolute).
+func ArtifactsRoot() string {
+	if a := os.Getenv(EnvArtifacts); a != "" {
+		return a
+	}
+	abs, err := filepath.Abs("_artifacts")
+	if err != nil {
+		return "_artifacts"
+	}
+	return abs
+}
+
+// SafeName makes s usable as a file name: every run of characters other
+// than letters, digits, '.', '_' and '-' becomes one '-'.
+func SafeName(s string) string { return unsafeChars.ReplaceAllString(s, "-") }
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Files are a suite's report files in a directory (ArtifactsRoot for a
+// run): informer-report-<suite>.json (SuiteSummary), .md (the summary and a
+// table of every spec), .summary.md (the summary alone, for a CI job's
+// summary) and .html (one self-contained page with a timeline per spec).
+type Files struct {
+	JSON, Markdown, Summary, HTML string
+}
+
+// FilesIn names suite's report files in dir.
+func FilesIn(dir, suite string) Files {
+	base := filepath.Join(dir, "informer-report-"+SafeName(suite))
+	return Files{JSON: base + ".json", Markdown: base + ".md", Summary: base + ".summary.md", HTML: base + ".html"}
+}
+
+// SpecSummary is one spec in the run's informer report.
+type SpecSummary struct {
+	Spec      string    `json:"spec"`
+	Labels    []string  `json:"labels,omitempty"`
+	Outcome   string    `json:"outcome"`
+	Seconds   float64   `json:"seconds"`
+	Informers []Numbers `json:"informers,omitempty"`
+	// Notes are the spec's other report entries: the sync mode, a
+	// scenario's measured outcome ("S7 outcome", ...), extra numbers.
+	Notes   map[string]string `json:"notes,omitempty"`
+	Failure string            `json:"failure,omitempty"`
+	// Timeline is what the spec's instruments saw, on one time axis.
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// SuiteSummary is a suite's informer report: the versions it ran with and
+// its specs.
+type SuiteSummary struct {
+	Suite    string `json:"suite"`
+	ClientGo string `json:"clientGo,omitempty"`
+	// ClientGoGates is every feature gate of that client-go with the value
+	// the run had (a spec's own overrides, such as its sync mode, are in its
+	// notes).
+	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
+	KubeAPIServer string          `json:"kubeAPIServer,omitempty"`
+	// WatchListConsistencyDetector says whether client-go's watch-list
+	// consistency detector was on in the run (probe.DetectorState); each
+	// streaming-list spec's notes say it too (DetectorNote).
+	WatchListConsistencyDetector string        `json:"watchListConsistencyDetector,omitempty"`
+	Specs                        []SpecSummary `json:"specs"`
+}
+
+// Counts spells a count per key, sorted by key ("410 Gone: 1, clean
+// close: 2"), or "none".
+func Counts[K ~string](m map[K]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Numbers is what a spec reports about one informer.
+type Numbers struct {
+	Informer          string              `json:"informer"`
+	Reinitialisations map[probe.Cause]int `json:"reinitialisations"`
+	ReinitDetails     []string            `json:"reinitDetails,omitempty"`
+	Dials             int                 `json:"dials"`
+	Requests          map[string]int      `json:"requests"`
+	Events            map[string]int      `json:"events"`
+	RecoverySeconds   float64             `json:"recoverySeconds,omitempty"`
+	// Inconsistencies are the watch-list consistency detector's reports.
+	Inconsistencies []string `json:"inconsistencies,omitempty"`
+}
+
+// String renders numbers on one line for the console.
+func (n Numbers) String() string {
+	return fmt.Sprintf("reinitialisations %v, dials %d, requests %v, events %v, recovery %.2fs", n.Reinitialisations, n.Dials, n.Requests, n.Events, n.RecoverySeconds)
+}
+
+// Gate is one client-go feature gate as a run saw it.
+type Gate struct {
+	Enabled bool `json:"enabled"`
+	Default bool `json:"default"`
+}
+
+// Timeline is what happened in one spec, in milliseconds since Origin (the
+// moment its first instrument started): the faults in force (faultlog, as
+// the backends, the fault proxy and the HTTP fault injectors record them),
+// each informer's requests, dials, handler events, re-initialisations and
+// convergence, and the bounds the spec asserted.
+type Timeline struct {
+	Origin    time.Time          `json:"origin"`
+	EndMs     float64            `json:"endMs"`
+	Faults    []TimelineFault    `json:"faults,omitempty"`
+	Informers []InformerTimeline `json:"informers,omitempty"`
+	Bounds    []Bound            `json:"bounds,omitempty"`
+}
+
+// TimelineFault is a fault window; EndMs < 0: still in force at the end.
+type TimelineFault struct {
+	Kind    string  `json:"kind"`
+	Detail  string  `json:"detail,omitempty"`
+	StartMs float64 `json:"startMs"`
+	EndMs   float64 `json:"endMs"`
+}
+
+// InformerTimeline is one informer's record on the spec's time axis.
+type InformerTimeline struct {
+	Informer string            `json:"informer"`
+	SyncedMs *float64          `json:"syncedMs,omitempty"`
+	Requests []TimelineRequest `json:"requests,omitempty"`
+	DialsMs  []float64         `json:"dialsMs,omitempty"`
+	// DialErrors counts the dials that failed.
+	DialErrors int               `json:"dialErrors,omitempty"`
+	Events     []TimelineEvent   `json:"events,omitempty"`
+	Reinits    []TimelineReinit  `json:"reinits,omitempty"`
+	Converged  []float64         `json:"convergedMs,omitempty"`
+	Checks     []TimelineRequest `json:"consistencyChecks,omitempty"`
+}
+
+// TimelineRequest is one request from start to end (EndMs < 0: open at the
+// end), its kind (list, watch, streaming list, discovery), its status and
+// how it ended.
+type TimelineRequest struct {
+	ID      int     `json:"id"`
+	Kind    string  `json:"kind"`
+	StartMs float64 `json:"startMs"`
+	EndMs   float64 `json:"endMs"`
+	Status  int     `json:"status,omitempty"`
+	Ended   string  `json:"ended,omitempty"`
+	Events  int     `json:"events,omitempty"`
+}
+
+// TimelineEvent is a handler call: Add, Update, Delete, "Delete
+// (tombstone)", "Update (UID changed)".
+type TimelineEvent struct {
+	AtMs float64 `json:"atMs"`
+	Kind string  `json:"kind"`
+}
+
+// TimelineReinit is a re-initialisation (probe.Reinitialisations) at its
+// request's start.
+type TimelineReinit struct {
+	AtMs    float64 `json:"atMs"`
+	Request int     `json:"request"`
+	Cause   string  `json:"cause"`
+}
+
+// Bound is a bound a spec asserted: What happened At, FromMs being when the
+// clock started, within BoundSeconds (Within) or not.
+type Bound struct {
+	What         string  `json:"what"`
+	FromMs       float64 `json:"fromMs"`
+	AtMs         float64 `json:"atMs"`
+	BoundSeconds float64 `json:"boundSeconds"`
+	Within       bool    `json:"within"`
+}
+
+// Seconds is how long it took.
+func (b Bound) Seconds() float64 { return (b.AtMs - b.FromMs) / 1000 }
