@@ -75,6 +75,10 @@ binaries: ## Build (once per version, cached) kube-apiserver, etcd and etcdutl f
 test: binaries ## Run the Go tests of the suite's own packages (backends against the real binaries).
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v /suites/)
 
+.PHONY: test-unit
+test-unit: ## Run the Go tests that need no binaries and no cluster (go test -short: classifier, versions, reports, matrix, fault proxy, controls); no build.
+	$(GO) test -short -count=1 ./...
+
 .PHONY: e2e
 e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),kind-image) ## Run the conformance specs (BACKEND=local|existing, LABEL_FILTER=..., GINKGO_PROCS=...); fails if no spec passed.
 	$(RUNCHECK) filter '$(E2E_LABELS)'
@@ -85,8 +89,10 @@ e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),ki
 	$(RUNCHECK) report $(ARTIFACTS)/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc
 
 # The label filter of make e2e: LABEL_FILTER, or all but the specs labelled
-# long and those on informer stacks other than the typed one (make e2e-stacks).
-E2E_LABELS = $(or $(LABEL_FILTER),!long && !extra-stack)
+# slow (make e2e-slow) or long (make e2e-long) and those on informer stacks
+# other than the typed one (make e2e-stacks): the default run stays under 6
+# minutes on 2 cores.
+E2E_LABELS = $(or $(LABEL_FILTER),!slow && !long && !extra-stack)
 # Checks a run from outside Ginkgo: the label filter parses (Ginkgo's parse
 # error alone, before any process starts), some spec passed in some suite
 # (a run that tests nothing fails), why specs skipped; the spec labels.
@@ -99,6 +105,10 @@ KUBE_VERSIONS ?=
 # each "default" or "Name=false,Other=true" (KUBE_FEATURE_<Name> variables).
 GATES ?=
 export CLIENT_GO KUBE_VERSIONS GATES
+
+.PHONY: e2e-slow
+e2e-slow: ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack.
+	$(MAKE) e2e LABEL_FILTER='slow && !long && !extra-stack'
 
 .PHONY: e2e-long
 e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
