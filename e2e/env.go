@@ -20,12 +20,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-// Namespace is where the current spec puts its objects: "default" on a
-// backend that starts a cluster per spec (local), a namespace of the spec's
-// own on a shared one. StartEnv sets it; Ginkgo runs one spec at a time per
-// process.
-var Namespace = metav1.NamespaceDefault
-
 // Env is what most specs start from: a cluster with a fault proxy in front
 // of it, an admin clientset for the spec's own writes (straight to the
 // apiserver, never through the proxy), the server's pods for convergence
@@ -43,6 +37,11 @@ type Env struct {
 	// clients like Writer's.
 	Subjects *Subjects
 	User     *rest.Config
+	// Namespace is where the spec puts its objects and its informers
+	// watch: "default" on a backend that starts a cluster per spec
+	// (local), a namespace of the spec's own on a shared one (removed with
+	// the spec).
+	Namespace string
 }
 
 // StartEnv starts an Env for the current spec on the selected backend;
@@ -62,7 +61,7 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	if !ok {
 		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))
 	}
-	e := &Env{Backend: c, Proxy: StartProxy(addr)}
+	e := &Env{Backend: c, Proxy: StartProxy(addr), Namespace: metav1.NamespaceDefault}
 	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's own writes are the tool, not the subject: no client-side
@@ -72,15 +71,15 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	if shared {
-		useOwnNamespace(ctx, e.Writer, admin)
+		e.Namespace = useOwnNamespace(ctx, e.Writer, admin)
 	}
-	e.Pods = probe.QuorumPods(e.Writer, Namespace)
+	e.Pods = probe.QuorumPods(e.Writer, e.Namespace)
 	if SpecStack().CustomResource() {
 		requireCRDs(c)
 	}
 	dc, err := dynamic.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	e.Subjects, err = NewSubjects(e.Writer, dc, SpecStack().Resource(), Namespace)
+	e.Subjects, err = NewSubjects(e.Writer, dc, SpecStack().Resource(), e.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -89,22 +88,20 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	return e
 }
 
-// useOwnNamespace creates a namespace for the current spec, makes it
-// Namespace, and removes it and what the spec created in it when the spec
+// useOwnNamespace creates a namespace for the current spec, returns its
+// name (the Env's Namespace), and removes it and what the spec created in it when the spec
 // ends (cleanupNamespace, bounded by NamespaceCleanupTimeout): whatever
 // is left is named in a report entry and on GinkgoWriter, without failing
 // the spec.
-func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.Config) {
+func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.Config) string {
 	ginkgo.GinkgoHelper()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: NamespacePrefix,
 		Labels:       map[string]string{"app.kubernetes.io/created-by": "informer-conformance"},
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
-	Namespace = ns.Name
 	AddReportEntry("namespace", ns.Name)
 	DeferCleanup(NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
-		Namespace = metav1.NamespaceDefault
 		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)
@@ -122,6 +119,7 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the default service account of the spec's namespace")
 	}
+	return ns.Name
 }
 
 // CBORProfile is the flag profile (fixtures/profiles/cbor.yaml) that turns
@@ -129,12 +127,12 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 // cluster of a spec on a CBOR stack.
 const CBORProfile = "cbor"
 
-// Pod is a minimal pod in Namespace. Nothing schedules it: the local
+// Pod is a minimal pod in namespace. Nothing schedules it: the local
 // backend has no nodes, and on a real cluster its scheduler name is one no
 // scheduler answers to, so no status update muddles the specs' counts.
-func Pod(name string) *corev1.Pod {
+func Pod(namespace, name string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
 			SchedulerName: "informer-conformance-no-scheduler",
 			Containers:    []corev1.Container{{Name: "c", Image: "example.invalid/none"}},

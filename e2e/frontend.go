@@ -67,7 +67,7 @@ func current() FrontEnd {
 }
 
 // UseFrontEnd makes fe the front end of the instruments until the returned
-// function is called. Specs share process-wide state (Namespace, client-go's
+// function is called. Specs share process-wide state (client-go's
 // feature gates, the environment), so one spec runs at a time per process:
 // a second UseFrontEnd before the first is undone fails.
 func UseFrontEnd(fe FrontEnd) (undo func(), err error) {

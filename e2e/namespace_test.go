@@ -43,8 +43,7 @@ func TestCleanupNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"p1", "p2", "p3"} {
-			p := Pod(name)
-			p.Namespace = ns.Name
+			p := Pod(ns.Name, name)
 			if _, err := cs.CoreV1().Pods(ns.Name).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -47,9 +47,9 @@ func NewSubjects(cs kubernetes.Interface, dc dynamic.Interface, resource schema.
 }
 
 // SubjectsFor writes the current spec's resource (its stack's,
-// probe.Stack.Resource) in Namespace with clients of cfg: for a writer on
-// another apiserver than the Env's.
-func SubjectsFor(cfg *rest.Config) *Subjects {
+// probe.Stack.Resource) in the Env's namespace with clients of cfg: for a
+// writer on another apiserver than the Env's (ConfigThrough).
+func (e *Env) SubjectsFor(cfg *rest.Config) *Subjects {
 	ginkgo.GinkgoHelper()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1 // the spec's writes are the tool: see StartEnv
@@ -57,7 +57,7 @@ func SubjectsFor(cfg *rest.Config) *Subjects {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	dc, err := dynamic.NewForConfig(cfg)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	s, err := NewSubjects(cs, dc, SpecStack().Resource(), Namespace)
+	s, err := NewSubjects(cs, dc, SpecStack().Resource(), e.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return s
 }
@@ -68,7 +68,7 @@ func SubjectsFor(cfg *rest.Config) *Subjects {
 // connection).
 func (o *Observed) Subjects() *Subjects {
 	ginkgo.GinkgoHelper()
-	s, err := NewSubjects(o.Client, o.Dynamic, o.Stack.Resource(), Namespace)
+	s, err := NewSubjects(o.Client, o.Dynamic, o.Stack.Resource(), o.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "subjects of informer %s", o.Name)
 	return s
 }
@@ -92,13 +92,13 @@ func (s *Subjects) Key(name string) string { return s.namespace + "/" + name }
 // WidgetKind is the kind of probe.WidgetsResource (fixtures/crds/widgets.yaml).
 const WidgetKind = "Widget"
 
-// Widget is a minimal Widget in Namespace.
-func Widget(name string) *unstructured.Unstructured {
+// Widget is a minimal Widget in namespace.
+func Widget(namespace, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"size": int64(1)}}}
 	u.SetAPIVersion(probe.WidgetsResource.GroupVersion().String())
 	u.SetKind(WidgetKind)
 	u.SetName(name)
-	u.SetNamespace(Namespace)
+	u.SetNamespace(namespace)
 	return u
 }
 
@@ -106,16 +106,14 @@ func Widget(name string) *unstructured.Unstructured {
 // identifies it.
 func (s *Subjects) Create(ctx context.Context, name string) (probe.Object, error) {
 	if s.custom == nil {
-		p := Pod(name)
-		p.Namespace = s.namespace
+		p := Pod(s.namespace, name)
 		got, err := s.typed.CoreV1().Pods(s.namespace).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			return probe.Object{}, fmt.Errorf("create pod %s: %w", name, err)
 		}
 		return objectOf(got), nil
 	}
-	w := Widget(name)
-	w.SetNamespace(s.namespace)
+	w := Widget(s.namespace, name)
 	got, err := s.custom.Create(ctx, w, metav1.CreateOptions{})
 	if err != nil {
 		return probe.Object{}, fmt.Errorf("create %s %s: %w", s.Name(), name, err)

@@ -134,7 +134,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	admin1 := env.ConfigThrough(cluster.Admin, 1)
 	// The objects of the resource the spec's stack watches: pods, or the
 	// custom resource on the CRD stacks.
-	api := e2e.SubjectsFor(admin1)
+	api := env.SubjectsFor(admin1)
 	server := api.Quorum()
 	created := map[string]probe.Object{}
 	for _, n := range []string{"keep", "update-down", "delete-down", "update-up", "delete-up"} {
@@ -147,7 +147,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	if in.Client != nil {
 		user = in.Client(user)
 	}
-	pods := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
 	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -125,18 +124,18 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	Expect(err).NotTo(HaveOccurred())
 	_, err = subjects.Create(ctx, "stays")
 	Expect(err).NotTo(HaveOccurred())
-	createConfigMapAndSecret(ctx, writer, "before")
+	createConfigMapAndSecret(ctx, env, "before")
 
 	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	var recovery time.Duration
 	informers := []*informerUnderTest{
 		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
 		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: probe.Quorum("configmaps", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return writer.CoreV1().ConfigMaps(e2e.Namespace).List(ctx, o)
+			return writer.CoreV1().ConfigMaps(env.Namespace).List(ctx, o)
 		})},
 		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: probe.Quorum("secrets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return writer.CoreV1().Secrets(e2e.Namespace).List(ctx, o)
+			return writer.CoreV1().Secrets(env.Namespace).List(ctx, o)
 		})},
 	}
 	for _, inf := range informers[1:] {
@@ -178,7 +177,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	Expect(subjects.Delete(ctx, "gone")).To(Succeed())
 	_, err = subjects.Create(ctx, "born")
 	Expect(err).NotTo(HaveOccurred())
-	createConfigMapAndSecret(ctx, writer, "during")
+	createConfigMapAndSecret(ctx, env, "during")
 
 	recovered := false
 	defer func() {
@@ -234,10 +233,11 @@ func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Dura
 	e2e.AddReportEntry(e2e.ReportEntryPrefix+n.Informer, n)
 }
 
-func createConfigMapAndSecret(ctx context.Context, writer kubernetes.Interface, name string) {
+func createConfigMapAndSecret(ctx context.Context, env *e2e.Env, name string) {
+	writer := env.Writer
 	ginkgo.GinkgoHelper()
-	_, err := writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	_, err = writer.CoreV1().Secrets(e2e.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err = writer.CoreV1().Secrets(env.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 }

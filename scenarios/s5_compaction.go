@@ -88,7 +88,7 @@ func CompactedWhileWatching(ctx context.Context) {
 		_, err = subjects.SetLabels(ctx, "first", map[string]string{"round": fmt.Sprint(i)})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 	before := pods.Recorder.Snapshot()
 	oldRV := pods.Informer.LastSyncResourceVersion()
@@ -99,7 +99,7 @@ func CompactedWhileWatching(ctx context.Context) {
 	// snapshots below it): a compaction at exactly oldRV would never be
 	// answered 410. One write the informer does not watch (a ConfigMap)
 	// moves etcd's revision past oldRV first.
-	_, err = writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump-revision"}}, metav1.CreateOptions{})
+	_, err = writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump-revision"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	compacted, err := etcd.CompactEtcd(ctx, 0)
 	Expect(err).NotTo(HaveOccurred())
@@ -171,7 +171,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: profile})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	writer1 := e2e.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
+	writer1 := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := writer1.Quorum()
 
 	var created = map[string]string{}
@@ -188,7 +188,7 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	// requests in its transport too takes that race out; the drain, the 410
 	// and the resume stay the server's.
 	refusals := &httpfault.Injector{}
-	pods := e2e.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, WrapHandler: in.Wrap,
+	pods := e2e.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: env.Namespace, WrapHandler: in.Wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: in.Wrap != nil})
@@ -286,7 +286,7 @@ func DeleteThenCompact(ctx context.Context, watchCache bool) {
 		Expect(err).NotTo(HaveOccurred())
 		uids = append(uids, o.UID)
 	}
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 
 	e2e.By("deleting each of them and compacting etcd right after each delete")

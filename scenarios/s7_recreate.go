@@ -35,7 +35,7 @@ func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	old, err := writer.Create(ctx, "same")
 	Expect(err).NotTo(HaveOccurred())
 
-	opts.Namespace = e2e.Namespace
+	opts.Namespace = env.Namespace
 	pods := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
 	pods.EventuallyConverged(ctx, server)
 

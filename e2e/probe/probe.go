@@ -72,8 +72,11 @@ type Probe struct {
 	Factory  informers.SharedInformerFactory
 	Informer cache.SharedIndexInformer
 	// Stack is the stack the informers are built with.
-	Stack   Stack
-	factory Source
+	Stack Stack
+	// Namespace is the namespace the informers watch (Options.Namespace;
+	// "" for all).
+	Namespace string
+	factory   Source
 	// HandlerChecked: convergence checks include the handler calls
 	// (Options.NoHandlerCheck unset).
 	HandlerChecked bool
@@ -151,7 +154,7 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
 	}
-	return &Probe{Recorder: rec, Client: cs, Dynamic: dyn, Factory: typed, Informer: inf, Stack: stack, factory: src,
+	return &Probe{Recorder: rec, Client: cs, Dynamic: dyn, Factory: typed, Informer: inf, Stack: stack, Namespace: opts.Namespace, factory: src,
 		HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
 }
 

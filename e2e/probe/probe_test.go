@@ -68,15 +68,7 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pr, err := probe.New(cfg, probe.Options{Namespace: "default"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pr.Start()
-			defer pr.Stop()
-			if err := pr.WaitForSync(ctx); err != nil {
-				t.Fatal(err)
-			}
+			pr := startSynced(ctx, t, cfg, probe.Options{Namespace: "default"})
 			rec := pr.Recorder.Snapshot()
 			first := rec.Requests[0]
 			if streaming && !(first.Watch && first.SendInitialEvents) {
@@ -292,15 +284,7 @@ func TestSource(t *testing.T) {
 		built = &factoryWrapper{SharedInformerFactory: informers.NewSharedInformerFactoryWithOptions(cs, in.Resync, informers.WithNamespace(in.Namespace))}
 		return built, nil
 	}
-	pr, err := probe.New(cfg, probe.Options{Namespace: "default", Stack: "wrapper", Source: build})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr.Start()
-	defer pr.Stop()
-	if err := pr.WaitForSync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	pr := startSynced(ctx, t, cfg, probe.Options{Namespace: "default", Stack: "wrapper", Source: build})
 	rec := pr.Recorder.Snapshot()
 	if len(rec.Requests) == 0 || len(rec.Events) != 1 || rec.Events[0].Key != "default/a" {
 		t.Errorf("requests %d, events %+v: want the source's requests recorded and the Add of default/a", len(rec.Requests), rec.Events)
@@ -321,4 +305,20 @@ func TestSource(t *testing.T) {
 	if _, err := probe.New(cfg, probe.Options{Source: broken, Stack: "broken"}); err == nil || !strings.Contains(err.Error(), "informer source broken: no cache today") {
 		t.Errorf("a failing builder: %v", err)
 	}
+}
+
+// startSynced builds a probe, starts it, waits for its sync and stops it
+// when the test ends.
+func startSynced(ctx context.Context, t *testing.T, cfg *rest.Config, opts probe.Options) *probe.Probe {
+	t.Helper()
+	pr, err := probe.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.Start()
+	t.Cleanup(pr.Stop)
+	if err := pr.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pr
 }

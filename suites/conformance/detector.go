@@ -70,14 +70,14 @@ func streamingListChecked(ctx context.Context, m e2e.SyncMode, client func(*rest
 	}
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	for _, name := range []string{"d1", "d2", "d3"} {
-		_, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(name), metav1.CreateOptions{})
+		_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, name), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred(), "create pod %s", name)
 	}
 	cfg := env.User
 	if client != nil {
 		cfg = client(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	syncedAt := pods.Informer.LastSyncResourceVersion()
 	pods.EventuallyConverged(ctx, env.Pods)
 	pods.Report(0)

@@ -83,8 +83,8 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 			return handlerBlockingOnAdd{h, release}
 		}
 		env := e2e.StartEnv(ctx, cluster.Spec{})
-		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace, WrapHandler: blocking})
-		_, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("s"), metav1.CreateOptions{})
+		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace, WrapHandler: blocking})
+		_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "s"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the handler was called")
 
@@ -109,7 +109,7 @@ func shutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	proxy := env.Proxy
 
 	leaks := probe.NewLeakCheck()
-	opts.Namespace = e2e.Namespace
+	opts.Namespace = env.Namespace
 	pods := e2e.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
 	// The informer's own client writes (and, below, lists): a pod through
 	// the clientset, or a custom resource through the dynamic client on the

@@ -116,25 +116,25 @@ func haFailover(ctx context.Context, in failoverInput) {
 	proxy := env.Proxy
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
-	server := probe.QuorumPods(writer, e2e.Namespace)
+	server := probe.QuorumPods(writer, env.Namespace)
 
 	cfg := env.User
 	if in.client != nil {
 		cfg = in.client(env)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
-	w := startWriter(ctx, writer.CoreV1().Pods(e2e.Namespace))
+	w := startWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
 	DeferCleanup(w.stop)
 	w.waitFor(writesAcrossFailover)
 	if in.freshTarget {
 		By("pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
 		w.pause()
-		_, err := writer.CoreV1().ConfigMaps(e2e.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
+		_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
-		waitAuthorised(ctx, c, 1)
+		waitAuthorised(ctx, env, 1)
 	}
 
 	By("killing apiserver 0 while the proxy fails over to apiserver 1")
@@ -250,14 +250,12 @@ func seenBefore(rec probe.Record, deleted []probe.Object) (seen []probe.Object, 
 
 // waitAuthorised waits until the test user may list pods on apiserver i
 // (a restarted apiserver answers 403 until its RBAC informers sync).
-func waitAuthorised(ctx context.Context, c apiServers, i int) {
+func waitAuthorised(ctx context.Context, env *e2e.Env, i int) {
 	GinkgoHelper()
-	cfg, err := c.RESTConfigFor(cluster.TestUser, c.APIServerURL(i))
-	Expect(err).NotTo(HaveOccurred())
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.TestUser, i))
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(ctx, func(ctx context.Context) error {
-		_, err := cs.CoreV1().Pods(e2e.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err := cs.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
 		return err
 	}).WithTimeout(rbacSyncTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "apiserver %d authorises the test user", i)
 }
@@ -265,18 +263,19 @@ func waitAuthorised(ctx context.Context, c apiServers, i int) {
 // podWriter creates pods w-0, w-1, ... every writeInterval and deletes every
 // second one right away, until stopped; it can pause between writes.
 type podWriter struct {
-	mu      sync.Mutex // held for each write, so pause waits for the one in flight
-	paused  bool
-	writes  int
-	deleted []probe.Object
-	err     error
-	cancel  context.CancelFunc
-	done    chan struct{}
+	mu        sync.Mutex // held for each write, so pause waits for the one in flight
+	paused    bool
+	writes    int
+	namespace string
+	deleted   []probe.Object
+	err       error
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
-func startWriter(ctx context.Context, api corev1client.PodInterface) *podWriter {
+func startWriter(ctx context.Context, api corev1client.PodInterface, namespace string) *podWriter {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &podWriter{cancel: cancel, done: make(chan struct{})}
+	w := &podWriter{namespace: namespace, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		for i := 0; ; i++ {
@@ -297,7 +296,7 @@ func startWriter(ctx context.Context, api corev1client.PodInterface) *podWriter 
 
 // write runs with w.mu held.
 func (w *podWriter) write(ctx context.Context, api corev1client.PodInterface, i int) error {
-	p, err := api.Create(ctx, e2e.Pod(fmt.Sprintf("w-%d", i)), metav1.CreateOptions{})
+	p, err := api.Create(ctx, e2e.Pod(w.namespace, fmt.Sprintf("w-%d", i)), metav1.CreateOptions{})
 	if ctx.Err() != nil {
 		return nil // stopping
 	}
@@ -311,7 +310,7 @@ func (w *podWriter) write(ctx context.Context, api corev1client.PodInterface, i 
 			}
 			return fmt.Errorf("delete pod %s: %w", p.Name, err)
 		}
-		w.deleted = append(w.deleted, probe.Object{Key: e2e.Namespace + "/" + p.Name, UID: string(p.UID)})
+		w.deleted = append(w.deleted, probe.Object{Key: w.namespace + "/" + p.Name, UID: string(p.UID)})
 	}
 	w.writes++
 	return nil

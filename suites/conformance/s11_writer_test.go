@@ -42,7 +42,7 @@ func (f *cancelledDeletes) Delete(ctx context.Context, _ string, _ metav1.Delete
 func TestPodWriterOwesNoCancelledDelete(t *testing.T) {
 	RegisterTestingT(t)
 	api := &cancelledDeletes{deleting: make(chan struct{}, 1)}
-	w := startWriter(context.Background(), api)
+	w := startWriter(context.Background(), api, "default")
 	select {
 	case <-api.deleting: // w-1's Delete is in flight
 	case <-time.After(10 * time.Second):

@@ -149,9 +149,9 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 		g.Go(func() error {
 			raw := make([]byte, stormPayload*3/4)
 			_, _ = rand.Read(raw)
-			pod := e2e.Pod(fmt.Sprintf("storm-%04d", i))
+			pod := e2e.Pod(env.Namespace, fmt.Sprintf("storm-%04d", i))
 			pod.Annotations = map[string]string{"payload": base64.StdEncoding.EncodeToString(raw)}
-			_, err := writer.CoreV1().Pods(e2e.Namespace).Create(gctx, pod, metav1.CreateOptions{})
+			_, err := writer.CoreV1().Pods(env.Namespace).Create(gctx, pod, metav1.CreateOptions{})
 			return err
 		})
 	}
@@ -163,7 +163,7 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 	probes := make([]*e2e.Observed, size.informers)
 	for i := range probes {
 		injectors[i] = &httpfault.Injector{}
-		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: e2e.Namespace})
+		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: env.Namespace})
 	}
 	for _, p := range probes {
 		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
@@ -188,11 +188,11 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 	var deleted []probe.Object
 	for i := range stormChanges {
 		name := fmt.Sprintf("storm-%04d", i)
-		old, err := writer.CoreV1().Pods(e2e.Namespace).Get(ctx, name, metav1.GetOptions{})
+		old, err := writer.CoreV1().Pods(env.Namespace).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-		deleted = append(deleted, probe.Object{Key: e2e.Namespace + "/" + name, UID: string(old.UID), ResourceVersion: old.ResourceVersion})
-		_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
+		Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+		deleted = append(deleted, probe.Object{Key: env.Namespace + "/" + name, UID: string(old.UID), ResourceVersion: old.ResourceVersion})
+		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
 

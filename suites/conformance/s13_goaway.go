@@ -113,13 +113,13 @@ func goawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Conf
 	})
 	var observed []*e2e.Observed
 	for i := range goawayInformers {
-		o := e2e.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: e2e.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+		o := e2e.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 		DeferCleanup(func() { o.Report(0) })
 		observed = append(observed, o)
 	}
 
 	By("writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
-	w := startWriter(ctx, writer.CoreV1().Pods(e2e.Namespace))
+	w := startWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
 	DeferCleanup(func() { w.stop() })
 	stopLoad := startGoawayLoad(ctx, observed)
 	// Bounded: the load's requests are the clients under test.

@@ -194,7 +194,7 @@ func waitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	DeferCleanup(undo)
 	logs := &logCapture{}
-	pods := e2e.StartProbeUnsynced("pods", client(streams.Instrument(env.User)), probe.Options{Namespace: e2e.Namespace, Informer: logs.podInformer(nil)})
+	pods := e2e.StartProbeUnsynced("pods", client(streams.Instrument(env.User)), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	var recovery time.Duration
 	DeferCleanup(func() {
@@ -270,7 +270,7 @@ func waitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	Expect(pods.Informer.HasSynced()).To(BeFalse(), noSyncWithoutBookmark)
 
 	By("creating pods while the informer waits: they reach the stream, not the store")
-	created := createPods(ctx, env.Writer, "waiting", s14Pods)
+	created := createPods(ctx, env, "waiting", s14Pods)
 	// ADDED events only: a long-running apiserver (the existing backend's)
 	// also sends the open stream a plain BOOKMARK about a second in.
 	Eventually(func() int { return pods.Recorder.Snapshot().Requests[0].EventTypes["ADDED"] }).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).
@@ -301,7 +301,7 @@ func waitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 func retriesWhenTheServerEndsTheStream(ctx context.Context) {
 	e2e.StreamingList.Use()
 	env := e2e.StartEnv(ctx, cluster.Spec{})
-	created := createPods(ctx, env.Writer, "before", s14Pods)
+	created := createPods(ctx, env, "before", s14Pods)
 	streams := &httpfault.StreamInjector{}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	DeferCleanup(undo)
@@ -313,7 +313,7 @@ func retriesWhenTheServerEndsTheStream(ctx context.Context) {
 	// protobuf), so each framing the injector rewrites meets a real server.
 	cfg := rest.CopyConfig(env.User)
 	cfg.ContentType = "application/json"
-	pods := e2e.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: e2e.Namespace, Informer: logs.podInformer(short)})
+	pods := e2e.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
 	var n s14Numbers
 	var recovery time.Duration
 	DeferCleanup(func() {
@@ -385,12 +385,12 @@ func retriesWhenTheServerEndsTheStream(ctx context.Context) {
 func fallsBackOnAVeryShortStream(ctx context.Context) {
 	e2e.StreamingList.Use()
 	env := e2e.StartEnv(ctx, cluster.Spec{})
-	created := createPods(ctx, env.Writer, "before", s14Pods)
+	created := createPods(ctx, env, "before", s14Pods)
 	in := &httpfault.Injector{}
 	restore, answered := in.EndWatchesCleanly(httpfault.StreamingLists, 1)
 	DeferCleanup(restore)
 	logs := &logCapture{}
-	pods := e2e.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: e2e.Namespace, Informer: logs.podInformer(nil)})
+	pods := e2e.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	DeferCleanup(func() {
 		pods.Report(0)
@@ -467,11 +467,11 @@ func expectInitialAdds(rec probe.Record, created []*corev1.Pod) {
 	}
 }
 
-func createPods(ctx context.Context, cs kubernetes.Interface, prefix string, count int) []*corev1.Pod {
+func createPods(ctx context.Context, env *e2e.Env, prefix string, count int) []*corev1.Pod {
 	GinkgoHelper()
 	var out []*corev1.Pod
 	for i := range count {
-		p, err := cs.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(fmt.Sprintf("%s-%d", prefix, i)), metav1.CreateOptions{})
+		p, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, fmt.Sprintf("%s-%d", prefix, i)), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		out = append(out, p)
 	}
@@ -541,9 +541,8 @@ func (c *logCapture) first(substr string) (logLine, bool) {
 // factory starts and stops it. The factory's own list tweaks cannot reach
 // it (the factory keeps them private); tweak stands for them, and the
 // factory's transform still applies.
-func (c *logCapture) podInformer(tweak func(*metav1.ListOptions)) func(informers.SharedInformerFactory) cache.SharedIndexInformer {
+func (c *logCapture) podInformer(namespace string, tweak func(*metav1.ListOptions)) func(informers.SharedInformerFactory) cache.SharedIndexInformer {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(c), textlogger.Verbosity(4)))
-	namespace := e2e.Namespace
 	return func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 		return f.InformerFor(&corev1.Pod{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			inf := coreinformers.NewFilteredPodInformer(cs, namespace, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak)

@@ -265,7 +265,7 @@ func useCARotationGate(on bool) {
 // the new CA.
 func adminAfterRotation(ctx context.Context, env *e2e.Env, servingCA bool) kubernetes.Interface {
 	GinkgoHelper()
-	_, err := env.Writer.CoreV1().Pods(e2e.Namespace).List(ctx, metav1.ListOptions{})
+	_, err := env.Writer.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{})
 	if servingCA {
 		Expect(err).To(MatchError(ContainSubstring("certificate signed by unknown authority")),
 			"a client holding the old CA in memory no longer verifies the apiserver")
@@ -319,13 +319,13 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Config) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
-	api := env.Writer.CoreV1().Pods(e2e.Namespace)
-	created := createRotationPods(ctx, api)
+	api := env.Writer.CoreV1().Pods(env.Namespace)
+	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
 	if client != nil {
 		cfg = client(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, env.Pods)
 
 	By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
@@ -381,17 +381,17 @@ func clientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 func servingCARotation(ctx context.Context) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
-	api := env.Writer.CoreV1().Pods(e2e.Namespace)
-	created := createRotationPods(ctx, api)
+	api := env.Writer.CoreV1().Pods(env.Namespace)
+	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
 
 	By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
 	useCARotationGate(false)
-	static := e2e.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: e2e.Namespace})
+	static := e2e.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
 	staticMade := time.Now() // its transport is older
 	useCARotationGate(true)
 	reloadingFrom := time.Now() // its transport is newer
-	reloading := e2e.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: e2e.Namespace})
+	reloading := e2e.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
 	reloadingMade := time.Now()
 	AddReportEntry("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
 	for _, o := range []*e2e.Observed{static, reloading} {
@@ -468,19 +468,19 @@ func servingCARotation(ctx context.Context) {
 
 	By("building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
 	useCARotationGate(false)
-	fresh := e2e.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: e2e.Namespace})
+	fresh := e2e.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
 	fresh.EventuallyConverged(ctx, server)
 }
 
 // createRotationPods creates the pods both rotations change: one kept (and
 // relabelled), one updated and one deleted after the rotation.
-func createRotationPods(ctx context.Context, api corev1client.PodInterface) map[string]probe.Object {
+func createRotationPods(ctx context.Context, api corev1client.PodInterface, namespace string) map[string]probe.Object {
 	GinkgoHelper()
 	created := map[string]probe.Object{}
 	for _, n := range []string{"keep", "update-after", "delete-after"} {
-		p, err := api.Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
+		p, err := api.Create(ctx, e2e.Pod(namespace, n), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		created[n] = probe.Object{Key: e2e.Namespace + "/" + n, UID: string(p.UID)}
+		created[n] = probe.Object{Key: namespace + "/" + n, UID: string(p.UID)}
 	}
 	return created
 }
@@ -495,12 +495,12 @@ func rotateThenChangePods(ctx context.Context, env *e2e.Env, rot certRotation, s
 	Expect(rot.RotateCertificates(ctx, cluster.RotateOptions{Stop: cluster.Hard, ServingCA: servingCA})).To(Succeed())
 	ready = time.Now()
 	writer := adminAfterRotation(ctx, env, servingCA)
-	wapi := writer.CoreV1().Pods(e2e.Namespace)
-	_, err := wapi.Create(ctx, e2e.Pod("create-after"), metav1.CreateOptions{})
+	wapi := writer.CoreV1().Pods(env.Namespace)
+	_, err := wapi.Create(ctx, e2e.Pod(env.Namespace, "create-after"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	wsubjects, err := e2e.NewSubjects(writer, nil, probe.PodsResource, e2e.Namespace)
+	wsubjects, err := e2e.NewSubjects(writer, nil, probe.PodsResource, env.Namespace)
 	Expect(err).NotTo(HaveOccurred())
 	scenarios.Relabel(ctx, wsubjects, "update-after", "after")
 	Expect(wapi.Delete(ctx, "delete-after", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
-	return rotated, ready, probe.QuorumPods(writer, e2e.Namespace)
+	return rotated, ready, probe.QuorumPods(writer, env.Namespace)
 }

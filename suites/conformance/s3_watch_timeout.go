@@ -135,7 +135,7 @@ func resumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *
 	// The tweak runs before the client marks a watch (Watch=true), so it
 	// sets the LIST's timeoutSeconds too: harmless, a LIST is quick.
 	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = new(int64(serverWatchTimeout.Seconds())) }
-	pods := e2e.StartProbe(ctx, writer.Name(), client(env.User), probe.Options{Namespace: e2e.Namespace, TweakListOptions: timeout})
+	pods := e2e.StartProbe(ctx, writer.Name(), client(env.User), probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
 	DeferCleanup(func() { pods.Report(recovery) })
 
@@ -261,7 +261,7 @@ const (
 func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	writer := env.Writer
-	gone, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("gone"), metav1.CreateOptions{})
+	gone, err := writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "gone"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 
 	cfg := rest.CopyConfig(env.User)
@@ -269,9 +269,9 @@ func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	frames := &frameObserver{}
 	cfg.Wrap(frames.wrap)
-	opts := probe.Options{Namespace: e2e.Namespace}
+	opts := probe.Options{Namespace: env.Namespace}
 	if v032 {
-		opts.Informer = podsWithV032FrameReader(cfg)
+		opts.Informer = podsWithV032FrameReader(cfg, env.Namespace)
 	}
 	pods := e2e.StartProbe(ctx, "pods", cfg, opts)
 	var recovery time.Duration
@@ -287,11 +287,11 @@ func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 	By("stalling the stream after part of a large event, until the client's deadline ends the watch")
 	restore, held := env.Proxy.StallAfter(stallAfterBytes)
 	DeferCleanup(restore)
-	big := e2e.Pod("big")
+	big := e2e.Pod(env.Namespace, "big")
 	big.Annotations = map[string]string{"informer-conformance/padding": strings.Repeat("x", midFrameAnnotationBytes)}
-	_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, big, metav1.CreateOptions{})
+	_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, big, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+	Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
 	Eventually(held).WithContext(ctx).WithTimeout(stallWindow).WithPolling(20*time.Millisecond).Should(BeNumerically(">", 0), "the proxy holds the rest of the event")
 	Eventually(func(g Gomega) {
 		r := pods.Recorder.Snapshot().Requests[stalled.ID-1]
@@ -305,7 +305,7 @@ func resumesAfterDeadlineMidFrame(ctx context.Context, v032 bool) {
 	By("letting the held bytes through")
 	restore()
 	recovery = pods.EventuallyConverged(ctx, env.Pods)
-	pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/" + gone.Name, UID: string(gone.UID)})
+	pods.ExpectDeletesObserved(probe.Object{Key: env.Namespace + "/" + gone.Name, UID: string(gone.UID)})
 
 	rec := pods.Recorder.Snapshot()
 	reinits := probe.Reinitialisations(rec)
@@ -383,7 +383,7 @@ func (t *frameTracker) consume(b []byte) {
 // podsWithV032FrameReader builds a pods informer like the factory's, on the
 // probe's own HTTP client (recorder, deadline and all), whose protobuf
 // watch streams are framed by v032FrameReader: the v0.32 client.
-func podsWithV032FrameReader(cfg *rest.Config) func(informers.SharedInformerFactory) cache.SharedIndexInformer {
+func podsWithV032FrameReader(cfg *rest.Config, namespace string) func(informers.SharedInformerFactory) cache.SharedIndexInformer {
 	return func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 		return f.InformerFor(&corev1.Pod{}, func(cs kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			c := rest.CopyConfig(cfg)
@@ -392,7 +392,7 @@ func podsWithV032FrameReader(cfg *rest.Config) func(informers.SharedInformerFact
 			c.NegotiatedSerializer = v032Serializer{scheme.Codecs.WithoutConversion()}
 			rc, err := rest.RESTClientForConfigAndClient(c, cs.CoreV1().RESTClient().(*rest.RESTClient).Client)
 			Expect(err).NotTo(HaveOccurred(), "REST client with v0.32's frame reader")
-			lw := cache.NewListWatchFromClient(rc, "pods", e2e.Namespace, fields.Everything())
+			lw := cache.NewListWatchFromClient(rc, "pods", namespace, fields.Everything())
 			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		})
 	}

@@ -100,7 +100,7 @@ func expectReinitialisations(ctx context.Context, ec errorClass, brokenTransport
 	if brokenTransport {
 		cfg = httpfault.StatusesAsErrors(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	DeferCleanup(func() { pods.Report(0) })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.times), "injections answered")
@@ -331,14 +331,14 @@ func expectThrottledRecovery(ctx context.Context, t throttle, client func(*rest.
 	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.TimeoutSeconds = new(int64(throttledWatchTimeout.Seconds()))
 	})
-	pods := e2e.StartProbe(ctx, "pods", client(in.Instrument(env.User)), probe.Options{Namespace: e2e.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+	pods := e2e.StartProbe(ctx, "pods", client(in.Instrument(env.User)), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 	var recovery time.Duration
 	DeferCleanup(func() { pods.Report(recovery) })
 
 	By(fmt.Sprintf("answering %d watches with 429 (Retry-After %d, ERROR event %v, relist %v)", t.answers, t.retryAfter, t.event, t.relist))
 	answered := t.arm(in)
 	Eventually(answered).WithContext(ctx).WithTimeout(throttleTimeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 1), "the first 429 answered")
-	_, err := env.Writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("while-throttled"), metav1.CreateOptions{})
+	_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "while-throttled"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 
 	By("waiting for a real watch opened after the last 429")

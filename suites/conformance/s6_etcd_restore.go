@@ -115,16 +115,16 @@ func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wra
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	c := e2e.Require[restorableEtcd](env.Backend, "snapshot and restore etcd and read its revision")
 	writer := env.Writer
-	podsAPI := writer.CoreV1().Pods(e2e.Namespace)
+	podsAPI := writer.CoreV1().Pods(env.Namespace)
 	for _, name := range []string{"kept", "changed", "resurrected"} {
-		_, err := podsAPI.Create(ctx, e2e.Pod(name), metav1.CreateOptions{})
+		_, err := podsAPI.Create(ctx, e2e.Pod(env.Namespace, name), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
 	cfg := env.User
 	if client != nil {
 		cfg = client(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: e2e.Namespace, WrapHandler: wrap,
+	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace, WrapHandler: wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: wrap != nil})
@@ -134,7 +134,7 @@ func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wra
 	snapshot := filepath.Join(GinkgoT().TempDir(), "etcd.db")
 	snapRev, err := c.SnapshotEtcd(ctx, snapshot)
 	Expect(err).NotTo(HaveOccurred())
-	vanished, err := podsAPI.Create(ctx, e2e.Pod("vanished"), metav1.CreateOptions{})
+	vanished, err := podsAPI.Create(ctx, e2e.Pod(env.Namespace, "vanished"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	changed, err := podsAPI.Get(ctx, "changed", metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -180,7 +180,7 @@ func (r restored) expectConverged(ctx context.Context) {
 	recovery := r.pods.EventuallyConverged(ctx, r.env.Pods)
 	n := r.pods.Report(recovery)
 	Expect(n.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", n.ReinitDetails)
-	r.pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/vanished", UID: string(r.vanished.UID)})
+	r.pods.ExpectDeletesObserved(probe.Object{Key: r.env.Namespace + "/vanished", UID: string(r.vanished.UID)})
 	AddReportEntry("S6 outcome", fmt.Sprintf("bumped restore: 410 on the resume at %d (etcd at %d), one relist, converged in %s", r.informerRV, r.serverRV, recovery.Round(time.Millisecond)))
 }
 
@@ -208,7 +208,7 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 		g.Expect(rec.Requests[len(rec.Requests)-1].ID).To(Equal(opened.ID), "no request after the resumed watch")
 		g.Expect(rec.Requests[len(rec.Requests)-1].Events).To(BeZero(), "the resumed watch delivers nothing")
 		err := probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)
-		g.Expect(err).To(MatchError(ContainSubstring(e2e.Namespace+"/vanished: in the store")), "the store keeps the pod that no longer exists")
+		g.Expect(err).To(MatchError(ContainSubstring(r.env.Namespace+"/vanished: in the store")), "the store keeps the pod that no longer exists")
 	}).WithContext(ctx).WithTimeout(staleWindow).WithPolling(250*time.Millisecond).Should(Succeed(),
 		"after a plain restore client-go v0.36 keeps a silent watch at resourceVersion %s (etcd at %d) and a stale store", rv, r.serverRV)
 	n := r.pods.Report(0)
@@ -216,6 +216,6 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 	AddReportEntry("S6 outcome", fmt.Sprintf("plain restore: NOT CONVERGED (upstream limitation): watch resumed at %s with etcd at %d, accepted and silent for %s; the store keeps the vanished pod", rv, r.serverRV, staleWindow))
 
 	By("starting a fresh informer, as a restarted client would")
-	fresh := e2e.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: e2e.Namespace})
+	fresh := e2e.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})
 	fresh.Report(fresh.EventuallyConverged(ctx, r.env.Pods))
 }

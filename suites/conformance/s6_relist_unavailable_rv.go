@@ -241,9 +241,9 @@ func relistAfterPlainRestore(ctx context.Context, m e2e.SyncMode, pinned bool) {
 	final := reinits[len(reinits)-1].Request
 	Expect(final.ResourceVersion).To(BeEmpty(), "the final list is a consistent read (resourceVersion \"\")")
 
-	r.pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/vanished", UID: string(r.vanished.UID)})
+	r.pods.ExpectDeletesObserved(probe.Object{Key: r.env.Namespace + "/vanished", UID: string(r.vanished.UID)})
 	Expect(rec.Events).To(ContainElement(SatisfyAll(
-		HaveField("Kind", probe.Delete), HaveField("Key", e2e.Namespace+"/vanished"), HaveField("UID", string(r.vanished.UID)), HaveField("Tombstone", true),
+		HaveField("Kind", probe.Delete), HaveField("Key", r.env.Namespace+"/vanished"), HaveField("UID", string(r.vanished.UID)), HaveField("Tombstone", true),
 	)), "the vanished pod is delivered as a DeletedFinalStateUnknown tombstone by the fallback list's Replace")
 
 	rev, err := r.etcd.EtcdRevision(ctx)

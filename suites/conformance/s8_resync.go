@@ -61,10 +61,10 @@ func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 	writer := env.Writer
 	names := []string{"r1", "r2", "r3"}
 	for _, n := range names {
-		_, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod(n), metav1.CreateOptions{})
+		_, err := writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, n), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	opts.Namespace, opts.Resync = e2e.Namespace, resyncPeriod
+	opts.Namespace, opts.Resync = env.Namespace, resyncPeriod
 	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
 	pods.EventuallyConverged(ctx, env.Pods)
 	DeferCleanup(func() { pods.Report(0) })
@@ -83,7 +83,7 @@ func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 	Eventually(func(g Gomega) {
 		m := resyncs()
 		for _, n := range names {
-			g.Expect(m[e2e.Namespace+"/"+n]).To(BeNumerically(">=", resyncsWanted), resyncsOf+" %s/%s", e2e.Namespace, n)
+			g.Expect(m[env.Namespace+"/"+n]).To(BeNumerically(">=", resyncsWanted), resyncsOf+" %s/%s", env.Namespace, n)
 		}
 	}).WithTimeout(resyncWindow).WithPolling(100 * time.Millisecond).Should(Succeed())
 

@@ -72,7 +72,7 @@ func syncWithUnreachableAPIServer(ctx context.Context, client func(*rest.Config)
 
 	By("refusing connections, then starting the informer")
 	reachable := proxy.RefuseNew()
-	pods := e2e.StartProbeUnsynced("pods", client(env.User), probe.Options{Namespace: e2e.Namespace})
+	pods := e2e.StartProbeUnsynced("pods", client(env.User), probe.Options{Namespace: env.Namespace})
 	DeferCleanup(func() { pods.Report(0) })
 	bounded, cancel := context.WithTimeout(ctx, syncBound)
 	defer cancel()

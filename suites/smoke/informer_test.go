@@ -29,22 +29,22 @@ var _ = Describe("a pod informer through every instrument", Label("smoke", "capa
 		writer, server := env.Writer, env.Pods
 
 		By("creating pods before the informer starts")
-		a, err := writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("a"), metav1.CreateOptions{})
+		a, err := writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "a"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("b"), metav1.CreateOptions{})
+		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "b"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: e2e.Namespace})
+		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace})
 		pods.EventuallyConverged(ctx, server)
 
 		By("hard-restarting kube-apiserver, then writing through the new one")
 		Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
-		_, err = writer.CoreV1().Pods(e2e.Namespace).Create(ctx, e2e.Pod("c"), metav1.CreateOptions{})
+		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "c"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(writer.CoreV1().Pods(e2e.Namespace).Delete(ctx, "a", metav1.DeleteOptions{})).To(Succeed())
+		Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, "a", metav1.DeleteOptions{})).To(Succeed())
 
 		recovery := pods.EventuallyConverged(ctx, server)
-		pods.ExpectDeletesObserved(probe.Object{Key: e2e.Namespace + "/a", UID: string(a.UID)})
+		pods.ExpectDeletesObserved(probe.Object{Key: env.Namespace + "/a", UID: string(a.UID)})
 
 		n := pods.Report(recovery)
 		GinkgoWriter.Printf("pods: %s\n", n)
