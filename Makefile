@@ -188,7 +188,8 @@ downstream: binaries ## Run the example downstream module (fixtures/downstream):
 
 # controller-runtime's cache as the informer source (integrations/
 # controllerruntime, a module of its own: controller-runtime v0.25 needs
-# client-go v0.37): the labels of make e2e by default.
+# client-go v0.37): all but the long and extra-stack specs by default (the
+# slow ones included).
 CONTROLLER_RUNTIME_LABELS = $(or $(LABEL_FILTER),!long && !extra-stack)
 
 .PHONY: controller-runtime
