@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 )
 
 // gateCatalogue captures the gates client-go declares: it hands them to a
@@ -53,4 +54,37 @@ func gatesLine(gates map[string]Gate) string {
 		line += "**changed: " + strings.Join(changed, ", ") + "**; "
 	}
 	return line + "defaults: " + strings.Join(defaults, ", ")
+}
+
+// UseClientGoGate sets client-go's feature gate name to value for the rest
+// of the current spec (features/testing SetFeatureDuringTest: restored
+// after it), and records it in the spec's report. By name, since the suite
+// compiles against client-go versions that lack newer gates: where this
+// client-go has no such gate, or has it locked to its default (a GA gate,
+// LockToDefault) at the other value, the spec skips, saying so.
+func UseClientGoGate(name string, value bool) {
+	known := gateCatalogue{}
+	if err := features.AddFeaturesToExistingFeatureGates(known); err != nil {
+		Fail(fmt.Sprintf("list client-go's feature gates: %v", err))
+	}
+	spec, ok := known[features.Feature(name)]
+	switch {
+	case !ok:
+		Skip(fmt.Sprintf("client-go %s has no %s gate", ClientGoVersion(), name))
+	case spec.LockToDefault && spec.Default != value:
+		Skip(fmt.Sprintf("client-go %s has %s locked to %t (%s)", ClientGoVersion(), name, spec.Default, spec.PreRelease))
+	}
+	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.Feature(name), value)
+	AddReportEntry("client-go gate set by the spec", fmt.Sprintf("%s=%t", name, value))
+}
+
+// ClientGoGate is the value of client-go's gate name now, and whether this
+// client-go has it.
+func ClientGoGate(name string) (enabled, known bool) {
+	gates, err := ClientGoGates()
+	if err != nil {
+		return false, false
+	}
+	g, ok := gates[name]
+	return g.Enabled, ok
 }

@@ -75,19 +75,14 @@ const (
 // (the dynamic client reads them when it is built and at each request), or
 // skips the spec when this client-go has none.
 func useCBORClient() {
-	gates, err := ClientGoGates()
-	if err != nil {
-		Fail(err.Error())
-	}
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
-		if _, ok := gates[string(g)]; !ok {
+		if _, known := ClientGoGate(string(g)); !known {
 			Skip(fmt.Sprintf("client-go %s has no %s gate (CBOR clients need v0.32+)", ClientGoVersion(), g))
 		}
 	}
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
-		clientfeaturestesting.SetFeatureDuringTest(current().TB(), g, true)
+		UseClientGoGate(string(g), true)
 	}
-	AddReportEntry("client-go CBOR gates", "ClientsAllowCBOR=true, ClientsPreferCBOR=true")
 }
 
 // specStack is the current spec's informer stack (SyncMode.Use), "" for

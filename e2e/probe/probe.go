@@ -53,6 +53,10 @@ type Options struct {
 	// checks. Only for the negative controls of other assertion families,
 	// whose broken handler the handler check would otherwise catch first.
 	NoHandlerCheck bool
+	// Prepare, when set, is given the informer before it starts, after
+	// the recording handler was added: a scenario adds indexers (a slow
+	// index function) or a handler of its own there.
+	Prepare func(cache.SharedIndexInformer) error
 }
 
 // Probe is an informer under observation: built on a SharedInformerFactory
@@ -153,6 +157,11 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
+	}
+	if opts.Prepare != nil {
+		if err := opts.Prepare(inf); err != nil {
+			return nil, fmt.Errorf("probe: prepare the informer: %w", err)
+		}
 	}
 	return &Probe{Recorder: rec, Client: cs, Dynamic: dyn, Factory: typed, Informer: inf, Stack: stack, Namespace: opts.Namespace, factory: src,
 		HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
