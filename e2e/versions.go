@@ -179,3 +179,13 @@ func kubeAPIServerVersionFor(r ginkgo.SpecReport) string {
 	}
 	return sharedVersion(d)
 }
+
+// ClientGoAtLeast reports whether the client-go in use is version min or
+// newer (false when its version is unknown).
+func ClientGoAtLeast(min string) bool {
+	v, err := semver.NewVersion(ClientGoVersion())
+	if err != nil {
+		return false
+	}
+	return !v.LessThan(semver.MustParse(min))
+}
