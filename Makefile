@@ -126,8 +126,8 @@ report-check: ## Check the HTML report of the last make e2e in headless Chromium
 		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./e2e/
 
 .PHONY: e2e-stacks
-e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5, S7, S10 in both sync modes), all but slow and long.
-	$(MAKE) e2e LABEL_FILTER='extra-stack && !slow && !long'
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17 in both sync modes), all but long.
+	$(MAKE) e2e LABEL_FILTER='extra-stack && !long'
 
 .PHONY: soak
 soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then beside a CPU hog (stress-ng --cpu 1); per-run times in $(ARTIFACTS)/soak.
@@ -137,6 +137,16 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 .PHONY: matrix
 matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
+
+# Label filter of `make verdicts`: the specs whose outcome depends on the
+# client-go release or its feature gates.
+VERDICT_LABELS ?= release-sensitive
+# Where `make verdicts` writes its verdict document.
+VERDICT_DOC ?= docs/clientgo-releases.md
+
+.PHONY: verdicts
+verdicts: binaries ## Run the release-sensitive specs on each CLIENT_GO minor (first and newest patch; newest also with InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO, UnlockWhileProcessingFIFO off where it has the gate) and write VERDICT_DOC explaining each failure; fails only on an errored column or an unexplained failure.
+	$(GO) run ./hack/matrix -verdicts -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(VERDICT_LABELS)' -out=$(ARTIFACTS)/verdicts -doc='$(abspath $(VERDICT_DOC))'
 
 .PHONY: e2e-existing-local
 e2e-existing-local: binaries ## Run the suite on the existing backend against a hack/local-up cluster (what CI does).

@@ -7,20 +7,24 @@ import (
 	"html/template"
 )
 
+// matrixTemplateText is the page's template (matrix.html.tmpl).
+//
 //go:embed matrix.html.tmpl
 var matrixTemplateText string
 
+// matrixTemplate is the parsed page template.
 var matrixTemplate = template.Must(template.New("matrix").Parse(matrixTemplateText))
 
 // htmlMatrix renders the matrix as one self-contained page (no script, no
 // network): each column's counts, the differences between columns first,
-// then the grid of specs × columns, cells coloured by outcome.
+// then the grid of specs × columns, cells coloured by outcome. A column not
+// applicable is in the list of columns, saying why, but not in the grid.
 func htmlMatrix(cols []column) ([]byte, error) {
 	g := newGrid(cols)
 	type htmlColumn struct {
-		Name, Error             string
-		Passed, Failed, Skipped int
-		Seconds                 float64
+		Name, Error, NotApplicable string
+		Passed, Failed, Skipped    int
+		Seconds                    float64
 	}
 	type htmlCell struct {
 		gridCell
@@ -75,9 +79,12 @@ func htmlMatrix(cols []column) ([]byte, error) {
 			sections = append(sections, section{Title: d.title, Rows: toRows(d.rows)})
 		}
 	}
-	var columns []htmlColumn
+	var columns, gridColumns []htmlColumn
+	for _, c := range g.cols {
+		gridColumns = append(gridColumns, htmlColumn{Name: c.name()})
+	}
 	for _, c := range cols {
-		hc := htmlColumn{Name: c.name(), Error: c.Error, Seconds: c.Seconds}
+		hc := htmlColumn{Name: c.name(), Error: c.Error, NotApplicable: c.NotApplicable, Seconds: c.Seconds}
 		for _, cl := range c.Cells {
 			switch cl.Outcome {
 			case "passed":
@@ -92,9 +99,9 @@ func htmlMatrix(cols []column) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := matrixTemplate.Execute(&b, struct {
-		Columns     []htmlColumn
-		Differences []section
-		Rows        []htmlRow
-	}{columns, sections, toRows(g.rows)})
+		Columns, GridColumns []htmlColumn
+		Differences          []section
+		Rows                 []htmlRow
+	}{columns, gridColumns, sections, toRows(g.rows)})
 	return b.Bytes(), err
 }

@@ -7,9 +7,24 @@
 //
 // -gates adds a column per set of client-go feature gates (semicolon
 // separated; a set is comma separated Name=true|false, "default" for none),
-// set through client-go's KUBE_FEATURE_<Name> environment variables; each
-// column's report states every gate's value, and a gate the column's
-// client-go does not have makes the column an error, not a silent default.
+// set through client-go's KUBE_FEATURE_<Name> environment variables. Before
+// a column runs, its client-go's features/known_features.go (module cache)
+// says which gates it has and which are locked: a set naming a gate the
+// version lacks, or asking a locked gate for the other value, is not run
+// but listed as "not applicable: client-go v0.31.14 has no AtomicFIFO
+// gate" (not a failure). Each column's report states every gate's value,
+// checked after the run: a gate that did not take the value asked makes the
+// column an error, not a silent default.
+//
+// -verdicts plans its own columns (verdicts.go: the newest patch of each
+// minor with its default gates and with each of verdictGateSets where it
+// applies, and each minor's first patch with its defaults; label filter
+// release-sensitive, VERDICT_LABELS overrides) and writes, besides the
+// matrix, a verdict document (-doc, default docs/clientgo-releases.md) that
+// explains each failing spec from a table of known upstream changes; it
+// fails only if a column errored or a failing spec is unexplained.
+//
+//	go run ./hack/matrix -verdicts [-out DIR] [-doc docs/clientgo-releases.md]
 //
 // A minor version (v0.33) means its newest patch on the module proxy. Each
 // client-go version gets a go.mod of its own, generated from this module's
@@ -33,6 +48,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -47,15 +63,21 @@ import (
 // The modules that move together.
 var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go"}
 
+// main reads the flags (their defaults from the environment the Makefile
+// exports), applies the -verdicts defaults, and runs the matrix.
 func main() {
-	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x); empty = go.mod's")
+	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x); empty = go.mod's (-verdicts: "+defaultVerdictMinors+")")
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
-	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only`)
-	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter")
+	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only (not with -verdicts, which plans its own)`)
+	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
-	out := flag.String("out", filepath.Join(envOr(report.EnvArtifacts, "_artifacts"), "matrix"), "output directory")
+	out := flag.String("out", "", "output directory; empty = $"+report.EnvArtifacts+"/matrix (-verdicts: .../verdicts), _artifacts if unset")
 	suites := flag.String("suites", "./suites/conformance", "suite packages")
+	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
+	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -64,18 +86,43 @@ func main() {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(2)
 	}
-	if err := run(ctx, config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites}); err != nil {
+	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc}
+	if cfg.out == "" {
+		cfg.out = filepath.Join(envOr(report.EnvArtifacts, "_artifacts"), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
+	}
+	if cfg.verdicts {
+		if len(cfg.gates) > 0 {
+			fmt.Fprintf(os.Stderr, "matrix: -verdicts plans its own gate sets (default, %s); leave -gates and GATES empty\n", verdictGateSetsString())
+			os.Exit(2)
+		}
+		if len(cfg.clientGo) == 0 {
+			cfg.clientGo = fields(defaultVerdictMinors)
+		}
+		if !set["label-filter"] {
+			cfg.labels = envOr("VERDICT_LABELS", defaultVerdictLabels)
+		}
+	} else if set["doc"] {
+		fmt.Fprintln(os.Stderr, "matrix: -doc is the verdict document: it goes with -verdicts")
+		os.Exit(2)
+	}
+	if err := run(ctx, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(1)
 	}
 }
 
+// config is what one invocation runs and where it writes.
 type config struct {
 	clientGo, kube []string
 	gates          []gateSet
 	labels         string
 	procs          int
 	out, suites    string
+	// verdicts plans the verdict columns (verdictPlan) instead of clientGo ×
+	// kube × gates, and writes the verdict document to doc ("" = the
+	// module's docs/clientgo-releases.md).
+	verdicts bool
+	doc      string
 }
 
 // column is one run: a client-go version against a kube-apiserver version.
@@ -85,13 +132,19 @@ type column struct {
 	Gates    gateSet `json:"gates,omitempty"`
 	// Error says why the suite did not run or did not report (a version that
 	// does not resolve or compile): every cell of the column is empty.
-	Error   string               `json:"error,omitempty"`
-	Passed  bool                 `json:"passed"`
-	Seconds float64              `json:"seconds"`
-	Cells   map[string]cell      `json:"cells"`
-	Suite   *report.SuiteSummary `json:"-"`
+	Error string `json:"error,omitempty"`
+	// NotApplicable says why the column was not run although nothing went
+	// wrong: its gate set names a gate its client-go lacks, or asks a locked
+	// gate for the other value ("client-go v0.31.14 has no AtomicFIFO gate").
+	NotApplicable string               `json:"notApplicable,omitempty"`
+	Passed        bool                 `json:"passed"`
+	Seconds       float64              `json:"seconds"`
+	Cells         map[string]cell      `json:"cells"`
+	Suite         *report.SuiteSummary `json:"-"`
 }
 
+// name is the column's heading: its client-go version, and its
+// kube-apiserver version and gate set when it has them.
 func (c column) name() string {
 	n := "client-go " + c.ClientGo
 	if c.Kube != "" {
@@ -103,6 +156,7 @@ func (c column) name() string {
 	return n
 }
 
+// cell is one spec's result in one column.
 type cell struct {
 	Outcome string         `json:"outcome"`
 	Reinits int            `json:"reinitialisations"`
@@ -110,6 +164,10 @@ type cell struct {
 	Failure string         `json:"failure,omitempty"`
 }
 
+// run plans the columns, runs them, and writes matrix.md, matrix.html
+// and matrix.json (and with -verdicts the verdict document). It fails if a
+// column that applies did not pass (-verdicts: if a column errored or a
+// failing spec is unexplained).
 func run(ctx context.Context, cfg config) error {
 	root, err := moduleRoot()
 	if err != nil {
@@ -139,9 +197,27 @@ func run(ctx context.Context, cfg config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	versions, err := resolve(ctx, root, cfg.clientGo)
-	if err != nil {
-		return err
+	var plan []column
+	if cfg.verdicts {
+		listed, err := listClientGo(ctx, root)
+		if err != nil {
+			return err
+		}
+		if plan, err = verdictPlan(listed, cfg.clientGo, verdictGateSets, cfg.kube); err != nil {
+			return err
+		}
+	} else {
+		versions, err := resolve(ctx, root, cfg.clientGo)
+		if err != nil {
+			return err
+		}
+		for _, v := range versions {
+			for _, k := range cfg.kube {
+				for _, g := range cfg.gates {
+					plan = append(plan, column{ClientGo: v, Kube: k, Gates: g})
+				}
+			}
+		}
 	}
 	for _, k := range cfg.kube {
 		step("kube-apiserver %s: building or finding the binaries", orDefault(k))
@@ -150,28 +226,10 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 
-	var cols []column
-	for _, v := range versions {
-		modfilePath := ""
-		var prepErr error
-		if v != pinned {
-			step("client-go %s: resolving its module graph", v)
-			modfilePath, prepErr = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
-		}
-		for _, k := range cfg.kube {
-			for _, g := range cfg.gates {
-				col := column{ClientGo: v, Kube: k, Gates: g}
-				if prepErr != nil {
-					col.Error = prepErr.Error()
-				} else {
-					col = runColumn(ctx, root, cfg, out, modfilePath, col)
-				}
-				cols = append(cols, col)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-			}
-		}
+	gatesOf := func(version string) (knownGates, error) { return clientGoGates(ctx, root, version) }
+	cols, err := runPlan(ctx, root, cfg, out, gomod, pinned, plan, gatesOf)
+	if err != nil {
+		return err
 	}
 	table := markdown(cols)
 	if err := os.WriteFile(filepath.Join(out, "matrix.md"), []byte(table), 0o644); err != nil {
@@ -190,10 +248,89 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Print(table)
 	step("table: %s (and matrix.html)", filepath.Join(out, "matrix.md"))
+	if cfg.verdicts {
+		return writeVerdicts(cfg, root, cols)
+	}
 	for _, c := range cols {
-		if !c.Passed {
+		if c.NotApplicable == "" && !c.Passed {
 			return errors.New("not every version passed: see the table")
 		}
+	}
+	return nil
+}
+
+// runPlan runs the planned columns in order: a column whose gate set does
+// not apply to its client-go (gatesOf, normally clientGoGates, then
+// gateSet.notApplicable) is returned unrun with NotApplicable set, one whose
+// client-go's gates cannot be read with Error set; each other client-go
+// version's go.mod is resolved once, before its first column runs. A column
+// with the default gates needs no lookup.
+func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, gatesOf func(version string) (knownGates, error)) ([]column, error) {
+	type prepared struct {
+		modfile string
+		err     error
+	}
+	modfiles := map[string]prepared{}
+	type lookedUp struct {
+		known knownGates
+		err   error
+	}
+	known := map[string]lookedUp{}
+	var cols []column
+	for _, col := range plan {
+		if ctx.Err() != nil {
+			return cols, ctx.Err()
+		}
+		v := col.ClientGo
+		if len(col.Gates) > 0 {
+			k, ok := known[v]
+			if !ok {
+				k.known, k.err = gatesOf(v)
+				known[v] = k
+			}
+			if k.err != nil {
+				col.Error = fmt.Sprintf("cannot tell whether gate set %s applies: %v", col.Gates, k.err)
+			} else if col.NotApplicable = col.Gates.notApplicable(v, k.known); col.NotApplicable != "" {
+				step("%s: not applicable: %s", col.name(), col.NotApplicable)
+			}
+			if col.Error != "" || col.NotApplicable != "" {
+				cols = append(cols, col)
+				continue
+			}
+		}
+		p, ok := modfiles[v]
+		if !ok && v != pinned {
+			step("client-go %s: resolving its module graph", v)
+			p.modfile, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
+		}
+		modfiles[v] = p
+		if p.err != nil {
+			col.Error = p.err.Error()
+		} else {
+			col = runColumn(ctx, root, cfg, out, p.modfile, col)
+		}
+		cols = append(cols, col)
+	}
+	return cols, ctx.Err()
+}
+
+// writeVerdicts writes the verdict document of a -verdicts run and fails
+// if a column errored or a failing spec is unexplained.
+func writeVerdicts(cfg config, root string, cols []column) error {
+	path := cfg.doc
+	if path == "" {
+		path = filepath.Join(root, "docs", "clientgo-releases.md")
+	}
+	doc, problems := verdictDoc(verdictRun{Date: time.Now(), Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg)}, cols, verdicts)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("verdict document: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return fmt.Errorf("verdict document: %w", err)
+	}
+	step("verdicts: %s", path)
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problem(s) a person must look at (see %s):\n  %s", len(problems), path, strings.Join(problems, "\n  "))
 	}
 	return nil
 }
@@ -274,21 +411,26 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 
 // grid is the matrix both renderings (markdown, HTML) draw: a row per spec
 // that ran somewhere, a cell per column, and the specs whose columns differ.
+// Columns not applicable (their gate set does not apply to their
+// client-go) have no cells: they are only listed, in notRun.
 type grid struct {
+	// cols are the columns drawn: all but those not applicable.
 	cols []column
 	rows []gridRow
 	// outcomeDiffers: the outcome changes between columns; causesDiffer: the
 	// same outcome, other re-initialisations by cause.
 	outcomeDiffers, causesDiffer []gridRow
-	// notRun: the columns that did not run, with why.
+	// notRun: the columns that did not run (errors, not applicable), with why.
 	notRun []string
 }
 
+// gridRow is one spec's cells, a cell per drawn column.
 type gridRow struct {
 	Spec  string
 	Cells []gridCell
 }
 
+// gridCell is one spec in one column, as both renderings draw it.
 type gridCell struct {
 	// Kind is "pass", "fail", "skipped", "missing" (the column has no such
 	// spec) or "did-not-run" (the column did not run).
@@ -299,12 +441,25 @@ type gridCell struct {
 	Label, Outcome, ByCause, Failure string
 }
 
+// ran says whether the spec ran (passed or failed) in the column.
 func (c gridCell) ran() bool { return c.Kind == "pass" || c.Kind == "fail" }
 
 // newGrid computes the matrix: the rows in spec order, a spec skipped in
 // every column (filtered out by labels) left out.
-func newGrid(cols []column) grid {
-	g := grid{cols: cols}
+func newGrid(all []column) grid {
+	var g grid
+	for _, c := range all {
+		switch {
+		case c.NotApplicable != "":
+			g.notRun = append(g.notRun, c.name()+": not applicable: "+c.NotApplicable)
+		case c.Error != "":
+			g.notRun = append(g.notRun, c.name()+" did not run: "+c.Error)
+			g.cols = append(g.cols, c)
+		default:
+			g.cols = append(g.cols, c)
+		}
+	}
+	cols := g.cols
 	specs := map[string]bool{}
 	for _, c := range cols {
 		for s := range c.Cells {
@@ -365,11 +520,6 @@ func newGrid(cols []column) grid {
 			g.causesDiffer = append(g.causesDiffer, row)
 		}
 	}
-	for _, c := range cols {
-		if c.Error != "" {
-			g.notRun = append(g.notRun, c.name()+" did not run: "+c.Error)
-		}
-	}
 	return g
 }
 
@@ -384,10 +534,10 @@ func markdown(cols []column) string {
 	g := newGrid(cols)
 	var b strings.Builder
 	b.WriteString("# client-go version matrix\n\nCells: outcome, re-initialisations (all informers of the spec) `r=N`.\n\n| spec |")
-	for _, c := range cols {
+	for _, c := range g.cols {
 		fmt.Fprintf(&b, " %s |", c.name())
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(g.cols)) + "\n")
 	for _, r := range g.rows {
 		fmt.Fprintf(&b, "| %s |", r.Spec)
 		for _, c := range r.Cells {
@@ -413,6 +563,8 @@ func markdown(cols []column) string {
 	return b.String()
 }
 
+// differences lists rows under a title, each with every column that ran
+// the spec.
 func differences(b *strings.Builder, title string, rows []gridRow) {
 	if len(rows) == 0 {
 		return
@@ -433,6 +585,8 @@ func differences(b *strings.Builder, title string, rows []gridRow) {
 	}
 }
 
+// skippedEverywhere says whether no column ran the spec (its labels left it
+// out everywhere).
 func skippedEverywhere(cols []column, spec string) bool {
 	for _, c := range cols {
 		if cl, ok := c.Cells[spec]; ok && cl.Outcome != "skipped" {
@@ -447,35 +601,74 @@ func resolve(ctx context.Context, root string, want []string) ([]string, error) 
 	var listed []string
 	var out []string
 	for _, v := range want {
-		if !strings.HasPrefix(v, "v") {
-			v = "v" + v
+		v, err := clientGoVersion(v)
+		if err != nil {
+			return nil, err
 		}
-		if !semver.IsValid(v) {
-			return nil, fmt.Errorf("client-go version %q is not a version like v0.33 or v0.33.13", v)
-		}
-		if semver.Canonical(v) == v && strings.Count(v, ".") == 2 {
+		if isPatch(v) {
 			out = append(out, v)
 			continue
 		}
 		if listed == nil {
-			var buf bytes.Buffer
-			if err := goCmd(ctx, root, nil, &buf, "list", "-m", "-versions", "k8s.io/client-go"); err != nil {
-				return nil, fmt.Errorf("list client-go versions: %w", err)
-			}
-			listed = strings.Fields(buf.String())
-		}
-		best := ""
-		for _, l := range listed {
-			if semver.MajorMinor(l) == v && semver.Prerelease(l) == "" && semver.Compare(l, best) > 0 {
-				best = l
+			if listed, err = listClientGo(ctx, root); err != nil {
+				return nil, err
 			}
 		}
+		best := newestRelease(listed, v)
 		if best == "" {
 			return nil, fmt.Errorf("the module proxy serves no release of k8s.io/client-go %s", v)
 		}
 		out = append(out, best)
 	}
 	return out, nil
+}
+
+// clientGoVersion checks a version given on the command line (v0.33,
+// 0.33.13, ...) and adds the "v" it may lack.
+func clientGoVersion(v string) (string, error) {
+	if !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	if !semver.IsValid(v) {
+		return "", fmt.Errorf("client-go version %q is not a version like v0.33 or v0.33.13", v)
+	}
+	return v, nil
+}
+
+// isPatch says whether a valid version names a patch (v0.33.13), not a
+// minor (v0.33).
+func isPatch(v string) bool { return semver.Canonical(v) == v && strings.Count(v, ".") == 2 }
+
+// listClientGo lists the client-go versions the module proxy serves.
+func listClientGo(ctx context.Context, root string) ([]string, error) {
+	var buf bytes.Buffer
+	if err := goCmd(ctx, root, nil, &buf, "list", "-m", "-versions", "k8s.io/client-go"); err != nil {
+		return nil, fmt.Errorf("list client-go versions: %w", err)
+	}
+	return strings.Fields(buf.String()), nil
+}
+
+// releasesOf are the releases (no pre-releases) of a minor (v0.33) among
+// listed versions, oldest first.
+func releasesOf(listed []string, minor string) []string {
+	var out []string
+	for _, l := range listed {
+		if semver.IsValid(l) && semver.MajorMinor(l) == minor && semver.Prerelease(l) == "" {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, semver.Compare)
+	return out
+}
+
+// newestRelease is the newest release of a minor among listed versions,
+// "" if none.
+func newestRelease(listed []string, minor string) string {
+	r := releasesOf(listed, minor)
+	if len(r) == 0 {
+		return ""
+	}
+	return r[len(r)-1]
 }
 
 // writeModfile writes go.<version>.mod: this module's direct requirements
@@ -517,6 +710,7 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir s
 	return path, nil
 }
 
+// goCmd runs the go command in dir with env added, its output to out.
 func goCmd(ctx context.Context, dir string, env []string, out io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
@@ -530,6 +724,7 @@ func goCmd(ctx context.Context, dir string, env []string, out io.Writer, args ..
 	return nil
 }
 
+// moduleRoot is the directory of this module's go.mod.
 func moduleRoot() (string, error) {
 	var buf bytes.Buffer
 	if err := goCmd(context.Background(), ".", nil, &buf, "env", "GOMOD"); err != nil {
@@ -542,6 +737,7 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(gomod), nil
 }
 
+// requiredVersion is the version go.mod requires of a module.
 func requiredVersion(gomod []byte, path string) (string, error) {
 	f, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
@@ -572,14 +768,17 @@ func (t *specTicker) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// step prints a progress line to stderr.
 func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[matrix %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
+// fields splits a list given space or comma separated.
 func fields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 }
 
+// envOr is the environment variable k if set (even empty), else def.
 func envOr(k, def string) string {
 	if v, ok := os.LookupEnv(k); ok {
 		return v
@@ -587,6 +786,7 @@ func envOr(k, def string) string {
 	return def
 }
 
+// orDefault names an empty kube-apiserver version.
 func orDefault(k string) string {
 	if k == "" {
 		return "(pinned default)"
@@ -594,16 +794,19 @@ func orDefault(k string) string {
 	return k
 }
 
+// firstLine is s's first line, escaped for a markdown table cell.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return strings.ReplaceAll(s, "|", "\\|")
 }
 
+// tail is a file's last n lines, on one line.
 func tail(path string, n int) string {
 	data, _ := os.ReadFile(path)
 	return lastLines(string(data), n)
 }
 
+// lastLines is s's last n lines, joined by " / ".
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {
@@ -615,11 +818,13 @@ func lastLines(s string, n int) string {
 // gateSet is one column's client-go feature gates, in the order given.
 type gateSet []gateValue
 
+// gateValue is one gate of a set and the value asked for it.
 type gateValue struct {
 	Name    string `json:"name"`
 	Enabled bool   `json:"enabled"`
 }
 
+// gateName is what a feature gate's name looks like (a Go identifier).
 var gateName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // parseGateSets reads -gates: sets separated by ";", each "default" (or

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/semver"
+)
+
+// The verdict run's defaults: the client-go minors (CLIENT_GO overrides)
+// and the label filter (VERDICT_LABELS overrides).
+const (
+	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37"
+	defaultVerdictLabels = "release-sensitive"
+)
+
+// verdictGateSets are the gate sets -verdicts runs on the newest patch of
+// each minor besides its defaults, each where it applies (a client-go
+// without the gate, or with it locked, lists the column as not applicable):
+// each switches off one of the informer changes the release-sensitive
+// specs tell apart.
+var verdictGateSets = []gateSet{
+	{{Name: "InOrderInformers", Enabled: false}},
+	{{Name: "InOrderInformersBatchProcess", Enabled: false}},
+	{{Name: "AtomicFIFO", Enabled: false}},
+	{{Name: "UnlockWhileProcessingFIFO", Enabled: false}},
+	// Either of these alone keeps a small relist atomic (S17): both off is
+	// the queue of v0.33/v0.34.
+	{{Name: "AtomicFIFO", Enabled: false}, {Name: "InOrderInformersBatchProcess", Enabled: false}},
+}
+
+// verdictGateSetsString spells verdictGateSets for messages.
+func verdictGateSetsString() string {
+	var s []string
+	for _, g := range verdictGateSets {
+		s = append(s, g.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+// verdict explains a spec failing on some columns: a change client-go made
+// on purpose (documented in a release note or a PR), or a known
+// regression. The verdict document looks every failing (spec, column) up
+// here; a failure no entry explains is "unexplained" and fails the run.
+type verdict struct {
+	// SpecContains is a substring of the Ginkgo spec text.
+	SpecContains string
+	// Applies says whether the entry explains the spec failing on a column
+	// (its client-go version, vX.Y.Z, and gate set).
+	Applies func(clientGo string, gates gateSet) bool
+	// Upstream names the PR, issue or release note.
+	Upstream string
+	// Kind is "documented change" or "regression".
+	Kind string
+	// Why is what the spec sees, and why that client-go does it.
+	Why string
+}
+
+// verdicts are the known explanations of release-sensitive failures.
+var verdicts = []verdict{
+	{
+		SpecContains: "S16 handler order across objects",
+		Applies: func(clientGo string, gates gateSet) bool {
+			return olderThan(clientGo, "v0.33.0") || gates.disables("InOrderInformers")
+		},
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #129568 (RealFIFO), gate InOrderInformers: beta and on in client-go v0.33, GA and locked in v0.36",
+		Why:      "the informer's queue is a DeltaFIFO, which hands over all of one object's queued deltas at once (delta_fifo.go Pop): with a slow index function an object's later changes overtake other objects' earlier ones",
+	},
+	{
+		SpecContains: "S17 what a handler sees of the store during a relist",
+		Applies: func(clientGo string, gates gateSet) bool {
+			noBatch := olderThan(clientGo, "v0.35.0") || gates.disables("InOrderInformersBatchProcess") || gates.disables("InOrderInformers")
+			noAtomic := olderThan(clientGo, "v0.36.0") || gates.disables("AtomicFIFO")
+			return noBatch && noAtomic
+		},
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #132240 (batches, gate InOrderInformersBatchProcess, on in v0.35) and PR #135462 (atomic replace, gate AtomicFIFO, on in v0.36; KEP-5647)",
+		Why:      "the relist is queued one delta per object (the_real_fifo.go Replace: deletions first; delta_fifo.go: additions first), each applied to the store just before its handler call: handlers see a store half replaced; batches of up to 1000 objects in one store transaction (v0.35) or one ReplacedAll delta (v0.36) apply it at once",
+	},
+	{
+		SpecContains: "S18 a consumer slower than the events",
+		Applies: func(clientGo string, gates gateSet) bool {
+			return olderThan(clientGo, "v0.36.0") || gates.disables("UnlockWhileProcessingFIFO") || gates.disables("AtomicFIFO")
+		},
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #136008 (the process loop decoupled from the FIFO's lock; gates AtomicFIFO and UnlockWhileProcessingFIFO, on in v0.36; KEP-5647); the old behaviour is kubernetes#103789",
+		Why:      "the queue's lock is held while the consumer processes (delta_fifo.go Pop, the_real_fifo.go Pop/PopBatch), so the reflector's Add waits and the watch is not read while a slow index function works",
+	},
+}
+
+// olderThan says whether client-go version v precedes version than.
+func olderThan(v, than string) bool { return semver.Compare(v, than) < 0 }
+
+// disables says whether the set switches the gate off.
+func (g gateSet) disables(name string) bool {
+	for _, v := range g {
+		if v.Name == name {
+			return !v.Enabled
+		}
+	}
+	return false
+}
+
+// explain is the entries of table that explain spec failing on col.
+func explain(table []verdict, spec string, col column) []verdict {
+	var out []verdict
+	for _, v := range table {
+		if strings.Contains(spec, v.SpecContains) && v.Applies(col.ClientGo, col.Gates) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// verdictPlan is the columns of a verdict run, from the client-go versions
+// the proxy lists: per minor wanted (v0.33; a patch, v0.33.5, stands for
+// its minor's newest) its first patch (vX.Y.0, or the oldest release
+// listed) with its default gates, then its newest patch with its defaults
+// and with each gate set; each against every kube-apiserver version. Gate
+// sets are planned whether or not they apply: runPlan lists the ones that
+// do not as not applicable.
+func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string) ([]column, error) {
+	if len(kube) == 0 {
+		kube = []string{""}
+	}
+	type versionGates struct {
+		version string
+		gates   gateSet
+	}
+	var plan []versionGates
+	seen := map[string]bool{}
+	for _, w := range minors {
+		w, err := clientGoVersion(w)
+		if err != nil {
+			return nil, err
+		}
+		minor := semver.MajorMinor(w)
+		releases := releasesOf(listed, minor)
+		newest := w
+		if !isPatch(w) {
+			if len(releases) == 0 {
+				return nil, fmt.Errorf("the module proxy serves no release of k8s.io/client-go %s", w)
+			}
+			newest = releases[len(releases)-1]
+		}
+		first := newest
+		if len(releases) > 0 && semver.Compare(releases[0], newest) < 0 {
+			first = releases[0]
+		}
+		if seen[newest] {
+			continue
+		}
+		seen[newest] = true
+		if first != newest {
+			plan = append(plan, versionGates{first, nil})
+		}
+		plan = append(plan, versionGates{newest, nil})
+		for _, g := range gateSets {
+			plan = append(plan, versionGates{newest, g})
+		}
+	}
+	var cols []column
+	for _, p := range plan {
+		for _, k := range kube {
+			cols = append(cols, column{ClientGo: p.version, Kube: k, Gates: p.gates})
+		}
+	}
+	return cols, nil
+}
+
+// verdictRun is what the verdict document's header says of its run.
+type verdictRun struct {
+	Date    time.Time
+	Cores   int
+	Labels  string
+	Command string
+}
+
+// verdictCommand is the command that plans the same columns again (the
+// flags as they took effect, environment defaults included).
+func verdictCommand(cfg config) string {
+	cmd := []string{"go run ./hack/matrix -verdicts", "-client-go " + shellQuote(strings.Join(cfg.clientGo, " "))}
+	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
+		cmd = append(cmd, "-kube "+shellQuote(strings.Join(kube, " ")))
+	}
+	cmd = append(cmd, "-label-filter "+shellQuote(cfg.labels), fmt.Sprintf("-procs %d", cfg.procs))
+	if cfg.suites != "./suites/conformance" {
+		cmd = append(cmd, "-suites "+shellQuote(cfg.suites))
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// failing says whether a spec outcome is a failure (not passed, skipped or
+// pending), as the suite's own report counts it.
+func failing(outcome string) bool {
+	return outcome != "passed" && outcome != "skipped" && outcome != "pending"
+}
+
+// mdCell makes s one markdown table cell: one line, pipes escaped.
+func mdCell(s string) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(s), "\n", " / ")), " ")
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+// verdictDoc renders the verdict document (markdown): how it was produced;
+// a row per column with its counts and failing specs; the findings, each
+// failing (spec, column) with the entries of table that explain it or
+// "unexplained"; the entries that applied to a spec that passed; the
+// columns not applicable and those that errored. It also returns the
+// problems that fail the run: columns that errored (or failed with no
+// failing spec) and unexplained failures.
+func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []string) {
+	type finding struct {
+		col      column
+		failure  string
+		verdicts []verdict
+	}
+	findings := map[string][]finding{} // by spec
+	var problems, notApplicable, errored, unseen []string
+	ran, failures, unexplained := 0, 0, 0
+	for _, c := range cols {
+		switch {
+		case c.NotApplicable != "":
+			notApplicable = append(notApplicable, fmt.Sprintf("%s: not applicable: %s", c.name(), c.NotApplicable))
+			continue
+		case c.Error != "":
+			errored = append(errored, fmt.Sprintf("%s: %s", c.name(), c.Error))
+			problems = append(problems, fmt.Sprintf("%s errored: %s", c.name(), c.Error))
+			continue
+		}
+		ran++
+		failed := 0
+		for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
+			cl := c.Cells[spec]
+			switch {
+			case failing(cl.Outcome):
+				failed++
+				failures++
+				vs := explain(table, spec, c)
+				if len(vs) == 0 {
+					unexplained++
+					problems = append(problems, fmt.Sprintf("%s: %s %s, and no entry of hack/matrix/verdicts.go explains it", c.name(), spec, cl.Outcome))
+				}
+				findings[spec] = append(findings[spec], finding{col: c, failure: cl.Failure, verdicts: vs})
+			case cl.Outcome == "passed":
+				for _, v := range explain(table, spec, c) {
+					unseen = append(unseen, fmt.Sprintf("%s on %s: passed, though %q (%s) applies", spec, c.name(), v.SpecContains, v.Kind))
+				}
+			}
+		}
+		if !c.Passed && failed == 0 {
+			why := fmt.Sprintf("%s: the suite failed, yet no spec failed (a failure outside the specs: see the column's ginkgo.log)", c.name())
+			errored = append(errored, why)
+			problems = append(problems, why)
+		}
+	}
+
+	var b strings.Builder
+	b.WriteString("# client-go releases: what the release-sensitive specs find\n\n")
+	fmt.Fprintf(&b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
+		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
+	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
+		"Columns: the newest patch of each client-go minor with its default feature gates, and with each of " + verdictGateSetsString() +
+		" where that client-go has the gate and does not lock it; the first patch of each minor with its defaults. " +
+		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
+		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
+	fmt.Fprintf(&b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",
+		len(cols), ran, len(notApplicable), len(cols)-ran-len(notApplicable), failures, failures-unexplained, unexplained)
+
+	b.WriteString("## Columns\n\n| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |\n|---|---|---|---|---|---|---|---|\n")
+	for _, c := range cols {
+		fmt.Fprintf(&b, "| %s | %s | %s |", c.ClientGo, orDash(c.Kube), c.Gates)
+		switch {
+		case c.NotApplicable != "":
+			fmt.Fprintf(&b, " - | - | - | - | not applicable: %s |\n", mdCell(c.NotApplicable))
+			continue
+		case c.Error != "":
+			fmt.Fprintf(&b, " - | - | - | - | error: %s |\n", mdCell(c.Error))
+			continue
+		}
+		passed, skipped := 0, 0
+		var failed []string
+		for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
+			switch o := c.Cells[spec].Outcome; {
+			case o == "passed":
+				passed++
+			case !failing(o):
+				skipped++
+			default:
+				failed = append(failed, spec)
+			}
+		}
+		fmt.Fprintf(&b, " %d | %d | %d | %.0f | %s |\n", passed, len(failed), skipped, c.Seconds, mdCell(strings.Join(failed, "; ")))
+	}
+
+	b.WriteString("\n## Findings\n\n")
+	if len(findings) == 0 {
+		b.WriteString("No spec failed in any column that ran.\n\n")
+	}
+	for _, spec := range slices.Sorted(maps.Keys(findings)) {
+		fmt.Fprintf(&b, "### %s\n\n", spec)
+		for _, f := range findings[spec] {
+			if len(f.verdicts) == 0 {
+				fmt.Fprintf(&b, "- %s: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look", f.col.name())
+				if f.failure != "" {
+					fmt.Fprintf(&b, " (failure: %s)", mdCell(f.failure))
+				}
+				b.WriteString(".\n")
+				continue
+			}
+			for _, v := range f.verdicts {
+				fmt.Fprintf(&b, "- %s: **%s**: %s. Upstream: %s.\n", f.col.name(), v.Kind, v.Why, v.Upstream)
+			}
+		}
+		b.WriteString("\n")
+	}
+	list := func(title, intro string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", title, intro)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+		b.WriteString("\n")
+	}
+	list("Explained but not seen", "An entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much.", unseen)
+	list("Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", notApplicable)
+	list("Errored", "Columns that did not run or did not report; these fail the run.", errored)
+	return strings.TrimRight(b.String(), "\n") + "\n", problems
+}
+
+// orDash is s, or "-" if empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

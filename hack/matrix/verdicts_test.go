@@ -1,0 +1,172 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVerdictPlan(t *testing.T) {
+	listed := strings.Fields("v0.31.0 v0.31.1 v0.31.14 v0.36.0-alpha.0 v0.36.0-rc.1 v0.36.0 v0.36.5 v0.36.6 v0.37.0-rc.0 v0.37.0")
+	cols, err := verdictPlan(listed, []string{"v0.31", "0.36", "v0.37"}, verdictGateSets[2:3], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cols {
+		got = append(got, c.ClientGo+" "+c.Gates.String())
+	}
+	want := []string{
+		"v0.31.0 default", "v0.31.14 default", "v0.31.14 AtomicFIFO=false",
+		"v0.36.0 default", "v0.36.6 default", "v0.36.6 AtomicFIFO=false",
+		// Only v0.37.0 released: the first patch is the newest, once.
+		"v0.37.0 default", "v0.37.0 AtomicFIFO=false",
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("plan\n%s\nwant\n%s", strings.Join(got, "; "), strings.Join(want, "; "))
+	}
+
+	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, []string{"v1.35.4", "v1.36.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, c := range cols {
+		got = append(got, c.ClientGo+" "+c.Kube)
+	}
+	if want := "v0.36.0 v1.35.4; v0.36.0 v1.36.3; v0.36.5 v1.35.4; v0.36.5 v1.36.3"; strings.Join(got, "; ") != want {
+		t.Errorf("a patch given, two kube-apiservers: %s, want %s", strings.Join(got, "; "), want)
+	}
+
+	if _, err := verdictPlan(listed, []string{"v0.38"}, nil, nil); err == nil || !strings.Contains(err.Error(), "no release of k8s.io/client-go v0.38") {
+		t.Errorf("a minor with no release: %v", err)
+	}
+	if _, err := verdictPlan(listed, []string{"latest"}, nil, nil); err == nil {
+		t.Errorf("a version that is not one planned")
+	}
+}
+
+func TestVerdictsTable(t *testing.T) {
+	gates := func(s string) gateSet {
+		sets, err := parseGateSets(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sets[0]
+	}
+	for _, tc := range []struct {
+		spec, clientGo string
+		gates          gateSet
+		want           bool
+	}{
+		{"S16 handler order across objects keeps the server's order", "v0.32.13", nil, true},
+		{"S16 handler order across objects keeps the server's order", "v0.33.0", nil, false},
+		{"S16 handler order across objects keeps the server's order", "v0.35.10", gates("InOrderInformers=false"), true},
+		{"S16 handler order across objects keeps the server's order", "v0.35.10", gates("InOrderInformers=true"), false},
+		{"S17 what a handler sees of the store during a relist", "v0.34.13", nil, true},
+		{"S17 what a handler sees of the store during a relist", "v0.35.10", nil, false},
+		{"S17 what a handler sees of the store during a relist", "v0.35.10", gates("InOrderInformersBatchProcess=false"), true},
+		{"S17 what a handler sees of the store during a relist", "v0.36.0", nil, false},
+		{"S17 what a handler sees of the store during a relist", "v0.37.2", gates("AtomicFIFO=false"), false},
+		{"S17 what a handler sees of the store during a relist", "v0.37.2", gates("AtomicFIFO=false,InOrderInformersBatchProcess=false"), true},
+		{"S17 what a handler sees of the store during a relist", "v0.37.2", gates("UnlockWhileProcessingFIFO=false"), false},
+		{"S18 a consumer slower than the events", "v0.35.10", nil, true},
+		{"S18 a consumer slower than the events", "v0.36.6", nil, false},
+		{"S18 a consumer slower than the events", "v0.36.6", gates("UnlockWhileProcessingFIFO=false"), true},
+		{"S1 restart", "v0.31.0", nil, false},
+	} {
+		got := len(explain(verdicts, tc.spec, column{ClientGo: tc.clientGo, Gates: tc.gates})) > 0
+		if got != tc.want {
+			t.Errorf("%q on %s %s explained: %t, want %t", tc.spec, tc.clientGo, tc.gates, got, tc.want)
+		}
+	}
+	for _, v := range verdicts {
+		if v.SpecContains == "" || v.Applies == nil || v.Upstream == "" || v.Why == "" || (v.Kind != "documented change" && v.Kind != "regression") {
+			t.Errorf("incomplete entry %+v", v)
+		}
+	}
+}
+
+func TestVerdictDoc(t *testing.T) {
+	const (
+		s16 = "S16 handler order across objects keeps the server's order"
+		s17 = "S17 what a handler sees of the store during a relist sees the whole relist"
+		s3  = "S3 mid-frame cut recovers"
+	)
+	cols := []column{
+		// Passes: S16 and S17 as v0.37 should.
+		{ClientGo: "v0.37.2", Kube: "v1.36.3", Passed: true, Seconds: 61, Cells: map[string]cell{
+			s16: {Outcome: "passed"}, s17: {Outcome: "passed"}, "S1 restart": {Outcome: "skipped"},
+		}},
+		// An explained failure (S16 before v0.33), an unexplained one (S3), and
+		// an entry that applies to a spec that passed (S17 before v0.36).
+		{ClientGo: "v0.32.13", Kube: "v1.36.3", Seconds: 75, Cells: map[string]cell{
+			s16: {Outcome: "failed", Failure: "b heard before a\nmore"},
+			s17: {Outcome: "passed"},
+			s3:  {Outcome: "failed", Failure: "timed out | waiting"},
+		}},
+		{ClientGo: "v0.31.14", Gates: gateSet{{Name: "AtomicFIFO"}}, NotApplicable: "client-go v0.31.14 has no AtomicFIFO gate"},
+		{ClientGo: "v0.99.0", Error: "resolve modules for client-go v0.99.0: exit status 1"},
+	}
+	run := verdictRun{Date: time.Date(2026, 5, 1, 12, 30, 0, 0, time.UTC), Cores: 2, Labels: "release-sensitive", Command: "go run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'"}
+	doc, problems := verdictDoc(run, cols, verdicts)
+	for _, want := range []string{
+		"Produced 2026-05-01 12:30 UTC on a machine with 2 cores, label filter `release-sensitive`, by\n\n```\ngo run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'\n```",
+		"the run exits non-zero only if a column errored or a failing spec is unexplained",
+		"4 columns: 2 ran, 1 not applicable, 1 errored. 2 failing (spec, column): 1 explained, 1 unexplained.",
+		"| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |",
+		"| v0.37.2 | v1.36.3 | default | 2 | 0 | 1 | 61 |  |\n",
+		"| v0.32.13 | v1.36.3 | default | 1 | 2 | 0 | 75 | " + s16 + "; " + s3 + " |\n",
+		"| v0.31.14 | - | AtomicFIFO=false | - | - | - | - | not applicable: client-go v0.31.14 has no AtomicFIFO gate |\n",
+		"| v0.99.0 | - | default | - | - | - | - | error: resolve modules for client-go v0.99.0: exit status 1 |\n",
+		"### " + s16 + "\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: **documented change**: the informer's queue is a DeltaFIFO",
+		"Upstream: kubernetes PR #129568 (RealFIFO), gate InOrderInformers",
+		"### " + s3 + "\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look (failure: timed out \\| waiting).\n",
+		"## Explained but not seen",
+		"- " + s17 + " on client-go v0.32.13 / kube-apiserver v1.36.3: passed, though \"S17 what a handler sees of the store during a relist\" (documented change) applies\n",
+		"## Not applicable\n\n",
+		"- client-go v0.31.14 / AtomicFIFO=false: not applicable: client-go v0.31.14 has no AtomicFIFO gate\n",
+		"## Errored\n\n",
+		"- client-go v0.99.0: resolve modules for client-go v0.99.0: exit status 1\n",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Contains(doc, "S1 restart") {
+		t.Errorf("a skipped spec is listed:\n%s", doc)
+	}
+	if strings.Index(doc, "## Findings") > strings.Index(doc, "## Not applicable") {
+		t.Errorf("findings come after the columns not run:\n%s", doc)
+	}
+	if all := strings.Join(problems, "\n"); len(problems) != 2 || !strings.Contains(all, "client-go v0.99.0 errored: resolve modules") || !strings.Contains(all, s3+" failed, and no entry of hack/matrix/verdicts.go explains it") {
+		t.Errorf("problems %q, want the errored column and the unexplained failure", problems)
+	}
+
+	// Explained failures alone are no problem; a suite that failed with no
+	// failing spec is.
+	_, problems = verdictDoc(run, cols[1:2], verdicts[:0])
+	if len(problems) != 2 {
+		t.Errorf("with no entries both failures are unexplained: %q", problems)
+	}
+	cols[1].Cells = map[string]cell{s16: {Outcome: "failed"}}
+	if _, problems = verdictDoc(run, cols[:3], verdicts); len(problems) != 0 {
+		t.Errorf("an explained failure and a column not applicable are problems: %q", problems)
+	}
+	doc, problems = verdictDoc(run, []column{{ClientGo: "v0.37.2", Cells: map[string]cell{s16: {Outcome: "passed"}}}}, verdicts)
+	if len(problems) != 1 || !strings.Contains(problems[0], "the suite failed, yet no spec failed") || !strings.Contains(doc, "## Errored") {
+		t.Errorf("a suite that failed outside its specs: %q\n%s", problems, doc)
+	}
+}
+
+func TestVerdictCommand(t *testing.T) {
+	cfg := config{clientGo: []string{"v0.31", "v0.37"}, kube: []string{""}, labels: "release-sensitive && !slow", procs: 4, suites: "./suites/conformance"}
+	want := `go run ./hack/matrix -verdicts -client-go 'v0.31 v0.37' -label-filter 'release-sensitive && !slow' -procs 4`
+	if got := verdictCommand(cfg); got != want {
+		t.Errorf("command %s, want %s", got, want)
+	}
+	cfg.kube = []string{"v1.36.3"}
+	if got := verdictCommand(cfg); !strings.Contains(got, "-kube 'v1.36.3'") {
+		t.Errorf("command %s lacks the kube-apiserver", got)
+	}
+}
