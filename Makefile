@@ -139,8 +139,9 @@ matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUB
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
 # Label filter of `make verdicts`: the specs whose outcome depends on the
-# client-go release or its feature gates.
-VERDICT_LABELS ?= release-sensitive
+# client-go release or its feature gates, on the typed stack (the queue they
+# tell apart is the same on every stack; make e2e-stacks runs the others).
+VERDICT_LABELS ?= release-sensitive && !extra-stack
 # Where `make verdicts` writes its verdict document.
 VERDICT_DOC ?= docs/clientgo-releases.md
 

@@ -14,7 +14,7 @@ import (
 // and the label filter (VERDICT_LABELS overrides).
 const (
 	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37"
-	defaultVerdictLabels = "release-sensitive"
+	defaultVerdictLabels = "release-sensitive && !extra-stack"
 )
 
 // verdictGateSets are the gate sets -verdicts runs on the newest patch of
