@@ -120,6 +120,11 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 		if opts.Informer != nil || len(opts.FactoryOptions) > 0 || opts.TweakListOptions != nil {
 			return nil, fmt.Errorf("probe: informer source %s: this spec sets Options.Informer, FactoryOptions or TweakListOptions, which configure client-go's factories: %w", opts.Stack, ErrNotSupported)
 		}
+		if opts.Prepare != nil {
+			// A source may hand out informers it started or configured
+			// (controller-runtime's cache sets its own transform).
+			return nil, fmt.Errorf("probe: informer source %s: this spec prepares client-go's informer itself before it starts (an index function, a transform, a handler): %w", opts.Stack, ErrNotSupported)
+		}
 		src, err = opts.Source(SourceInput{Config: cfg, Namespace: opts.Namespace, Resync: opts.Resync})
 		if err != nil {
 			return nil, fmt.Errorf("probe: informer source %s: %w", opts.Stack, err)
