@@ -126,7 +126,7 @@ report-check: ## Check the HTML report of the last make e2e in headless Chromium
 		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./e2e/
 
 .PHONY: e2e-stacks
-e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17 in both sync modes), all but long.
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long.
 	$(MAKE) e2e LABEL_FILTER='extra-stack && !long'
 
 .PHONY: soak
