@@ -1,0 +1,144 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// RequestsRetried is S20's assertion: the controller's own requests on the
+// informers' clientset succeeded although their connection was lost.
+const RequestsRetried = "the clientset's own GET and LIST succeeded on a new connection"
+
+// clientGoRetryAfter is the wait client-go puts before retrying a GET that
+// failed on a lost connection: rest/with_retry.go IsNextRetry answers the
+// error with an artificial "Retry-After: 1" response.
+const clientGoRetryAfter = time.Second
+
+// RequestsRecoveryBound is how long after the blackhole's start S20's
+// requests must have succeeded: the health check's detection (read-idle +
+// ping timeout), client-go's retry delay, and staleSlack for the new dial
+// and the answer on a loaded machine.
+func RequestsRecoveryBound(readIdle, ping time.Duration) time.Duration {
+	return readIdle + ping + clientGoRetryAfter + staleSlack
+}
+
+// DefaultRetries leaves a request's retries at client-go's default (10).
+const DefaultRetries = -1
+
+// RequestsOnLostConnection is S20: while an informer watches, its HTTP/2
+// connection goes silent (the fault proxy drops every byte, closes
+// nothing). A GET of one object is in flight on that connection, and a
+// LIST (of configmaps: not the informer's own list) is issued while the
+// connection is silent but not yet declared lost; both through the
+// informer's clientset, as a controller's own calls are. When the HTTP/2
+// health check (read-idle and ping timeouts of ShortReadIdle and
+// ShortPingTimeout) declares the connection lost, both must be retried on a
+// new connection and succeed within RequestsRecoveryBound, and the informer
+// must recover too. retries is each request's retry limit
+// (rest.Request.MaxRetries; DefaultRetries for client-go's own).
+//
+// Expected of client-go v0.36 (rest/request.go request): a GET failing with
+// a connection reset, a probable EOF or "http2: client connection lost"
+// (apimachinery util/net IsHTTP2ConnectionLost) is retryable
+// (isErrRetryableFunc); rest/with_retry.go IsNextRetry retries it after 1 s,
+// up to maxRetries (10 by default, rest/request.go NewRequest); x/net's
+// http2 transport drops the lost connection from its pool, so the retry
+// dials a new one. Writes are never retried (not idempotent).
+func RequestsOnLostConnection(ctx context.Context, opts probe.Options, retries int) {
+	readIdle, ping := ShortReadIdle, ShortPingTimeout
+	setHTTP2HealthCheck(&readIdle, &ping)
+	bound := RequestsRecoveryBound(readIdle, ping)
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	writer := env.Subjects
+	server := writer.Quorum()
+	_, err := writer.Create(ctx, "wanted")
+	Expect(err).NotTo(HaveOccurred())
+	opts.Namespace = env.Namespace
+	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs.EventuallyConverged(ctx, server)
+	Eventually(func(g Gomega) {
+		e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the informer and its clientset share one connection")
+	rc := obs.Client.CoreV1().RESTClient()
+	request := func(r *rest.Request) *rest.Request {
+		if retries != DefaultRetries {
+			r = r.MaxRetries(retries)
+		}
+		return r
+	}
+
+	e2e.By("silencing the connection (bytes dropped both ways, nothing closed); new connections get through")
+	start := time.Now()
+	restore := env.Proxy.BlackholeCurrent()
+	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	reqCtx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	type result struct {
+		what string
+		err  error
+		took time.Duration
+	}
+	var (
+		mu      sync.Mutex
+		results []result
+		wg      sync.WaitGroup
+	)
+	do := func(what string, after time.Duration, call func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTimer(after)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-reqCtx.Done():
+			}
+			err := call()
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, result{what: what, err: err, took: time.Since(start)})
+		}()
+	}
+	do("GET "+writer.Name()+"/wanted (in flight when the connection went silent)", 0, func() error {
+		return request(rc.Get().Namespace(env.Namespace).Resource(writer.Name()).Name("wanted")).Do(reqCtx).Error()
+	})
+	do("LIST configmaps (issued while it was silent)", readIdle/2, func() error {
+		return request(rc.Get().Namespace(env.Namespace).Resource("configmaps")).Do(reqCtx).Error()
+	})
+	// Bounded by reqCtx: each request returns by the bound at the latest.
+	e2e.Logf("waiting for the requests (bound %s)", bound)
+	wg.Wait()
+
+	recovery := obs.EventuallyConverged(ctx, server)
+	n := obs.Report(recovery)
+	var failed []string
+	line := ""
+	for _, r := range results {
+		outcome := "ok"
+		if r.err != nil {
+			outcome = r.err.Error()
+			failed = append(failed, fmt.Sprintf("%s: %v", r.what, r.err))
+		}
+		line += fmt.Sprintf("%s: %s after %s; ", r.what, outcome, r.took.Round(time.Millisecond))
+	}
+	e2e.AddReportEntry("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
+	e2e.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, len(failed) == 0)
+	Expect(failed).To(BeEmpty(), RequestsRetried+" within %s of the blackhole; numbers: %s", bound, n)
+}
+
+func retriesName(retries int) string {
+	if retries == DefaultRetries {
+		return "client-go's default"
+	}
+	return fmt.Sprint(retries)
+}
