@@ -46,17 +46,20 @@ const (
 	dropInitialEventsEnd streamAction = iota
 	sendInitialEventsEndFirst
 	dropInitialObject
+	cutInitialEvents
 )
 
 // String names the action in its faultlog window.
 func (a streamAction) String() string {
-	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped"}[a]
+	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped", "stream cut inside its initial events"}[a]
 }
 
 type streamRule struct {
 	match     Match
 	action    streamAction
 	newObject func() runtime.Object // sendInitialEventsEndFirst: the bookmark's object
+	after     int                   // cutInitialEvents: initial objects passed before the cut
+	times     int                   // cutInitialEvents: streams still to cut
 	removed   bool
 	count     int
 }
@@ -96,6 +99,19 @@ func (in *StreamInjector) SendInitialEventsEndFirst(match Match, newObject func(
 // counts the events dropped.
 func (in *StreamInjector) DropInitialObject(match Match) (restore func(), dropped func() int) {
 	return in.add(&streamRule{match: match, action: dropInitialObject})
+}
+
+// ErrStreamCut is what a client reads when CutInitialEvents cuts its
+// stream: the connection dropped in the middle of the stream
+// (io.ErrUnexpectedEOF, what a reset mid-frame looks like to a decoder).
+var ErrStreamCut = io.ErrUnexpectedEOF
+
+// CutInitialEvents cuts the next `times` matching watch streams inside
+// their initial events: after `after` ADDED events have passed, before the
+// initial-events-end bookmark, the client reads ErrStreamCut and the
+// server's stream is closed. cut counts the streams cut.
+func (in *StreamInjector) CutInitialEvents(match Match, after, times int) (restore func(), cut func() int) {
+	return in.add(&streamRule{match: match, action: cutInitialEvents, after: after, times: times})
 }
 
 // EndStreams ends the open rewritten streams whose request matches, as a
@@ -247,6 +263,7 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 		}
 	}
 	var st streamState
+	st.cutAfter = in.claimCut(rules)
 	for {
 		ev := &metav1.WatchEvent{}
 		obj, _, err := dec.Decode(nil, ev)
@@ -264,7 +281,30 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 			b.finish(err)
 			return
 		}
+		if st.cutAfter > 0 && ev.Type == string(watch.Added) && !st.initialEventsEnded {
+			if st.passed++; st.passed == st.cutAfter {
+				_ = b.src.Close()
+				_ = b.pw.CloseWithError(ErrStreamCut)
+				return
+			}
+		}
 	}
+}
+
+// claimCut takes one cut from the first cutInitialEvents rule with cuts
+// left: how many initial objects the stream passes before it is cut (0:
+// not cut).
+func (in *StreamInjector) claimCut(rules []*streamRule) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range rules {
+		if !r.removed && r.action == cutInitialEvents && r.times > 0 {
+			r.times--
+			r.count++
+			return max(r.after, 1)
+		}
+	}
+	return 0
 }
 
 // finish ends the client's side: a clean EOF when the server's stream
@@ -300,6 +340,7 @@ func (in *StreamInjector) opening(rules []*streamRule, info runtime.SerializerIn
 type streamState struct {
 	initialEventsEnded bool // the initial-events-end bookmark went by
 	objectDropped      bool // dropInitialObject dropped one
+	cutAfter, passed   int  // cutInitialEvents: the cut's place, initial objects passed
 }
 
 // drop reports whether a rule still in force drops ev, and counts it.

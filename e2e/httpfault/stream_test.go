@@ -311,3 +311,33 @@ func TestDropInitialObject(t *testing.T) {
 		})
 	}
 }
+
+// TestCutInitialEvents: for each framing, the next stream is cut after its
+// first initial object (the client's watch ends there, without the
+// bookmark), the one after passes whole.
+func TestCutInitialEvents(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv, _ := watchServer(t, f.contentType, false)
+			in := &httpfault.StreamInjector{}
+			restore, cut := in.CutInitialEvents(httpfault.StreamingLists, 1, 1)
+			defer restore()
+			cs := clientFor(t, srv, f.contentType, in)
+
+			if got, want := collect(t, streamingWatch(ctx, t, cs, true), -1), expected(streamingList[:1]); !slices.Equal(got, want) {
+				t.Fatalf("cut stream's events:\n got %v\nwant %v", got, want)
+			}
+			if cut() != 1 {
+				t.Fatalf("cut %d streams, want 1", cut())
+			}
+			if got := collect(t, streamingWatch(ctx, t, cs, true), -1); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("the stream after the cut:\n got %v\nwant %v", got, expected(streamingList))
+			}
+			if cut() != 1 {
+				t.Fatalf("cut %d streams after the second, want 1", cut())
+			}
+		})
+	}
+}
