@@ -20,6 +20,10 @@ import (
 // relist, the informer's own store showed a state the server had.
 const ServerHadView = "every handler call of the relist saw a store the server once had"
 
+// s17Index slows S17's informer down: 20 ms per index call keeps a relist
+// applied item by item visible from the handlers, at 40 calls a relist.
+var s17Index = Slowness{Name: "slow index function", IndexDelay: 20 * time.Millisecond}
+
 // RelistProfile is the kube-apiserver flag profile of the specs that need a
 // relist after a real 410: no watch cache (fixtures/profiles/no-watch-cache.yaml).
 const RelistProfile = "no-watch-cache"
@@ -39,7 +43,7 @@ const S17Objects = 20
 // gone while new-00 is not there yet (though new-00 was created before
 // old-01 was deleted); additions first, old-00 is still there beside
 // new-00, its successor. The informer's processing is slowed with a slow
-// index function (SlowIndex), as a controller's index functions do.
+// index function (s17Index), as a controller's index functions do.
 //
 // Expected of client-go, by version (tools/cache/controller.go
 // newQueueFIFO and processReplacedAllInfo): with the AtomicFIFO gate (beta
@@ -83,12 +87,12 @@ func RelistView(ctx context.Context, opts probe.Options) {
 
 	looks := &storeLooks{}
 	opts.Namespace = env.Namespace
-	SlowIndex.apply(&opts)
+	s17Index.apply(&opts)
 	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
 		_, err := inf.AddEventHandler(looks.handler(inf.GetIndexer()))
 		return err
 	})
-	e2e.AddReportEntry("S17 consumer", SlowIndex.describe())
+	e2e.AddReportEntry("S17 consumer", s17Index.describe())
 	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	// The looking handler is a listener of its own: wait until it heard

@@ -31,8 +31,11 @@ type Slowness struct {
 
 // The slow-downs the scenarios run with.
 var (
-	NotSlowed   = Slowness{Name: "consumer not slowed"}
-	SlowIndex   = Slowness{Name: "slow index function", IndexDelay: 20 * time.Millisecond}
+	NotSlowed = Slowness{Name: "consumer not slowed"}
+	// SlowIndex: 100 ms per index call, several times what a write costs
+	// the spec's writer (10-30 ms measured on 2 cores), so a burst
+	// leaves a backlog in the informer's queue.
+	SlowIndex   = Slowness{Name: "slow index function", IndexDelay: 100 * time.Millisecond}
 	SlowHandler = Slowness{Name: "slow handler", HandlerDelay: 20 * time.Millisecond}
 )
 
