@@ -1,0 +1,46 @@
+package conformance
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
+)
+
+// S22: the scenario, and what it expects of client-go, is
+// scenarios.ResyncWithWrites.
+var _ = Describe("S22 resyncs among writes", Label("resync"), func() {
+	e2e.DescribeSyncModes("every change reaches the handler as a change and resyncs re-deliver only what it heard",
+		func(ctx SpecContext, m e2e.SyncMode) {
+			m.Use()
+			scenarios.ResyncWithWrites(ctx, probe.Options{})
+		})
+
+	It("fails when the handler is handed the old object for a change", NegativeControl, func(ctx SpecContext) {
+		// Every other real change reaches the handler as Update(old, old):
+		// it looks like a resync, and the change is hidden.
+		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &oldForNew{next: h} }
+		err := InterceptGomegaFailure(func() { scenarios.ResyncWithWrites(ctx, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}) })
+		Expect(err).To(MatchError(ContainSubstring(scenarios.ResyncHidesNothing)), "the S22 assertion catches a change handed over as a resync")
+	})
+})
+
+// oldForNew hands every other update over with its old object on both sides.
+type oldForNew struct {
+	next  cache.ResourceEventHandler
+	calls int
+}
+
+func (h *oldForNew) OnAdd(obj any, initial bool) { h.next.OnAdd(obj, initial) }
+func (h *oldForNew) OnUpdate(old, obj any) {
+	// One goroutine per handler calls this (shared_informer.go
+	// processorListener.run): no lock needed.
+	if h.calls++; h.calls%2 == 0 {
+		obj = old
+	}
+	h.next.OnUpdate(old, obj)
+}
+func (h *oldForNew) OnDelete(obj any) { h.next.OnDelete(obj) }
