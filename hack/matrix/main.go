@@ -75,6 +75,7 @@ func main() {
 	suites := flag.String("suites", "./suites/conformance", "suite packages")
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
+	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -101,9 +102,16 @@ func main() {
 		if !set["label-filter"] {
 			cfg.labels = envOr("VERDICT_LABELS", defaultVerdictLabels)
 		}
-	} else if set["doc"] {
-		fmt.Fprintln(os.Stderr, "matrix: -doc is the verdict document: it goes with -verdicts")
+	} else if set["doc"] || set["render"] {
+		fmt.Fprintln(os.Stderr, "matrix: -doc and -render are the verdict document's: they go with -verdicts")
 		os.Exit(2)
+	}
+	if *render != "" {
+		if err := renderVerdicts(cfg, *render); err != nil {
+			fmt.Fprintln(os.Stderr, "matrix:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(ctx, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
@@ -314,14 +322,41 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 	return cols, ctx.Err()
 }
 
+// renderVerdicts writes the verdict document from the columns an earlier
+// verdict run wrote to matrix.json, dated by that file.
+func renderVerdicts(cfg config, matrixJSON string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(matrixJSON)
+	if err != nil {
+		return err
+	}
+	var cols []column
+	if err := json.Unmarshal(data, &cols); err != nil {
+		return fmt.Errorf("%s: %w", matrixJSON, err)
+	}
+	fi, err := os.Stat(matrixJSON)
+	if err != nil {
+		return err
+	}
+	return writeVerdictsAt(cfg, root, cols, fi.ModTime())
+}
+
 // writeVerdicts writes the verdict document of a -verdicts run and fails
 // if a column errored or a failing spec is unexplained.
 func writeVerdicts(cfg config, root string, cols []column) error {
+	return writeVerdictsAt(cfg, root, cols, time.Now())
+}
+
+// writeVerdictsAt is writeVerdicts for a run that ended at date.
+func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) error {
 	path := cfg.doc
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
-	doc, problems := verdictDoc(verdictRun{Date: time.Now(), Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg)}, cols, verdicts)
+	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg)}, cols, verdicts)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)
 	}

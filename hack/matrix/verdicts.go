@@ -68,7 +68,7 @@ var verdicts = []verdict{
 		},
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #129568 (RealFIFO), gate InOrderInformers: beta and on in client-go v0.33, GA and locked in v0.36",
-		Why:      "the informer's queue is a DeltaFIFO, which hands over all of one object's queued deltas at once (delta_fifo.go Pop): with a slow index function an object's later changes overtake other objects' earlier ones",
+		Why:      "the informer's queue is a DeltaFIFO, which hands over all of one object's queued deltas at once (delta_fifo.go Pop): a change to an object still queued from the initial list is heard right after that object's initial Add, before the initial Adds of the objects behind it (with a slow index function in both sync modes; in streaming-list mode even unslowed, the whole list being queued at once)",
 	},
 	{
 		SpecContains: "S17 what a handler sees of the store during a relist",

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +171,38 @@ func TestVerdictCommand(t *testing.T) {
 	cfg.kube = []string{"v1.36.3"}
 	if got := verdictCommand(cfg); !strings.Contains(got, "-kube 'v1.36.3'") {
 		t.Errorf("command %s lacks the kube-apiserver", got)
+	}
+}
+
+// TestRenderVerdicts: -render writes the document from a run's matrix.json,
+// dated by the file, with the explanation table as it is now.
+func TestRenderVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	s16 := "S16 handler order across objects the handler hears a burst of changes, LIST+WATCH"
+	cols := []column{{ClientGo: "v0.32.13", Kube: "v1.36.3", Cells: map[string]cell{s16: {Outcome: "failed", Failure: "out of order"}}}}
+	data, err := json.Marshal(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "matrix.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2026, 11, 25, 16, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
+	}
+	docPath := filepath.Join(dir, "verdicts.md")
+	if err := renderVerdicts(config{labels: "release-sensitive", doc: docPath}, path); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2026-11-25", "**documented change**", "PR #129568"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
 	}
 }
