@@ -142,6 +142,11 @@ matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUB
 # client-go release or its feature gates, on the typed stack (the queue they
 # tell apart is the same on every stack; make e2e-stacks runs the others).
 VERDICT_LABELS ?= release-sensitive && !extra-stack
+# The minors whose first patch (vX.Y.0) `make verdicts` runs besides the
+# newest: empty or "all", "none", or a list ("v0.31 v0.32"); each costs a
+# build of the suite against that client-go (5-6 min on 2 cores).
+VERDICT_FIRST_PATCHES ?=
+export VERDICT_FIRST_PATCHES
 # Where `make verdicts` writes its verdict document.
 VERDICT_DOC ?= docs/clientgo-releases.md
 

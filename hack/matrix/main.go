@@ -211,7 +211,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		if plan, err = verdictPlan(listed, cfg.clientGo, verdictGateSets, cfg.kube); err != nil {
+		if plan, err = verdictPlan(listed, cfg.clientGo, verdictGateSets, cfg.kube, firstPatchesOf(os.Getenv("VERDICT_FIRST_PATCHES"))); err != nil {
 			return err
 		}
 	} else {

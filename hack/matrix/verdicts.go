@@ -32,6 +32,26 @@ var verdictGateSets = []gateSet{
 	{{Name: "AtomicFIFO", Enabled: false}, {Name: "InOrderInformersBatchProcess", Enabled: false}},
 }
 
+// firstPatchesOf is the -verdicts plan's choice of minors whose first patch
+// runs, from VERDICT_FIRST_PATCHES: empty or "all" for every minor, "none"
+// for none, else the minors listed (v0.31 v0.32).
+func firstPatchesOf(spec string) func(minor string) bool {
+	switch strings.TrimSpace(spec) {
+	case "", "all":
+		return nil
+	case "none":
+		return func(string) bool { return false }
+	}
+	want := map[string]bool{}
+	for _, m := range strings.FieldsFunc(spec, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if !strings.HasPrefix(m, "v") {
+			m = "v" + m
+		}
+		want[semver.MajorMinor(m)] = true
+	}
+	return func(minor string) bool { return want[minor] }
+}
+
 // verdictGateSetsString spells verdictGateSets for messages.
 func verdictGateSetsString() string {
 	var s []string
@@ -123,7 +143,7 @@ func explain(table []verdict, spec string, col column) []verdict {
 // and with each gate set; each against every kube-apiserver version. Gate
 // sets are planned whether or not they apply: runPlan lists the ones that
 // do not as not applicable.
-func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string) ([]column, error) {
+func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string, firstPatches func(minor string) bool) ([]column, error) {
 	if len(kube) == 0 {
 		kube = []string{""}
 	}
@@ -155,7 +175,7 @@ func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string) ([]
 			continue
 		}
 		seen[newest] = true
-		if first != newest {
+		if first != newest && (firstPatches == nil || firstPatches(minor)) {
 			plan = append(plan, versionGates{first, nil})
 		}
 		plan = append(plan, versionGates{newest, nil})

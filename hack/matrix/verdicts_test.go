@@ -11,7 +11,7 @@ import (
 
 func TestVerdictPlan(t *testing.T) {
 	listed := strings.Fields("v0.31.0 v0.31.1 v0.31.14 v0.36.0-alpha.0 v0.36.0-rc.1 v0.36.0 v0.36.5 v0.36.6 v0.37.0-rc.0 v0.37.0")
-	cols, err := verdictPlan(listed, []string{"v0.31", "0.36", "v0.37"}, verdictGateSets[2:3], nil)
+	cols, err := verdictPlan(listed, []string{"v0.31", "0.36", "v0.37"}, verdictGateSets[2:3], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestVerdictPlan(t *testing.T) {
 		t.Errorf("plan\n%s\nwant\n%s", strings.Join(got, "; "), strings.Join(want, "; "))
 	}
 
-	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, []string{"v1.35.4", "v1.36.3"})
+	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, []string{"v1.35.4", "v1.36.3"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +41,10 @@ func TestVerdictPlan(t *testing.T) {
 		t.Errorf("a patch given, two kube-apiservers: %s, want %s", strings.Join(got, "; "), want)
 	}
 
-	if _, err := verdictPlan(listed, []string{"v0.38"}, nil, nil); err == nil || !strings.Contains(err.Error(), "no release of k8s.io/client-go v0.38") {
+	if _, err := verdictPlan(listed, []string{"v0.38"}, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "no release of k8s.io/client-go v0.38") {
 		t.Errorf("a minor with no release: %v", err)
 	}
-	if _, err := verdictPlan(listed, []string{"latest"}, nil, nil); err == nil {
+	if _, err := verdictPlan(listed, []string{"latest"}, nil, nil, nil); err == nil {
 		t.Errorf("a version that is not one planned")
 	}
 }
@@ -203,6 +203,33 @@ func TestRenderVerdicts(t *testing.T) {
 	for _, want := range []string{"2026-11-25", "**documented change**", "PR #129568"} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
+	}
+}
+
+// TestFirstPatchesOf: VERDICT_FIRST_PATCHES picks the minors whose first
+// patch the plan runs.
+func TestFirstPatchesOf(t *testing.T) {
+	listed := []string{"v0.31.0", "v0.31.14", "v0.33.0", "v0.33.13"}
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"", []string{"v0.31.0", "v0.31.14", "v0.33.0", "v0.33.13"}},
+		{"none", []string{"v0.31.14", "v0.33.13"}},
+		{"v0.31", []string{"v0.31.0", "v0.31.14", "v0.33.13"}},
+		{"0.33", []string{"v0.31.14", "v0.33.0", "v0.33.13"}},
+	} {
+		cols, err := verdictPlan(listed, []string{"v0.31", "v0.33"}, nil, nil, firstPatchesOf(tc.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range cols {
+			got = append(got, c.ClientGo)
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("VERDICT_FIRST_PATCHES=%q: columns %v, want %v", tc.spec, got, tc.want)
 		}
 	}
 }
