@@ -129,10 +129,14 @@ func HandlerOrder(ctx context.Context, opts probe.Options, slow Slowness) {
 }
 
 // initialListAnswered: the informer's first list (a LIST, or a streaming
-// list up to its initial-events-end bookmark) has been answered.
+// list up to its initial-events-end bookmark) has been answered. The probe
+// cannot decode every stack's bookmark object (the metadata stack's
+// PartialObjectMetadata), so any BOOKMARK counts: a streaming list's first
+// is its initial-events-end (kube-apiserver's periodic ones come a minute
+// later).
 func initialListAnswered(rec probe.Record) bool {
 	for _, r := range rec.ObjectRequests() {
-		if r.Status == 200 && (!r.Watch || r.SendInitialEvents && r.InitialEventsEnd) {
+		if r.Status == 200 && (!r.Watch || r.SendInitialEvents && (r.InitialEventsEnd || r.EventTypes["BOOKMARK"] > 0)) {
 			return true
 		}
 	}
