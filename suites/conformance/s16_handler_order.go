@@ -27,7 +27,9 @@ var _ = Describe("S16 handler order across objects", Label("handler-order", "rel
 		// Each Add reaches the handler only after the call that follows
 		// it: the queue's order broken the way a per-object queue breaks it.
 		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &addsLate{next: h} }
-		err := InterceptGomegaFailure(func() { scenarios.HandlerOrder(ctx, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}, scenarios.NotSlowed) })
+		err := InterceptGomegaFailure(func() {
+			scenarios.HandlerOrder(ctx, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}, scenarios.NotSlowed)
+		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.InServerOrder)), "the S16 assertion catches calls out of the server's order")
 	})
 })
