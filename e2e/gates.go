@@ -20,13 +20,23 @@ func (c gateCatalogue) Add(in map[features.Feature]features.FeatureSpec) error {
 	return nil
 }
 
+// knownGates is every gate the client-go in use declares, with its spec
+// (default, pre-release stage, locked or not).
+func knownGates() (gateCatalogue, error) {
+	known := gateCatalogue{}
+	if err := features.AddFeaturesToExistingFeatureGates(known); err != nil {
+		return nil, fmt.Errorf("list client-go's feature gates: %w", err)
+	}
+	return known, nil
+}
+
 // ClientGoGates is every feature gate of the client-go in use, with its
 // value now (features.FeatureGates(): the defaults, the KUBE_FEATURE_<name>
 // environment variables, any override in effect) and its default.
 func ClientGoGates() (map[string]Gate, error) {
-	known := gateCatalogue{}
-	if err := features.AddFeaturesToExistingFeatureGates(known); err != nil {
-		return nil, fmt.Errorf("list client-go's feature gates: %w", err)
+	known, err := knownGates()
+	if err != nil {
+		return nil, err
 	}
 	gates := features.FeatureGates()
 	out := make(map[string]Gate, len(known))
@@ -63,9 +73,9 @@ func gatesLine(gates map[string]Gate) string {
 // client-go has no such gate, or has it locked to its default (a GA gate,
 // LockToDefault) at the other value, the spec skips, saying so.
 func UseClientGoGate(name string, value bool) {
-	known := gateCatalogue{}
-	if err := features.AddFeaturesToExistingFeatureGates(known); err != nil {
-		Fail(fmt.Sprintf("list client-go's feature gates: %v", err))
+	known, err := knownGates()
+	if err != nil {
+		Fail(err.Error())
 	}
 	spec, ok := known[features.Feature(name)]
 	switch {

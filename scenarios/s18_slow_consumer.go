@@ -11,7 +11,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
-	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // KeepsReading is S18's assertion: the watch was read while the consumer
@@ -105,7 +104,7 @@ func SlowConsumer(ctx context.Context, opts probe.Options) {
 	Expect(w).NotTo(BeNil(), "the informer has a watch")
 	Expect(w.OpenWatch()).To(BeTrue(), "the informer's watch is still open after the burst, not ended by the server as a slow watcher: %+v", *w)
 	e2e.AddReportEntry("S18 watch", fmt.Sprintf("open for %s, %d events", w.Duration().Round(time.Millisecond), w.Events))
-	Expect(reinits(n)).To(BeZero(), "no re-initialisation while the consumer was slow; numbers: %s", n)
+	Expect(n.Reinitialisations).To(BeEmpty(), "no re-initialisation while the consumer was slow (%v); numbers: %s", n.ReinitDetails, n)
 }
 
 // addedRead is how many ADDED events the informer's watches have read.
@@ -135,14 +134,6 @@ func lastHandlerCall(rec probe.Record) time.Time {
 		return time.Time{}
 	}
 	return rec.Events[len(rec.Events)-1].Time
-}
-
-func reinits(n report.Numbers) int {
-	total := 0
-	for _, k := range n.Reinitialisations {
-		total += k
-	}
-	return total
 }
 
 func heapInUse() uint64 {

@@ -78,7 +78,7 @@ func ResyncWithWrites(ctx context.Context, opts probe.Options) {
 	var hidden, announced []string
 	during := 0
 	for _, e := range events {
-		resync := e.Kind == probe.Update && e.OldResourceVersion == e.ResourceVersion
+		resync := e.Resync()
 		switch {
 		case resync:
 			if !e.Time.Before(start) && e.Time.Before(end) {
@@ -107,12 +107,12 @@ func ResyncWithWrites(ctx context.Context, opts probe.Options) {
 	Expect(append(hidden, announced...)).To(BeEmpty(), ResyncHidesNothing+"; numbers: %s", n)
 }
 
-// countResyncs counts the resync calls (Updates with equal
-// resourceVersions) at or after since.
+// countResyncs counts the resync calls (probe.Event.Resync) at or after
+// since.
 func countResyncs(events []probe.Event, since time.Time) int {
 	k := 0
 	for _, e := range events {
-		if e.Kind == probe.Update && e.OldResourceVersion == e.ResourceVersion && !e.Time.Before(since) {
+		if e.Resync() && !e.Time.Before(since) {
 			k++
 		}
 	}

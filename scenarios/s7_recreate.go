@@ -39,20 +39,13 @@ func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	pods := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
 	pods.EventuallyConverged(ctx, server)
 
-	e2e.By("cutting the informer off: new connections refused, the current one reset")
-	reconnect := proxy.RefuseNew()
-	proxy.ResetAll()
-
-	e2e.By("deleting and recreating the object under the same name, then compacting etcd")
-	Expect(writer.Delete(ctx, "same")).To(Succeed())
-	recreated, err := writer.Create(ctx, "same")
-	Expect(err).NotTo(HaveOccurred())
-	Expect(recreated.UID).NotTo(Equal(old.UID))
-	_, err = c.CompactEtcd(ctx, 0)
-	Expect(err).NotTo(HaveOccurred())
-
-	e2e.By("letting the informer back in")
-	Expect(reconnect()).To(Succeed())
+	var recreated probe.Object
+	changeWhileCutOff(ctx, proxy, c, "deleting and recreating the object under the same name", func() {
+		Expect(writer.Delete(ctx, "same")).To(Succeed())
+		recreated, err = writer.Create(ctx, "same")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(recreated.UID).NotTo(Equal(old.UID))
+	})
 	recovery := pods.EventuallyConverged(ctx, server)
 	n := pods.Report(recovery)
 

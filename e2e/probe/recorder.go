@@ -41,6 +41,12 @@ type Event struct {
 	InInitialList bool `json:"inInitialList,omitempty"`
 }
 
+// Resync reports an Update that changed nothing: the same object (UID)
+// at the same resourceVersion, what a resync delivers.
+func (e Event) Resync() bool {
+	return e.Kind == Update && e.OldResourceVersion == e.ResourceVersion && e.OldUID == e.UID
+}
+
 // UIDChanged reports an Update whose old and new objects differ in UID: the
 // same name was deleted and recreated and the informer saw only an update.
 func (e Event) UIDChanged() bool { return e.Kind == Update && e.OldUID != "" && e.OldUID != e.UID }

@@ -74,7 +74,7 @@ func resyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 	resyncs := func() map[string]int {
 		m := map[string]int{}
 		for _, e := range pods.Recorder.Snapshot().Events[len(before.Events):] {
-			if e.Kind == probe.Update && e.OldResourceVersion == e.ResourceVersion && e.OldUID == e.UID {
+			if e.Resync() {
 				m[e.Key]++
 			}
 		}
