@@ -56,6 +56,7 @@ var streamingList = []step{
 // framing of contentType, encoded the way kube-apiserver encodes it
 // (pkg/endpoints/handlers/watch.go: the framer's writer, the stream
 // serializer for the event, the media type's serializer for its object).
+// A write that fails because the client has gone ends the stream quietly.
 // With hold, the stream stays open after the last event until the client
 // goes; closed then receives the request.
 func watchServer(t *testing.T, contentType string, hold bool) (srv *httptest.Server, closed chan struct{}) {
@@ -75,7 +76,10 @@ func watchServer(t *testing.T, contentType string, hold bool) (srv *httptest.Ser
 		enc := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w), info.StreamSerializer.Serializer)
 		for _, s := range streamingList {
 			if err := enc.Encode(encodeEvent(t, info.Serializer, s)); err != nil {
-				t.Errorf("encode: %v", err)
+				// The client went away (a cut stream's connection is
+				// closed under the server's writes): what matters is
+				// what the client decoded, which each test checks.
+				t.Logf("server: encode: %v", err)
 				return
 			}
 			w.(http.Flusher).Flush()
