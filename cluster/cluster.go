@@ -81,6 +81,9 @@ type StopMode string
 
 const (
 	// Graceful sends SIGTERM and waits for the process to exit on its own.
+	// If ctx ends first, the local backend kills it (SIGKILL, as a
+	// supervisor does when its termination grace runs out) and the error
+	// wraps ctx's.
 	Graceful StopMode = "graceful"
 	// Hard sends SIGKILL.
 	Hard StopMode = "hard"

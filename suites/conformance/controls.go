@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -126,4 +127,36 @@ func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 // object's end.
 func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
+}
+
+// goawayCloseAsError wraps cfg's transport so that a watch body ending with
+// the GOAWAY-then-close error of Go's HTTP/2 client ("http2: server sent
+// GOAWAY and closed the connection") returns an error apimachinery does not
+// take for an end of stream: apimachinery before kubernetes PR #73277 (its
+// pkg/util/net IsProbableEOF did not know the message), so the stream
+// watcher sends an ERROR event and the reflector relists.
+func goawayCloseAsError(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return goawayAsError{rt} })
+	return cfg
+}
+
+type goawayAsError struct{ next http.RoundTripper }
+
+func (t goawayAsError) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && req.URL.Query().Get("watch") == "true" {
+		resp.Body = goawayAsErrorBody{resp.Body}
+	}
+	return resp, err
+}
+
+type goawayAsErrorBody struct{ io.ReadCloser }
+
+func (b goawayAsErrorBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && strings.Contains(err.Error(), "GOAWAY") {
+		err = errors.New("watch stream broken after GOAWAY (reported as an error by a broken client)")
+	}
+	return n, err
 }

@@ -1,0 +1,244 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S23 (issue 27 item 9): kube-apiserver 0 of two over one etcd, behind one
+// address (the fault proxy, new connections to apiserver 0), shuts down
+// gracefully while the informer's watch is open on it, and the shutdown
+// outlives the watch's grace: kube-apiserver sends GOAWAY at once and does
+// not end the watch itself. The load balancer takes apiserver 0 out as it
+// goes (Pin(1)). Changes are written through apiserver 1 while apiserver 0
+// drains (the open watch must carry them), and after it has gone. Two ends
+// of the drain:
+//   - ShutdownTimesOut: kube-apiserver's own end (profile
+//     short-shutdown-timeout: a 4 s HTTP server shutdown timeout, the
+//     default's 60 s compressed).
+//   - ShutdownKilled: its supervisor's grace runs out first and it is
+//     killed mid-drain (SIGKILL, as kubelet does when a static pod's
+//     terminationGracePeriodSeconds is shorter than the drain; default
+//     flags).
+//
+// Expected, from source:
+//   - kube-apiserver (k8s.io/apiserver pkg/server/genericapiserver.go
+//     RunWithContext): with ShutdownDelayDuration 0 and no
+//     ShutdownSendRetryAfter, the HTTP server's Shutdown starts at SIGTERM:
+//     the listener closes and Go's HTTP/2 server sends GOAWAY on every
+//     connection; open streams go on. With
+//     --shutdown-watch-termination-grace-period 0 (the default) the
+//     watches are not ended by the drain (activeWatchesDrainedCh closes at
+//     once; the watch handler never gets the shutdown signal:
+//     pkg/server/filters/watch_termination.go), so they keep delivering
+//     events from the still-running watch cache until Shutdown's timeout
+//     (ShutdownTimeout = RequestTimeout, pkg/server/config.go).
+//     ShutdownTimesOut: RunWithContext then returns and its deferred
+//     Destroy stops the storage (pkg/storage/cacher/cacher.go Stop ->
+//     terminateAllWatchers): the watch ends with a clean end of stream
+//     just before the process exits (measured: 4.0 s after GOAWAY).
+//     ShutdownKilled: the process dies with the stream open, after GOAWAY.
+//   - Go's HTTP/2 client (golang.org/x/net/http2 transport.go,
+//     clientConnReadLoop cleanup): a connection that got GOAWAY and then
+//     ends fails its open streams with GoAwayError ("http2: server sent
+//     GOAWAY and closed the connection"), not a clean EOF.
+//   - apimachinery pkg/watch/streamwatcher.go receive(): EOF, and an
+//     error for which pkg/util/net IsProbableEOF holds (the GOAWAY message
+//     since kubernetes PR #73277), end the watch without an ERROR event.
+//   - client-go v0.36 tools/cache/reflector.go watch(): the watch had
+//     events, so handleAnyWatch returns nil and the loop opens a plain
+//     WATCH from the last resourceVersion at once, on a new connection
+//     (the old one got GOAWAY): the proxy sends it to apiserver 1, whose
+//     watch cache, warm over the same etcd, accepts it. No relist, nothing
+//     missed.
+const (
+	// ShutdownResumes is S23's assertion family: the informer resumed its
+	// watch elsewhere, without re-initialising.
+	ShutdownResumes = "resumed its watch on the other apiserver without re-initialising"
+	// shutdownTimeout is profile short-shutdown-timeout's --request-timeout.
+	shutdownTimeout = 4 * time.Second
+	// shutdownExitBound bounds the wait for kube-apiserver 0 to exit after
+	// SIGTERM (or SIGKILL): its shutdown timeout plus the pre-shutdown
+	// hooks and the storage's teardown on a loaded machine.
+	shutdownExitBound = shutdownTimeout + 20*time.Second
+	// goawayTimeout bounds the wait for apiserver 0 to stop listening
+	// after SIGTERM (signal handling and the pre-shutdown hooks).
+	goawayTimeout = 10 * time.Second
+	// resumeBound bounds the time from the end of the watch on apiserver
+	// 0 to the informer's next request: no backoff applies to a watch that
+	// ended without an error (reflector.go watch() loops at once).
+	resumeBound = 3 * time.Second
+)
+
+// ShutdownEnd says how apiserver 0's drain ends in S23.
+type ShutdownEnd string
+
+const (
+	// ShutdownTimesOut: kube-apiserver's own shutdown timeout ends it.
+	ShutdownTimesOut ShutdownEnd = "its shutdown timeout"
+	// ShutdownKilled: SIGKILL mid-drain ends it.
+	ShutdownKilled ShutdownEnd = "SIGKILL mid-drain"
+)
+
+// ShutdownInput configures one run of ShutdownOutlivesWatches.
+type ShutdownInput struct {
+	End ShutdownEnd
+	// Client, when set, changes the informer's client (negative controls
+	// break it).
+	Client func(*rest.Config) *rest.Config
+}
+
+// ShutdownOutlivesWatches runs S23.
+func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
+	spec := cluster.Spec{APIServers: 2}
+	switch in.End {
+	case ShutdownTimesOut:
+		spec.Profile = "short-shutdown-timeout"
+	case ShutdownKilled: // default flags: a 60 s drain, cut short
+	default:
+		Expect(in.End).To(BeElementOf(ShutdownTimesOut, ShutdownKilled), "S23's end of the drain")
+	}
+	env := e2e.StartEnv(ctx, spec)
+	c := e2e.Require[apiServers](env.Backend, "stop one of several kube-apiservers behind one address")
+	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
+	restorePin, err := env.Proxy.Pin(0)
+	Expect(err).NotTo(HaveOccurred())
+	e2e.DeferCleanup(0, func(context.Context) error { restorePin(); return nil })
+
+	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
+	server := api.Quorum()
+	created := map[string]probe.Object{}
+	for _, n := range []string{"keep", "update-drain", "delete-drain", "delete-after"} {
+		o, err := api.Create(ctx, n)
+		Expect(err).NotTo(HaveOccurred())
+		created[n] = o
+	}
+	user := env.User
+	if in.Client != nil {
+		user = in.Client(user)
+	}
+	obs := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
+	obs.EventuallyConverged(ctx, server)
+	e2e.By("updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
+	Relabel(ctx, api, "keep", "before")
+	Eventually(func() []string { return UpdatedKeys(obs) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
+		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the shutdown")
+	var watch probe.Request
+	Eventually(func(g Gomega) {
+		watch = e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20 * time.Millisecond).Should(Succeed())
+
+	e2e.By("SIGTERM to kube-apiserver 0 (new connections go to apiserver 1 from now on)")
+	_, err = env.Proxy.Pin(1)
+	Expect(err).NotTo(HaveOccurred())
+	sigterm := time.Now()
+	// Cancelling stopCtx kills the draining process (cluster.Graceful).
+	stopCtx, kill := context.WithCancel(ctx)
+	defer kill()
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.StopAPIServer(stopCtx, 0, cluster.Graceful) }()
+	addr0 := c.APIServerAddrs()[0]
+	Eventually(func() error {
+		conn, err := net.DialTimeout("tcp", addr0, time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}).WithContext(ctx).WithTimeout(goawayTimeout).WithPolling(20*time.Millisecond).Should(HaveOccurred(),
+		"kube-apiserver 0 stopped listening (its HTTP server's Shutdown began, GOAWAY sent on open connections) within %s of SIGTERM", goawayTimeout)
+	goaway := time.Now()
+
+	e2e.By("writing through apiserver 1 while apiserver 0 drains: the open watch must still carry the changes")
+	_, err = api.Create(ctx, "create-drain")
+	Expect(err).NotTo(HaveOccurred())
+	Relabel(ctx, api, "update-drain", "drain")
+	Expect(api.Delete(ctx, "delete-drain")).To(Succeed())
+	Eventually(func() bool { return deleteHeard(obs.Recorder.Snapshot(), created["delete-drain"].Key) }).
+		WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeTrue(), "the informer heard of the delete made while apiserver 0 drained")
+	drainSeen := time.Now()
+	rec := obs.Recorder.Snapshot()
+	last := rec.Requests[len(rec.Requests)-1]
+	Expect(last.ID == watch.ID && last.End.IsZero()).To(BeTrue(),
+		"precondition: the watch open before SIGTERM (request %d) carried the drain's changes, still open %s after GOAWAY, with no request after it (last request: %+v)",
+		watch.ID, drainSeen.Sub(goaway).Round(time.Millisecond), last)
+
+	e2e.By("ending apiserver 0's drain by " + string(in.End) + ", then writing more")
+	if in.End == ShutdownKilled {
+		kill()
+	}
+	var stopErr error
+	select {
+	case stopErr = <-stopped:
+	case <-time.After(shutdownExitBound):
+		stopErr = fmt.Errorf("kube-apiserver 0 did not exit within %s of SIGTERM", shutdownExitBound)
+	}
+	if in.End == ShutdownKilled {
+		Expect(stopErr).To(MatchError(context.Canceled), "kube-apiserver 0 was still draining when it was killed")
+	} else {
+		Expect(stopErr).NotTo(HaveOccurred())
+	}
+	exited := time.Now()
+	_, err = api.Create(ctx, "create-after")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(api.Delete(ctx, "delete-after")).To(Succeed())
+
+	recovery := obs.EventuallyConverged(ctx, server)
+	obs.ExpectDeletesObserved(created["delete-drain"], created["delete-after"])
+	n := obs.Report(recovery)
+	rec = obs.Recorder.Snapshot()
+	old := requestByID(rec, watch.ID)
+	Expect(old.End.IsZero()).To(BeFalse(), "the watch on apiserver 0 ended")
+	after := RequestsAfter(rec, watch.ID)
+	Expect(after).NotTo(BeEmpty(), "requests after the watch on apiserver 0")
+	first := after[0]
+	e2e.AddReportEntry("S23 shutdown", fmt.Sprintf(
+		"drain ended by %s; GOAWAY %s after SIGTERM; the watch carried events until %s after it and ended %s after it (the stop returned %s after SIGTERM) with %q; next request %s after the watch's end: %s %s rv=%q sendInitialEvents=%v, status %d, new connection %v; re-initialisations %v",
+		in.End, goaway.Sub(sigterm).Round(time.Millisecond), old.LastEvent.Sub(goaway).Round(time.Millisecond), old.End.Sub(goaway).Round(time.Millisecond),
+		exited.Sub(sigterm).Round(time.Millisecond), endOf(old), first.Start.Sub(old.End).Round(time.Millisecond),
+		first.Method, first.Path, first.ResourceVersion, first.SendInitialEvents, first.Status, first.Conn != old.Conn, n.ReinitDetails))
+
+	Expect(old.End.After(drainSeen)).To(BeTrue(), "precondition: the watch outlived GOAWAY until apiserver 0 exited (it ended %s after GOAWAY)", old.End.Sub(goaway).Round(time.Millisecond))
+	Expect(first.Watch && !first.SendInitialEvents && first.ResourceVersion != "" && first.Status == 200).To(BeTrue(),
+		"the informer "+ShutdownResumes+": its next request is a WATCH from its resourceVersion, accepted (got %+v; re-initialisations %v)", first, n.ReinitDetails)
+	Expect(n.Reinitialisations).To(BeEmpty(), "the informer "+ShutdownResumes+" (re-initialisations: %v)", n.ReinitDetails)
+	Expect(first.Conn).NotTo(Equal(old.Conn), "the resumed watch runs on a new connection")
+	took := first.Start.Sub(old.End)
+	e2e.RecordBound("resumed watch after apiserver 0's exit", old.End, first.Start, resumeBound, took < resumeBound)
+	Expect(took).To(BeNumerically("<", resumeBound), "the informer resumed within %s of the watch's end", resumeBound)
+}
+
+// deleteHeard says whether the handler heard a delete of key.
+func deleteHeard(rec probe.Record, key string) bool {
+	return slices.ContainsFunc(rec.Events, func(e probe.Event) bool { return e.Kind == probe.Delete && e.Key == key })
+}
+
+// requestByID is the request with the given ID.
+func requestByID(rec probe.Record, id int) probe.Request {
+	for _, r := range rec.Requests {
+		if r.ID == id {
+			return r
+		}
+	}
+	return probe.Request{}
+}
+
+// endOf says how a request's body ended.
+func endOf(r probe.Request) string {
+	switch {
+	case r.CleanEOF:
+		return "clean EOF"
+	case r.Err != "":
+		return r.Err
+	}
+	return "no error recorded"
+}
