@@ -13,6 +13,8 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 )
 
 // User selects the identity of a client.
@@ -31,6 +33,7 @@ const (
 type Spec struct {
 	APIServers int    // 0 or 1 = one; more = HA (only backends that can run several)
 	Profile    string // kube-apiserver flag profile name (fixtures/profiles/<name>.yaml), several joined by "+" apply in order; "" = default
+	EtcdLinks  bool   // each kube-apiserver reaches etcd through a fault proxy of its own (EtcdLinks)
 }
 
 // Cluster is a running cluster.
@@ -116,6 +119,14 @@ type EtcdController interface {
 	StopEtcd(ctx context.Context, mode StopMode) error
 	StartEtcd(ctx context.Context) error
 	RestartEtcd(ctx context.Context, mode StopMode) error
+}
+
+// EtcdLinks clusters put a fault proxy between each kube-apiserver and
+// etcd (Spec.EtcdLinks): a fault point on one apiserver's storage path, e.g.
+// its etcd watch stalled (StallAfter(0) on the link holds etcd's answers and
+// events) while the other apiservers stay current.
+type EtcdLinks interface {
+	EtcdLink(i int) (*faultproxy.Proxy, error)
 }
 
 // EtcdCompactor compacts the cluster's etcd history.

@@ -35,6 +35,9 @@ func init() {
 			if spec.Profile != "" {
 				missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s) on a cluster its specs share", spec.Profile))
 			}
+			if spec.EtcdLinks {
+				missing = append(missing, "a fault point between each kube-apiserver and etcd")
+			}
 			return strings.Join(missing, ", ")
 		},
 		Start: func(ctx context.Context, _ cluster.Spec, artifactsDir string) (cluster.Cluster, error) {

@@ -51,7 +51,7 @@ func localVersions() (binaries.Versions, error) {
 // startLocal starts a local cluster for spec; its process logs go to
 // artifactsDir and its progress to GinkgoWriter.
 func startLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, error) {
-	opts := local.Options{APIServers: spec.APIServers, ArtifactsDir: artifactsDir, Progress: ginkgo.GinkgoWriter}
+	opts := local.Options{APIServers: spec.APIServers, EtcdLinks: spec.EtcdLinks, ArtifactsDir: artifactsDir, Progress: ginkgo.GinkgoWriter}
 	if spec.Profile != "" {
 		p, err := local.LoadProfile(spec.Profile)
 		if err != nil {

@@ -43,6 +43,7 @@ func TestExistingSupports(t *testing.T) {
 		{APIServers: 2}:                      "2 apiservers of its own",
 		{Profile: "no-watch-cache"}:          "kube-apiserver flags (profile no-watch-cache)",
 		{APIServers: 2, Profile: "goaway+x"}: "2 apiservers of its own, kube-apiserver flags (profile goaway+x)",
+		{EtcdLinks: true}:                    "a fault point between each kube-apiserver and etcd",
 	} {
 		if got := d.Supports(spec); got != want {
 			t.Errorf("Supports(%+v) = %q, want %q", spec, got, want)

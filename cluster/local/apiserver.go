@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 )
@@ -25,6 +26,8 @@ type apiserver struct {
 	proc    *process.Process
 	// down ends the faultlog window a stop opened (nil when none is open).
 	down func()
+	// etcdLink is the fault proxy between it and etcd (Options.EtcdLinks).
+	etcdLink *faultproxy.Proxy
 }
 
 // up closes a's faultlog window, if a stop opened one.
@@ -61,9 +64,24 @@ func (c *Cluster) APIServerAddrs() []string {
 	return addrs
 }
 
+// EtcdLink implements cluster.EtcdLinks.
+func (c *Cluster) EtcdLink(i int) (*faultproxy.Proxy, error) {
+	switch {
+	case i < 0 || i >= len(c.apiservers):
+		return nil, fmt.Errorf("etcd link: no apiserver %d (have %d)", i, len(c.apiservers))
+	case c.apiservers[i].etcdLink == nil:
+		return nil, errors.New("etcd link: the cluster was started without Options.EtcdLinks")
+	}
+	return c.apiservers[i].etcdLink, nil
+}
+
 func (c *Cluster) apiserverArgs(a *apiserver) []string {
+	etcd := c.EtcdURL()
+	if a.etcdLink != nil {
+		etcd = "https://" + a.etcdLink.Addr()
+	}
 	defaults := map[string]string{
-		"etcd-servers":                     c.EtcdURL(),
+		"etcd-servers":                     etcd,
 		"etcd-cafile":                      c.pki.CAFile,
 		"etcd-certfile":                    c.etcdClientCert.CertFile,
 		"etcd-keyfile":                     c.etcdClientCert.KeyFile,

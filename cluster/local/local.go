@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
@@ -55,6 +57,10 @@ type Options struct {
 	Binaries binaries.Paths
 	// APIServers is the number of kube-apiservers over the one etcd (default 1).
 	APIServers int
+	// EtcdLinks puts a fault proxy of its own between each kube-apiserver
+	// and etcd (cluster.EtcdLinks): a fault on one apiserver's link, e.g. a
+	// stalled etcd watch, leaves the others alone.
+	EtcdLinks bool
 	// Profile adds kube-apiserver flags and feature gates.
 	Profile Profile
 	// WorkDir holds certificates, kubeconfigs and etcd data (default: a new
@@ -254,6 +260,11 @@ func (c *Cluster) prepare() error {
 		if err := os.MkdirAll(a.certDir, 0o700); err != nil {
 			return err
 		}
+		if c.opts.EtcdLinks {
+			if a.etcdLink, err = faultproxy.Start(strings.TrimPrefix(c.EtcdURL(), "https://")); err != nil {
+				return fmt.Errorf("etcd link of kube-apiserver-%d: %w", i, err)
+			}
+		}
 	}
 	c.etcdDataDir = filepath.Join(c.work, "etcd-data")
 	return c.makeCredentials()
@@ -334,6 +345,9 @@ func (c *Cluster) Close(ctx context.Context) error {
 			a.proc.Kill()
 		}
 		errs = append(errs, a.port.Release())
+		if a.etcdLink != nil {
+			errs = append(errs, a.etcdLink.Close())
+		}
 	}
 	if c.etcd != nil {
 		c.etcd.Kill()

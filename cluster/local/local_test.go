@@ -337,6 +337,62 @@ func TestHAAPIServersShareEtcd(t *testing.T) {
 	}
 }
 
+// TestEtcdLinkStallsOneAPIServer: with EtcdLinks, stalling apiserver 1's
+// link to etcd (its answers and watch events held) leaves its watch cache
+// behind while apiserver 0 stays current; restored, it catches up. Without
+// EtcdLinks there is no link to fault.
+func TestEtcdLinkStallsOneAPIServer(t *testing.T) {
+	c := startCluster(t, local.Options{APIServers: 2, EtcdLinks: true})
+	ctx := testCtx(t)
+	cs0 := clientset(t, c, cluster.Admin, c.APIServerURL(0))
+	cs1 := clientset(t, c, cluster.Admin, c.APIServerURL(1))
+	cached := func() []string { // apiserver 1's watch cache (resourceVersion "0")
+		l, err := cs1.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, cm := range l.Items {
+			names = append(names, cm.Name)
+		}
+		return names
+	}
+	link, err := c.EtcdLink(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, held := link.StallAfter(0)
+	defer restore()
+	if _, err := cs0.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "while-stalled"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Long enough for an unstalled watch cache to have caught up many times
+	// over (milliseconds), so its absence is the stall's doing.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if slices.Contains(cached(), "while-stalled") {
+			t.Fatalf("apiserver 1's watch cache has the configmap written while its etcd link was stalled")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if held() == 0 {
+		t.Errorf("the stall held no bytes of etcd's")
+	}
+	restore()
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return slices.Contains(cached(), "while-stalled"), nil
+	}); err != nil {
+		t.Fatalf("apiserver 1's watch cache did not catch up within 30s of the link's restore: %v", cached())
+	}
+	if _, err := c.EtcdLink(5); err == nil {
+		t.Errorf("EtcdLink(5) of 2 apiservers: no error")
+	}
+	plain := startCluster(t, local.Options{})
+	if _, err := plain.EtcdLink(0); err == nil || !strings.Contains(err.Error(), "EtcdLinks") {
+		t.Errorf("EtcdLink without EtcdLinks = %v, want an error naming EtcdLinks", err)
+	}
+}
+
 // TestEtcdRestart: after etcd restarts (both modes) the apiserver serves the
 // data again without being restarted itself.
 func TestEtcdRestart(t *testing.T) {
