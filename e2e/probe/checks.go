@@ -21,7 +21,8 @@ type Object struct {
 	ResourceVersion string `json:"resourceVersion"`
 }
 
-func objectOf(obj any) (Object, error) {
+// ObjectOf is obj's key, UID and resourceVersion.
+func ObjectOf(obj any) (Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return Object{}, err
@@ -63,7 +64,7 @@ func Quorum(what string, list func(context.Context, metav1.ListOptions) (runtime
 		}
 		objs := make([]Object, 0, len(items))
 		for _, item := range items {
-			o, err := objectOf(item)
+			o, err := ObjectOf(item)
 			if err != nil {
 				return nil, err
 			}
@@ -77,7 +78,7 @@ func Quorum(what string, list func(context.Context, metav1.ListOptions) (runtime
 func StoreObjects(s cache.Store) ([]Object, error) {
 	var objs []Object
 	for _, item := range s.List() {
-		o, err := objectOf(item.(runtime.Object))
+		o, err := ObjectOf(item.(runtime.Object))
 		if err != nil {
 			return nil, err
 		}
