@@ -10,7 +10,7 @@ import (
 
 // S24: the scenario, and what it expects of client-go, is
 // scenarios.LaggingAPIServer.
-var _ = Describe("S24 a relist through a lagging kube-apiserver", Label("lagging-apiserver", "ha"), NeedsHA, func() {
+var _ = Describe("S24 a relist through a lagging kube-apiserver", Label("lagging-apiserver", "ha"), Disruptive, NeedsHA, func() {
 	e2e.DescribeSyncModes("never goes back in time: no deleted object returns, no seen object vanishes or gets older",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
