@@ -14,6 +14,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // EnvBackend selects the backend the specs run on, by its registered name:
@@ -310,9 +311,14 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 			}
 			skipLacking(d.Name, early)
 		}
+		end := TimePhase(timing.ClusterStart)
+		first := startedShared(d) == nil
 		c, err := sharedCluster(ctx, d)
 		if err != nil {
 			ginkgo.Fail(err.Error())
+		}
+		if first {
+			end()
 		}
 		if missing := capabilityGaps(c, labels); len(missing) > 0 {
 			skipLacking(d.Name, missing)
@@ -323,14 +329,17 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
 	}
+	end := TimePhase(timing.ClusterStart)
 	c, err := d.Start(ctx, spec, SpecArtifactsDir())
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
+	end()
 	ginkgo.DeferCleanup(func(ctx context.Context) error {
 		if ginkgo.CurrentSpecReport().Failed() {
 			ginkgo.AddReportEntry("process logs", c.ArtifactsDir())
 		}
+		defer TimePhase(timing.ClusterClose)()
 		return c.Close(ctx)
 	})
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // Env is what most specs start from: a cluster with a fault proxy in front
@@ -57,6 +58,7 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 		spec.Profile = strings.TrimPrefix(spec.Profile+"+"+CBORProfile, "+")
 	}
 	c, shared := current().Cluster(ctx, spec)
+	defer TimePhase(timing.EnvSetup)()
 	addr, ok := c.(cluster.Addressable)
 	if !ok {
 		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))

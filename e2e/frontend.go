@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // FrontEnd is the test framework a spec runs under. The instruments (StartEnv,
@@ -95,6 +96,15 @@ func By(text string) { current().By(text) }
 // AddReportEntry attaches a value to the current spec's report.
 func AddReportEntry(name string, value any) { current().AddReportEntry(name, value) }
 
+// TimePhase starts timing a phase of the current spec (timing.Entry); the
+// returned func ends it and records it in the spec's report. Name it after
+// what the spec waits for ("server: graceful shutdown").
+func TimePhase(name string) (end func()) {
+	start := time.Now()
+	var once sync.Once
+	return func() { once.Do(func() { AddReportEntry(timing.Entry, timing.Of(name, time.Since(start))) }) }
+}
+
 // DeferCleanup runs f when the current spec ends, with a context bounded by
 // timeout (none if 0); an error f returns fails the spec.
 func DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
@@ -129,8 +139,9 @@ func (ginkgoFrontEnd) DeferCleanup(timeout time.Duration, f func(ctx context.Con
 	ginkgo.DeferCleanup(args...)
 }
 func (ginkgoFrontEnd) AddReportEntry(name string, value any) {
-	if _, ok := value.(Timeline); ok {
-		// Drawn by the HTML report; too long for the console.
+	switch value.(type) {
+	case Timeline, timing.Phase:
+		// Drawn by the HTML report, summed by runcheck: noise on the console.
 		ginkgo.AddReportEntry(name, value, ginkgo.Offset(2), ginkgo.ReportEntryVisibilityNever)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 	"github.com/informer-conformance/informer-conformance/report"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // ReportFiles names a suite's report files in ArtifactsRoot:
@@ -71,6 +72,19 @@ func WriteReports(r ginkgo.Report) error {
 // addEntry adds a report entry to the spec's summary: a probe's numbers
 // (raw in-process; from parallel processes only their JSON), or a note.
 func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
+	if name == timing.Entry {
+		p, ok := raw.(timing.Phase)
+		if !ok {
+			p, ok = timing.Decode(asJSON)
+		}
+		if ok {
+			if sum.Time == nil {
+				sum.Time = map[string]float64{}
+			}
+			sum.Time[p.Name] += p.Seconds
+		}
+		return
+	}
 	if name == TimelineEntry {
 		if t, ok := raw.(Timeline); ok {
 			sum.Timeline = &t

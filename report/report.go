@@ -68,6 +68,9 @@ type SpecSummary struct {
 	Failure string            `json:"failure,omitempty"`
 	// Timeline is what the spec's instruments saw, on one time axis.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Time is where the spec's time went: seconds per phase
+	// (package timing: the cluster's start, waits on the server, ...).
+	Time map[string]float64 `json:"time,omitempty"`
 }
 
 // SuiteSummary is a suite's informer report: the versions it ran with and

@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 func main() {
@@ -110,6 +112,16 @@ type summary struct {
 	// detector counts the specs that ran with a streaming-list informer by
 	// what their detectorNote said ("on", "off (...)").
 	detector map[string]int
+	// ran are the specs that ran (passed or failed), with their phases.
+	ran []ranSpec
+}
+
+// ranSpec is a spec that ran: its time and where it went (timing.Entry
+// report entries, summed by phase).
+type ranSpec struct {
+	text    string
+	seconds float64
+	phases  map[string]float64
 }
 
 // detectorNote is e2e.DetectorNote: the report entry of a spec whose
@@ -130,12 +142,20 @@ func summarize(reports []types.Report) summary {
 				continue
 			}
 			if sp.State.Is(types.SpecStatePassed | types.SpecStateFailureStates) {
+				rs := ranSpec{text: sp.FullText(), seconds: sp.RunTime.Seconds(), phases: map[string]float64{}}
+				counted := false
 				for _, e := range sp.ReportEntries {
-					if e.Name == detectorNote {
+					switch {
+					case e.Name == detectorNote && !counted:
 						s.detector[e.StringRepresentation()]++
-						break
+						counted = true
+					case e.Name == timing.Entry:
+						if p, ok := timing.Decode(e.Value.AsJSON); ok {
+							rs.phases[p.Name] += p.Seconds
+						}
 					}
 				}
+				s.ran = append(s.ran, rs)
 			}
 			switch {
 			case sp.State.Is(types.SpecStatePassed):
@@ -190,7 +210,82 @@ func (s summary) String() string {
 	for _, state := range slices.Sorted(maps.Keys(s.detector)) {
 		fmt.Fprintf(&b, "runcheck: %s %s in %d streaming-list %s\n", detectorNote, state, s.detector[state], plural(s.detector[state], "spec"))
 	}
+	b.WriteString(s.timeString())
 	return b.String()
+}
+
+// slowest is how many of the slowest specs the summary lists.
+const slowest = 10
+
+// timeString says where the specs' time went: the total, each phase's
+// share (the cluster starts first), and the slowest specs with their
+// phases. Empty when no spec ran.
+func (s summary) timeString() string {
+	if len(s.ran) == 0 {
+		return ""
+	}
+	var total float64
+	phases := map[string]float64{}
+	starts := 0
+	for _, r := range s.ran {
+		total += r.seconds
+		for name, sec := range r.phases {
+			phases[name] += sec
+		}
+		if _, ok := r.phases[timing.ClusterStart]; ok {
+			starts++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "runcheck: time: %d %s ran for %.0f s in all; cluster starts: %d", len(s.ran), plural(len(s.ran), "spec"), total, starts)
+	names := slices.SortedFunc(maps.Keys(phases), func(x, y string) int {
+		if (x == timing.ClusterStart) != (y == timing.ClusterStart) {
+			if x == timing.ClusterStart {
+				return -1
+			}
+			return 1
+		}
+		if phases[x] != phases[y] {
+			if phases[x] > phases[y] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x, y)
+	})
+	for _, n := range names {
+		fmt.Fprintf(&b, "; %s %.0f s (%s)", n, phases[n], percent(phases[n], total))
+	}
+	b.WriteString("\n")
+	ran := slices.Clone(s.ran)
+	slices.SortStableFunc(ran, func(x, y ranSpec) int {
+		switch {
+		case x.seconds > y.seconds:
+			return -1
+		case x.seconds < y.seconds:
+			return 1
+		}
+		return strings.Compare(x.text, y.text)
+	})
+	fmt.Fprintf(&b, "runcheck: the %d slowest specs:\n", min(slowest, len(ran)))
+	for _, r := range ran[:min(slowest, len(ran))] {
+		var parts []string
+		rest := r.seconds
+		for _, n := range slices.Sorted(maps.Keys(r.phases)) {
+			parts = append(parts, fmt.Sprintf("%s %.1f s", n, r.phases[n]))
+			rest -= r.phases[n]
+		}
+		parts = append(parts, fmt.Sprintf("the rest %.1f s", max(rest, 0)))
+		fmt.Fprintf(&b, "  %6.1f s  %s (%s)\n", r.seconds, r.text, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+func percent(part, total float64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*part/total)
 }
 
 // Err fails a run in which no spec passed in any suite.

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 func spec(text string, state types.SpecState, skip string, labels ...string) types.SpecReport {
@@ -73,7 +77,10 @@ func TestReportPassesWhenASpecPassedInAnySuite(t *testing.T) {
 	}
 	want := "runcheck: specs of conformance, smoke: 1 passed, 0 failed, 4 skipped\n" +
 		"     3 skipped: " + lacks + "\n" +
-		"     1 skipped: other reason\n"
+		"     1 skipped: other reason\n" +
+		"runcheck: time: 1 spec ran for 0 s in all; cluster starts: 0\n" +
+		"runcheck: the 1 slowest specs:\n" +
+		"     0.0 s  a (the rest 0.0 s)\n"
 	if out != want {
 		t.Errorf("stdout\n%s\nwant\n%s", out, want)
 	}
@@ -142,5 +149,44 @@ func TestReportCountsDetectorStates(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// timed is a spec that ran for seconds, with timing.Entry report entries
+// for phases (name, seconds, ...), as e2e.TimePhase records them.
+func timed(text string, state types.SpecState, seconds float64, phases ...any) types.SpecReport {
+	sp := spec(text, state, "")
+	sp.RunTime = time.Duration(seconds * float64(time.Second))
+	for i := 0; i+1 < len(phases); i += 2 {
+		p := timing.Phase{Name: phases[i].(string), Seconds: phases[i+1].(float64)}
+		sp.ReportEntries = append(sp.ReportEntries, types.ReportEntry{Name: timing.Entry, Value: types.WrapEntryValue(p)})
+	}
+	return sp
+}
+
+// TestReportSaysWhereTheTimeWent: the run's total, each phase's sum and
+// share (cluster starts first, counted), and the slowest specs, slowest
+// first, each with its phases and the rest; skipped specs do not count.
+func TestReportSaysWhereTheTimeWent(t *testing.T) {
+	var specs []types.SpecReport
+	for i := range 12 {
+		specs = append(specs, timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, float64(i+1), timing.ClusterStart, 0.5, timing.ClusterClose, 0.25))
+	}
+	specs = append(specs,
+		timed("slow one", types.SpecStateFailed, 40, timing.ClusterStart, 2.0, "server: graceful shutdown", 30.0, "server: graceful shutdown", 4.0),
+		timed("shared", types.SpecStatePassed, 0.5),
+		spec("skipped", types.SpecStateSkipped, lacks))
+	_, out, _ := runOn(t, "report", suite("conformance", "", specs...))
+	for _, want := range []string{
+		"runcheck: time: 14 specs ran for 118 s in all; cluster starts: 13; cluster start 8 s (7%); server: graceful shutdown 34 s (29%); cluster close 3 s (3%)\n",
+		"runcheck: the 10 slowest specs:\n    40.0 s  slow one (cluster start 2.0 s, server: graceful shutdown 34.0 s, the rest 4.0 s)\n    12.0 s  s11 (cluster close 0.2 s, cluster start 0.5 s, the rest 11.2 s)\n",
+		"     4.0 s  s03 (",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "s02 (") || strings.Contains(out, "skipped (") {
+		t.Errorf("more than the 10 slowest, or a skipped spec, listed:\n%s", out)
 	}
 }

@@ -1,0 +1,47 @@
+// Package timing names where a spec's time goes: the harness and the
+// scenarios record phases (a cluster's start, a wait on the server) as
+// Ginkgo report entries named Entry, each holding one Phase; the informer
+// report sums them per spec and `runcheck report` per run (the slowest
+// specs, the share spent starting clusters). Plain Go without
+// dependencies, so readers of reports need not link the harness or
+// client-go.
+package timing
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Entry is the name of the report entries that hold a Phase.
+const Entry = "time spent"
+
+// The phases the harness records for every spec (scenarios add their own,
+// named after what they wait for, e.g. "server: graceful shutdown").
+const (
+	// ClusterStart is starting the spec's own cluster, or the first
+	// start of a process's shared one (later specs wait nothing).
+	ClusterStart = "cluster start"
+	// ClusterClose is stopping the spec's own cluster and removing its files.
+	ClusterClose = "cluster close"
+	// EnvSetup is what StartEnv does after the cluster is there: the fault
+	// proxy, the namespace, clients.
+	EnvSetup = "env setup"
+)
+
+// Phase is one stretch of a spec's time.
+type Phase struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Of is the phase name that took d.
+func Of(name string, d time.Duration) Phase { return Phase{Name: name, Seconds: d.Seconds()} }
+
+// Decode reads a Phase from a report entry's JSON; ok is false when it is
+// not one.
+func Decode(asJSON string) (p Phase, ok bool) {
+	if err := json.Unmarshal([]byte(asJSON), &p); err != nil || p.Name == "" {
+		return Phase{}, false
+	}
+	return p, true
+}
