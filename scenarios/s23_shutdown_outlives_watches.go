@@ -146,6 +146,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 	stopCtx, kill := context.WithCancel(ctx)
 	defer kill()
 	stopped := make(chan error, 1)
+	endDrain := e2e.TimePhase("server: kube-apiserver drain")
 	go func() { stopped <- c.StopAPIServer(stopCtx, 0, cluster.Graceful) }()
 	addr0 := c.APIServerAddrs()[0]
 	Eventually(func() error {
@@ -182,6 +183,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 	case <-time.After(shutdownExitBound):
 		stopErr = fmt.Errorf("kube-apiserver 0 did not exit within %s of SIGTERM", shutdownExitBound)
 	}
+	endDrain()
 	if in.End == ShutdownKilled {
 		Expect(stopErr).To(MatchError(context.Canceled), "kube-apiserver 0 was still draining when it was killed")
 	} else {

@@ -107,11 +107,13 @@ func LaggingAPIServer(ctx context.Context, tweak func(*metav1.ListOptions)) {
 	_, gone := in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version (S24)")
 	moved := time.Now()
 	Expect(env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection to apiserver 0 was reset")
+	endHold := e2e.TimePhase("fault: etcd link stalled")
 	Consistently(func() string { return regression(obs, had) }).WithContext(ctx).WithTimeout(lagHold).WithPolling(20*time.Millisecond).
 		Should(BeEmpty(), NeverBackInTime+" while it relisted through the lagging apiserver")
 	Expect(gone()).To(Equal(1), "the informer's resumed watch was answered 410")
 	e2e.By("ending the stall")
 	unstall()
+	endHold()
 	unstalled := time.Now()
 	Expect(held()).To(BeNumerically(">", 0), "the stall held etcd's answers to apiserver 1")
 

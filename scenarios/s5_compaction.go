@@ -210,7 +210,9 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
 	letIn, _ := refusals.RefuseRequests(httpfault.Every)
 	e2e.DeferCleanup(0, func(context.Context) error { letIn(); return nil })
+	endStop := e2e.TimePhase("server: kube-apiserver stop (graceful)")
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
+	endStop()
 	Eventually(func(g Gomega) {
 		rec := pods.Recorder.Snapshot()
 		var ended, refused bool

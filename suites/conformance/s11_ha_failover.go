@@ -133,7 +133,9 @@ func haFailover(ctx context.Context, in failoverInput) {
 		w.pause()
 		_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		endRestart := e2e.TimePhase("server: kube-apiserver restart")
 		Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
+		endRestart()
 		waitAuthorised(ctx, env, 1)
 	}
 

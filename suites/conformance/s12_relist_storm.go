@@ -181,7 +181,9 @@ func relistStorm(ctx context.Context, mode e2e.SyncMode, size stormParams, injec
 
 	By("killing kube-apiserver and starting it again")
 	connsBefore := len(env.Proxy.Stats().Connections)
+	endRestart := e2e.TimePhase("server: kube-apiserver restart")
 	Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
+	endRestart()
 	ready := time.Now()
 
 	By(fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))

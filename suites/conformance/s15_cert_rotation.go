@@ -413,6 +413,8 @@ func servingCARotation(ctx context.Context) {
 	deadline := reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	var out rotationOutcome
 	DeferCleanup(func() { AddReportEntry("S15 rotation: "+reloading.Name, out.numbers) })
+	endReload := e2e.TimePhase("client: CA file re-read (client-go's 5-minute period)")
+	defer endReload() // also when the wait fails
 	Eventually(ctx, func() bool {
 		out = outcomeOf(reloading, "serving and client CA", reloadingBefore, rotated, ready)
 		return out.ok
@@ -420,6 +422,7 @@ func servingCARotation(ctx context.Context) {
 		return fmt.Sprintf("the informer %s %s %s of its transport being made (client-go's CA reload period plus a backoff; failures so far: %v)",
 			reloading.Name, s15Recovers, caRefreshDuration+reflectorMaxWait+caRotationSlack, out.numbers.FailedRequests)
 	})
+	endReload()
 	GinkgoWriter.Printf("S15 serving CA: %s first 2xx %s after ready, %s after its transport was made (%s), numbers %+v\n", reloading.Name,
 		out.first.Start.Sub(ready).Round(time.Millisecond), out.first.Start.Sub(reloadingMade).Round(time.Millisecond), out.numbers.FirstSuccess, out.numbers)
 	Expect(out.first.Start).To(BeTemporally(">=", reloadingFrom.Add(caRefreshDuration)),

@@ -151,7 +151,9 @@ func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wra
 	By(fmt.Sprintf("restoring etcd from the snapshot (revision %d) with %+v", snapRev, opts))
 	reconnect := env.Proxy.RefuseNew()
 	DeferCleanup(func() error { return reconnect() })
+	endRestore := e2e.TimePhase("server: etcd restore")
 	Expect(c.RestoreEtcd(ctx, snapshot, opts)).To(Succeed())
+	endRestore()
 	rev, err := c.EtcdRevision(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	if opts.BumpRevision == 0 {
