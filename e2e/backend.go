@@ -8,12 +8,16 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -144,19 +148,25 @@ func sharedFor(name string) *sharedState {
 // start error is kept and returned to every later caller (no retry per
 // spec), unless the start was cut short by the caller's own context ending.
 func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error) {
-	s := sharedFor(d.Name)
+	return sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
+}
+
+// sharedClusterFor is the cluster of this process kept under key, started
+// for spec on first use (what sharedCluster says of errors holds).
+func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec cluster.Spec, what string) (cluster.Cluster, error) {
+	s := sharedFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return nil, fmt.Errorf("the %s cluster of this process is closed (CloseSharedClusters)", d.Name)
+		return nil, fmt.Errorf("the %s cluster of this process is closed (CloseSharedClusters)", key)
 	case s.started:
 		return s.c, s.err
 	}
-	dir := processArtifactsDir("backend-" + d.Name)
-	c, err := d.Start(ctx, cluster.Spec{}, dir)
+	dir := processArtifactsDir("backend-" + report.SafeName(key))
+	c, err := d.Start(ctx, spec, dir)
 	if err != nil {
-		err = fmt.Errorf("start %s cluster (shared by this process's specs): %w", d.Name, err)
+		err = fmt.Errorf("start %s cluster (%s): %w", d.Name, what, err)
 		if ctx.Err() != nil {
 			return nil, err // the asking spec was interrupted: the next may try again
 		}
@@ -167,9 +177,48 @@ func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error
 		if v, ok := c.(cluster.ServerVersioner); ok {
 			s.version = v.ServerVersion()
 		}
-		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s shared by this process's specs\n", d.Name, c.Name())
+		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s %s\n", d.Name, c.Name(), what)
 	}
 	return c, err
+}
+
+// clientSideSharing is set by ShareClientSideClusters.
+var clientSideSharing atomic.Bool
+
+// ShareClientSideClusters makes the specs of this process that are not
+// labelled disruptive (they break only the client's side: its connection,
+// its HTTP answers, its informers) share one cluster per cluster.Spec on
+// backends that otherwise start a cluster per spec (local), each spec in a
+// namespace of its own (deleted after it), the cluster recovered and
+// health-checked before each (a shared plane an earlier spec left unhealthy
+// fails the next spec, naming it). Disruptive specs keep a cluster of their
+// own. A suite calls it before its specs run and CloseSharedClusters from
+// an AfterSuite. EnvClusterPerSpec=true turns it off (every spec gets a
+// cluster of its own, as before).
+func ShareClientSideClusters() { clientSideSharing.Store(os.Getenv(EnvClusterPerSpec) != "true") }
+
+// EnvClusterPerSpec=true gives every spec a cluster of its own even where
+// the suite shares clusters among client-side specs (ShareClientSideClusters).
+const EnvClusterPerSpec = "INFORMER_CONFORMANCE_CLUSTER_PER_SPEC"
+
+// disruptiveLabel marks specs that break the control plane itself
+// (suites' Disruptive decoration): they never share a cluster on a
+// backend that can give them their own.
+const disruptiveLabel = "disruptive"
+
+// clientSideKey names the shared cluster of backend d for spec.
+func clientSideKey(d BackendDriver, spec cluster.Spec) string {
+	key := d.Name + " client-side"
+	if spec.APIServers > 1 {
+		key += fmt.Sprintf(" %d-apiservers", spec.APIServers)
+	}
+	if spec.Profile != "" {
+		key += " profile-" + spec.Profile
+	}
+	if spec.EtcdLinks {
+		key += " etcd-links"
+	}
+	return key
 }
 
 // CloseSharedClusters closes the clusters of Shared backends this process
@@ -280,7 +329,7 @@ func skipLacking(backend string, missing []string) {
 // or skips it, saying why, when the backend cannot give it what it asks
 // (spec, capability and backend labels): a Shared backend's cluster of
 // this process, or a new cluster closed when the spec ends.
-func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluster.Cluster) {
+func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
 	if err != nil {
@@ -324,13 +373,35 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 			skipLacking(d.Name, missing)
 		}
 		useShared(ctx, d.Name, c)
-		return d, c
+		return d, c, true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
 	}
+	if clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
+		key := clientSideKey(d, spec)
+		end := TimePhase(timing.ClusterStart)
+		first := startedSharedKey(key) == nil
+		c, err := sharedClusterFor(ctx, d, key, spec, "shared by this process's client-side specs with the same cluster.Spec")
+		if err != nil {
+			ginkgo.Fail(err.Error())
+		}
+		if first {
+			end()
+		}
+		if missing := capabilityGaps(c, labels); len(missing) > 0 {
+			skipLacking(d.Name, missing)
+		}
+		useShared(ctx, d.Name, c)
+		endCheck := TimePhase(timing.SharedCheck)
+		if err := healthy(ctx, c); err != nil {
+			Fail(fmt.Sprintf("backend %s: the cluster %s shared by this process's client-side specs is unhealthy before this spec (the spec before it in this process broke it, or it died): %v", d.Name, c.Name(), err))
+		}
+		endCheck()
+		return d, c, true
+	}
 	end := TimePhase(timing.ClusterStart)
-	c, err := d.Start(ctx, spec, SpecArtifactsDir())
+	c, err = d.Start(ctx, spec, SpecArtifactsDir())
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
@@ -345,7 +416,42 @@ func startCluster(ctx context.Context, spec cluster.Spec) (BackendDriver, cluste
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
 		skipLacking(d.Name, missing)
 	}
-	return d, c
+	return d, c, false
+}
+
+// HealthTimeout bounds the health check of a shared cluster before a spec.
+const HealthTimeout = 10 * time.Second
+
+// healthy checks that every kube-apiserver of c answers /readyz with ok
+// (etcd included: its readyz check).
+func healthy(ctx context.Context, c cluster.Cluster) error {
+	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
+	defer cancel()
+	cfg, err := c.RESTConfig(cluster.Admin)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	if a, ok := c.(cluster.APIServerController); ok {
+		for i := range a.NumAPIServers() {
+			hosts = append(hosts, a.APIServerURL(i))
+		}
+	} else {
+		hosts = []string{cfg.Host}
+	}
+	for _, h := range hosts {
+		hc := rest.CopyConfig(cfg)
+		hc.Host = h
+		cs, err := kubernetes.NewForConfig(hc)
+		if err != nil {
+			return err
+		}
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%s/readyz: %w (%s)", h, err, strings.TrimSpace(string(body)))
+		}
+	}
+	return nil
 }
 
 // sharedVersion is the kube-apiserver version of d's cluster in this
@@ -358,8 +464,11 @@ func sharedVersion(d BackendDriver) string {
 }
 
 // startedShared is d's shared cluster in this process if it started, or nil.
-func startedShared(d BackendDriver) cluster.Cluster {
-	s := sharedFor(d.Name)
+func startedShared(d BackendDriver) cluster.Cluster { return startedSharedKey(d.Name) }
+
+// startedSharedKey is the shared cluster kept under key if it started, or nil.
+func startedSharedKey(key string) cluster.Cluster {
+	s := sharedFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c

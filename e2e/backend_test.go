@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +165,55 @@ func TestSharedClusterStartErrors(t *testing.T) {
 func TestArtifactsVariable(t *testing.T) {
 	if local.EnvArtifacts != report.EnvArtifacts {
 		t.Fatalf("local.EnvArtifacts %q, report.EnvArtifacts %q", local.EnvArtifacts, report.EnvArtifacts)
+	}
+}
+
+// TestClientSideKey: specs share a cluster only with specs asking for the
+// same cluster.Spec.
+func TestClientSideKey(t *testing.T) {
+	d := BackendDriver{Name: "local"}
+	specs := []cluster.Spec{{}, {APIServers: 2}, {Profile: "goaway"}, {APIServers: 2, Profile: "goaway"}, {EtcdLinks: true}}
+	seen := map[string]cluster.Spec{}
+	for _, s := range specs {
+		k := clientSideKey(d, s)
+		if other, dup := seen[k]; dup {
+			t.Errorf("%+v and %+v share the key %q", s, other, k)
+		}
+		seen[k] = s
+	}
+	if clientSideKey(d, cluster.Spec{}) != clientSideKey(d, cluster.Spec{APIServers: 1}) {
+		t.Errorf("one apiserver asked as 0 or 1 gets two keys")
+	}
+}
+
+// readyzCluster is a cluster whose one apiserver is srv.
+type readyzCluster struct {
+	fakeCluster
+	host string
+}
+
+func (c readyzCluster) RESTConfig(cluster.User) (*rest.Config, error) {
+	return &rest.Config{Host: c.host}, nil
+}
+
+// TestHealthy: a shared cluster is healthy when its apiserver answers
+// /readyz with 200; otherwise the error carries the answer.
+func TestHealthy(t *testing.T) {
+	ready := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || !ready {
+			http.Error(w, "[-]etcd failed: reason withheld", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	c := readyzCluster{host: srv.URL}
+	if err := healthy(context.Background(), c); err != nil {
+		t.Fatalf("healthy: %v", err)
+	}
+	ready = false
+	if err := healthy(context.Background(), c); err == nil || !strings.Contains(err.Error(), "readyz") {
+		t.Fatalf("healthy of an unready apiserver = %v, want an error naming /readyz", err)
 	}
 }

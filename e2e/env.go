@@ -104,6 +104,7 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	AddReportEntry("namespace", ns.Name)
 	DeferCleanup(NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
+		defer TimePhase(timing.NamespaceCleanup)()
 		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)

@@ -152,6 +152,6 @@ func (ginkgoFrontEnd) Writer() io.Writer    { return ginkgo.GinkgoWriter }
 func (ginkgoFrontEnd) ArtifactsDir() string { return specArtifactsDir(ginkgo.CurrentSpecReport()) }
 func (ginkgoFrontEnd) TB() testing.TB       { return ginkgo.GinkgoTB() }
 func (ginkgoFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (cluster.Cluster, bool) {
-	d, c := startCluster(ctx, spec)
-	return c, d.Shared
+	_, c, shared := startCluster(ctx, spec)
+	return c, shared
 }

@@ -23,6 +23,12 @@ const (
 	ClusterStart = "cluster start"
 	// ClusterClose is stopping the spec's own cluster and removing its files.
 	ClusterClose = "cluster close"
+	// SharedCheck is readying a cluster the spec shares with others: its
+	// recovery and health check.
+	SharedCheck = "shared cluster check"
+	// NamespaceCleanup is removing the spec's own namespace, and what it
+	// holds, from a cluster it shared.
+	NamespaceCleanup = "namespace cleanup"
 	// EnvSetup is what StartEnv does after the cluster is there: the fault
 	// proxy, the namespace, clients.
 	EnvSetup = "env setup"

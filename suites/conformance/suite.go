@@ -56,6 +56,13 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	Expect(e2e.CloseSharedClusters(ctx)).To(Succeed())
 }, NodeTimeout(CloseTimeout))
 
+// The specs not labelled Disruptive break only the client's side: on the
+// local backend they share a cluster per Ginkgo process and cluster.Spec,
+// each in a namespace of its own (the AfterSuite above closes them);
+// Disruptive ones start their own (INFORMER_CONFORMANCE_CLUSTER_PER_SPEC=true:
+// all do).
+func init() { e2e.ShareClientSideClusters() }
+
 // A spec constrained to client-go or kube-apiserver versions (e2e.ClientGo,
 // e2e.KubeAPIServer) skips, saying why, on the others.
 var _ = BeforeEach(func() { e2e.RequireVersions() })
