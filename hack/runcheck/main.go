@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -226,18 +227,22 @@ func (s summary) timeString() string {
 	}
 	var total float64
 	phases := map[string]float64{}
-	starts := 0
+	var starts []float64
 	for _, r := range s.ran {
 		total += r.seconds
 		for name, sec := range r.phases {
 			phases[name] += sec
 		}
-		if _, ok := r.phases[timing.ClusterStart]; ok {
-			starts++
+		if sec, ok := r.phases[timing.ClusterStart]; ok {
+			starts = append(starts, sec)
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "runcheck: time: %d %s ran for %.0f s in all; cluster starts: %d", len(s.ran), plural(len(s.ran), "spec"), total, starts)
+	fmt.Fprintf(&b, "runcheck: time: %d %s ran for %.0f s in all; cluster starts: %d", len(s.ran), plural(len(s.ran), "spec"), total, len(starts))
+	if len(starts) > 0 {
+		slices.Sort(starts)
+		fmt.Fprintf(&b, " (p50 %.1f s, p95 %.1f s)", quantile(starts, 0.5), quantile(starts, 0.95))
+	}
 	names := slices.SortedFunc(maps.Keys(phases), func(x, y string) int {
 		if (x == timing.ClusterStart) != (y == timing.ClusterStart) {
 			if x == timing.ClusterStart {
@@ -279,6 +284,12 @@ func (s summary) timeString() string {
 		fmt.Fprintf(&b, "  %6.1f s  %s (%s)\n", r.seconds, r.text, strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// quantile is the q-quantile of sorted (nearest rank).
+func quantile(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 func percent(part, total float64) string {
