@@ -360,39 +360,13 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 			}
 			skipLacking(d.Name, early)
 		}
-		end := TimePhase(timing.ClusterStart)
-		first := startedShared(d) == nil
-		c, err := sharedCluster(ctx, d)
-		if err != nil {
-			ginkgo.Fail(err.Error())
-		}
-		if first {
-			end()
-		}
-		if missing := capabilityGaps(c, labels); len(missing) > 0 {
-			skipLacking(d.Name, missing)
-		}
-		useShared(ctx, d.Name, c)
-		return d, c, true
+		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs"), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
 	}
 	if clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
-		key := clientSideKey(d, spec)
-		end := TimePhase(timing.ClusterStart)
-		first := startedSharedKey(key) == nil
-		c, err := sharedClusterFor(ctx, d, key, spec, "shared by this process's client-side specs with the same cluster.Spec")
-		if err != nil {
-			ginkgo.Fail(err.Error())
-		}
-		if first {
-			end()
-		}
-		if missing := capabilityGaps(c, labels); len(missing) > 0 {
-			skipLacking(d.Name, missing)
-		}
-		useShared(ctx, d.Name, c)
+		c := joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec")
 		endCheck := TimePhase(timing.SharedCheck)
 		if err := healthy(ctx, c); err != nil {
 			Fail(fmt.Sprintf("backend %s: the cluster %s shared by this process's client-side specs is unhealthy before this spec (the spec before it in this process broke it, or it died): %v", d.Name, c.Name(), err))
@@ -417,6 +391,28 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 		skipLacking(d.Name, missing)
 	}
 	return d, c, false
+}
+
+// joinShared gives the current spec the cluster of this process kept under
+// key (started for spec by the first spec that asks, its start timed as
+// that spec's), or skips the spec when the cluster lacks a capability it
+// is labelled with, and readies it (useShared).
+func joinShared(ctx context.Context, d BackendDriver, labels []string, key string, spec cluster.Spec, what string) cluster.Cluster {
+	ginkgo.GinkgoHelper()
+	end := TimePhase(timing.ClusterStart)
+	first := startedSharedKey(key) == nil
+	c, err := sharedClusterFor(ctx, d, key, spec, what)
+	if err != nil {
+		ginkgo.Fail(err.Error())
+	}
+	if first {
+		end()
+	}
+	if missing := capabilityGaps(c, labels); len(missing) > 0 {
+		skipLacking(d.Name, missing)
+	}
+	useShared(ctx, d.Name, c)
+	return c
 }
 
 // HealthTimeout bounds the health check of a shared cluster before a spec.

@@ -18,29 +18,38 @@ import (
 // endOfWatchAsError wraps cfg's transport so that a watch body ending in EOF
 // or an unexpected EOF returns a plain error instead.
 func endOfWatchAsError(cfg *rest.Config) *rest.Config {
+	return watchBodyErrors(cfg, func(err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errors.New("watch stream ended (reported as an error by a broken client)")
+		}
+		return err
+	})
+}
+
+// watchBodyErrors wraps cfg's transport so that every read of a watch's
+// body returns rewrite(err) for its error err (nil included).
+func watchBodyErrors(cfg *rest.Config, rewrite func(error) error) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return eofAsError{rt} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err == nil && req.URL.Query().Get("watch") == "true" {
+				resp.Body = rewrittenBody{resp.Body, rewrite}
+			}
+			return resp, err
+		})
+	})
 	return cfg
 }
 
-type eofAsError struct{ next http.RoundTripper }
-
-func (t eofAsError) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err == nil && req.URL.Query().Get("watch") == "true" {
-		resp.Body = eofAsErrorBody{resp.Body}
-	}
-	return resp, err
+type rewrittenBody struct {
+	io.ReadCloser
+	rewrite func(error) error
 }
 
-type eofAsErrorBody struct{ io.ReadCloser }
-
-func (b eofAsErrorBody) Read(p []byte) (int, error) {
+func (b rewrittenBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		err = errors.New("watch stream ended (reported as an error by a broken client)")
-	}
-	return n, err
+	return n, b.rewrite(err)
 }
 
 // pinListResourceVersion wraps cfg's transport so that a LIST or streaming
@@ -136,27 +145,10 @@ func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 // pkg/util/net IsProbableEOF did not know the message), so the stream
 // watcher sends an ERROR event and the reflector relists.
 func goawayCloseAsError(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return goawayAsError{rt} })
-	return cfg
-}
-
-type goawayAsError struct{ next http.RoundTripper }
-
-func (t goawayAsError) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err == nil && req.URL.Query().Get("watch") == "true" {
-		resp.Body = goawayAsErrorBody{resp.Body}
-	}
-	return resp, err
-}
-
-type goawayAsErrorBody struct{ io.ReadCloser }
-
-func (b goawayAsErrorBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && strings.Contains(err.Error(), "GOAWAY") {
-		err = errors.New("watch stream broken after GOAWAY (reported as an error by a broken client)")
-	}
-	return n, err
+	return watchBodyErrors(cfg, func(err error) error {
+		if err != nil && strings.Contains(err.Error(), "GOAWAY") {
+			return errors.New("watch stream broken after GOAWAY (reported as an error by a broken client)")
+		}
+		return err
+	})
 }
