@@ -147,6 +147,10 @@ VERDICT_LABELS ?= release-sensitive && !extra-stack
 # build of the suite against that client-go (5-6 min on 2 cores).
 VERDICT_FIRST_PATCHES ?=
 export VERDICT_FIRST_PATCHES
+# VERDICT_GATES=none: default gates only (no gate columns), e.g. for a run
+# of patch versions named in CLIENT_GO (v0.33.0 stands for itself there).
+VERDICT_GATES ?=
+export VERDICT_GATES
 # Where `make verdicts` writes its verdict document.
 VERDICT_DOC ?= docs/clientgo-releases.md
 

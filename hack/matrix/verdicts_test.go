@@ -41,6 +41,19 @@ func TestVerdictPlan(t *testing.T) {
 		t.Errorf("a patch given, two kube-apiservers: %s, want %s", strings.Join(got, "; "), want)
 	}
 
+	// First patches named (VERDICT_GATES=none: no gate sets): one column each.
+	cols, err = verdictPlan(listed, []string{"v0.31.0", "v0.36.0"}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, c := range cols {
+		got = append(got, c.ClientGo+" "+c.Gates.String())
+	}
+	if want := "v0.31.0 default; v0.36.0 default"; strings.Join(got, "; ") != want {
+		t.Errorf("first patches named, no gate sets: %s, want %s", strings.Join(got, "; "), want)
+	}
+
 	if _, err := verdictPlan(listed, []string{"v0.38"}, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "no release of k8s.io/client-go v0.38") {
 		t.Errorf("a minor with no release: %v", err)
 	}
