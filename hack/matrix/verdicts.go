@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ func firstPatchesOf(spec string) func(minor string) bool {
 		want[semver.MajorMinor(m)] = true
 	}
 	return func(minor string) bool { return want[minor] }
+}
+
+// columnsSentence says which columns a verdict run plans (VERDICT_GATES,
+// VERDICT_FIRST_PATCHES).
+func columnsSentence() string {
+	if os.Getenv("VERDICT_GATES") == "none" {
+		return "Columns: each client-go version named (a patch named stands for itself), with its default feature gates (VERDICT_GATES=none). "
+	}
+	return "Columns: the newest patch of each client-go minor with its default feature gates, and with each of " + verdictGateSetsString() +
+		" where that client-go has the gate and does not lock it; the first patch of each minor with its defaults. "
 }
 
 // verdictGateSetsString spells verdictGateSets for messages.
@@ -203,7 +214,13 @@ type verdictRun struct {
 // verdictCommand is the command that plans the same columns again (the
 // flags as they took effect, environment defaults included).
 func verdictCommand(cfg config) string {
-	cmd := []string{"go run ./hack/matrix -verdicts", "-client-go " + shellQuote(strings.Join(cfg.clientGo, " "))}
+	var env []string
+	for _, v := range []string{"VERDICT_GATES", "VERDICT_FIRST_PATCHES"} {
+		if val := os.Getenv(v); val != "" {
+			env = append(env, v+"="+shellQuote(val))
+		}
+	}
+	cmd := append(env, "go run ./hack/matrix -verdicts", "-client-go "+shellQuote(strings.Join(cfg.clientGo, " ")))
 	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
 		cmd = append(cmd, "-kube "+shellQuote(strings.Join(kube, " ")))
 	}
@@ -287,8 +304,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	fmt.Fprintf(&b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
 		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
-		"Columns: the newest patch of each client-go minor with its default feature gates, and with each of " + verdictGateSetsString() +
-		" where that client-go has the gate and does not lock it; the first patch of each minor with its defaults. " +
+		columnsSentence() +
 		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
 		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
 	fmt.Fprintf(&b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",
