@@ -56,8 +56,8 @@ export KUBE_WATCHLIST_INCONSISTENCY_DETECTOR
 LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
 # (backoffs, timeouts, restarts), so 4 processes suit even 2 cores: the
-# whole suite (slow specs included) takes ~3.5 min there with 4 (measured),
-# ~7 with 2. -p picks from the CPU count.
+# default 117 specs take 4.6 min there with 4 (measured 2026-11-25, the
+# client-side specs sharing clusters). -p picks from the CPU count.
 GINKGO_PROCS ?= -procs=4
 # Extra ginkgo flags, e.g. --no-color or -v.
 GINKGO_FLAGS ?=
