@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
@@ -111,21 +110,6 @@ func (t *specTimeline) informer(name string, rec probe.Record, converged []time.
 	return it
 }
 
-// endedByServer is TimelineRequest.Ended of a stream the server closed
-// cleanly (EOF): no failure.
-const endedByServer = "closed by the server"
-
 func (t *specTimeline) request(r probe.Request) TimelineRequest {
-	q := TimelineRequest{ID: r.ID, Kind: r.Kind(), StartMs: t.ms(r.Start), EndMs: t.msOrOpen(r.End), Status: r.Status, Events: r.Events}
-	switch {
-	case r.Err != "":
-		q.Ended = r.Err
-	case r.ErrorCode != 0:
-		q.Ended = fmt.Sprintf("ERROR event %d %s", r.ErrorCode, r.ErrorReason)
-	case r.End.IsZero():
-		q.Ended = "open"
-	case r.CleanEOF:
-		q.Ended = endedByServer
-	}
-	return q
+	return TimelineRequest{ID: r.ID, Kind: r.Kind(), StartMs: t.ms(r.Start), EndMs: t.msOrOpen(r.End), Status: r.Status, Events: r.Events, Ended: r.Ended()}
 }

@@ -212,7 +212,7 @@ func (s *svgBuilder) request(r TimelineRequest, y float64) {
 	}
 	x1, x2 := s.x(r.StartMs), s.x(e)
 	class := "req"
-	if r.Status >= 400 || (r.Ended != "" && r.Ended != "open" && r.Ended != endedByServer) {
+	if r.Status >= 400 || (r.Ended != "" && r.Ended != "open" && r.Ended != probe.EndedByServer) {
 		class += " failed"
 	}
 	status := "no response"

@@ -206,7 +206,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 	e2e.AddReportEntry("S23 shutdown", fmt.Sprintf(
 		"drain ended by %s; GOAWAY %s after SIGTERM; the watch carried events until %s after it and ended %s after it (the stop returned %s after SIGTERM) with %q; next request %s after the watch's end: %s %s rv=%q sendInitialEvents=%v, status %d, new connection %v; re-initialisations %v",
 		in.End, goaway.Sub(sigterm).Round(time.Millisecond), old.LastEvent.Sub(goaway).Round(time.Millisecond), old.End.Sub(goaway).Round(time.Millisecond),
-		exited.Sub(sigterm).Round(time.Millisecond), endOf(old), first.Start.Sub(old.End).Round(time.Millisecond),
+		exited.Sub(sigterm).Round(time.Millisecond), old.Ended(), first.Start.Sub(old.End).Round(time.Millisecond),
 		first.Method, first.Path, first.ResourceVersion, first.SendInitialEvents, first.Status, first.Conn != old.Conn, n.ReinitDetails))
 
 	Expect(old.End.After(drainSeen)).To(BeTrue(), "precondition: the watch outlived GOAWAY until apiserver 0 exited (it ended %s after GOAWAY)", old.End.Sub(goaway).Round(time.Millisecond))
@@ -232,15 +232,4 @@ func requestByID(rec probe.Record, id int) probe.Request {
 		}
 	}
 	return probe.Request{}
-}
-
-// endOf says how a request's body ended.
-func endOf(r probe.Request) string {
-	switch {
-	case r.CleanEOF:
-		return "clean EOF"
-	case r.Err != "":
-		return r.Err
-	}
-	return "no error recorded"
 }

@@ -10,6 +10,7 @@
 package probe
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -115,6 +116,27 @@ func (r Request) OpenWatch() bool {
 
 // Kind names the request as the reports do: "list", "streaming list",
 // "watch", or its method for anything else.
+// EndedByServer is Request.Ended of a stream the server closed cleanly
+// (EOF): no failure.
+const EndedByServer = "closed by the server"
+
+// Ended says how the request ended: its transport error or how its body
+// broke off, an ERROR event's status, "open", EndedByServer, or "" (a
+// plain answer read to its end).
+func (r Request) Ended() string {
+	switch {
+	case r.Err != "":
+		return r.Err
+	case r.ErrorCode != 0:
+		return fmt.Sprintf("ERROR event %d %s", r.ErrorCode, r.ErrorReason)
+	case r.End.IsZero():
+		return "open"
+	case r.CleanEOF:
+		return EndedByServer
+	}
+	return ""
+}
+
 func (r Request) Kind() string {
 	switch {
 	case r.ConsistencyCheck:
