@@ -148,27 +148,29 @@ func sharedFor(name string) *sharedState {
 // start error is kept and returned to every later caller (no retry per
 // spec), unless the start was cut short by the caller's own context ending.
 func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error) {
-	return sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
+	c, _, err := sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
+	return c, err
 }
 
 // sharedClusterFor is the cluster of this process kept under key, started
-// for spec on first use (what sharedCluster says of errors holds).
-func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec cluster.Spec, what string) (cluster.Cluster, error) {
+// for spec on first use (what sharedCluster says of errors holds); started
+// says whether this call started it.
+func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec cluster.Spec, what string) (c cluster.Cluster, started bool, err error) {
 	s := sharedFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return nil, fmt.Errorf("the %s cluster of this process is closed (CloseSharedClusters)", key)
+		return nil, false, fmt.Errorf("the %s cluster of this process is closed (CloseSharedClusters)", key)
 	case s.started:
-		return s.c, s.err
+		return s.c, false, s.err
 	}
 	dir := processArtifactsDir("backend-" + report.SafeName(key))
-	c, err := d.Start(ctx, spec, dir)
+	c, err = d.Start(ctx, spec, dir)
 	if err != nil {
 		err = fmt.Errorf("start %s cluster (%s): %w", d.Name, what, err)
 		if ctx.Err() != nil {
-			return nil, err // the asking spec was interrupted: the next may try again
+			return nil, false, err // the asking spec was interrupted: the next may try again
 		}
 		c = nil
 	}
@@ -179,7 +181,7 @@ func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec clu
 		}
 		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s %s\n", d.Name, c.Name(), what)
 	}
-	return c, err
+	return c, true, err
 }
 
 // clientSideSharing is set by ShareClientSideClusters.
@@ -400,12 +402,11 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 func joinShared(ctx context.Context, d BackendDriver, labels []string, key string, spec cluster.Spec, what string) cluster.Cluster {
 	ginkgo.GinkgoHelper()
 	end := TimePhase(timing.ClusterStart)
-	first := startedSharedKey(key) == nil
-	c, err := sharedClusterFor(ctx, d, key, spec, what)
+	c, started, err := sharedClusterFor(ctx, d, key, spec, what)
 	if err != nil {
 		ginkgo.Fail(err.Error())
 	}
-	if first {
+	if started {
 		end()
 	}
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
@@ -460,11 +461,8 @@ func sharedVersion(d BackendDriver) string {
 }
 
 // startedShared is d's shared cluster in this process if it started, or nil.
-func startedShared(d BackendDriver) cluster.Cluster { return startedSharedKey(d.Name) }
-
-// startedSharedKey is the shared cluster kept under key if it started, or nil.
-func startedSharedKey(key string) cluster.Cluster {
-	s := sharedFor(key)
+func startedShared(d BackendDriver) cluster.Cluster {
+	s := sharedFor(d.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c
