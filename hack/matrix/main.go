@@ -102,6 +102,8 @@ func main() {
 		if !set["label-filter"] {
 			cfg.labels = envOr("VERDICT_LABELS", defaultVerdictLabels)
 		}
+		cfg.firstPatches = os.Getenv("VERDICT_FIRST_PATCHES")
+		cfg.defaultGatesOnly = os.Getenv("VERDICT_GATES") == "none"
 	} else if set["doc"] || set["render"] {
 		fmt.Fprintln(os.Stderr, "matrix: -doc and -render are the verdict document's: they go with -verdicts")
 		os.Exit(2)
@@ -131,6 +133,11 @@ type config struct {
 	// module's docs/clientgo-releases.md).
 	verdicts bool
 	doc      string
+	// firstPatches is VERDICT_FIRST_PATCHES (firstPatchesOf), and
+	// defaultGatesOnly VERDICT_GATES=none: a verdict run plans no gate
+	// sets.
+	firstPatches     string
+	defaultGatesOnly bool
 }
 
 // column is one run: a client-go version against a kube-apiserver version.
@@ -212,10 +219,10 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		gateSets := verdictGateSets
-		if os.Getenv("VERDICT_GATES") == "none" {
-			gateSets = nil // default gates only: e.g. first patches given as the versions
+		if cfg.defaultGatesOnly {
+			gateSets = nil // e.g. first patches given as the versions
 		}
-		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, cfg.kube, firstPatchesOf(os.Getenv("VERDICT_FIRST_PATCHES"))); err != nil {
+		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, cfg.kube, firstPatchesOf(cfg.firstPatches)); err != nil {
 			return err
 		}
 	} else {
@@ -360,7 +367,7 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
-	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg)}, cols, verdicts)
+	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, verdicts)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)
 	}

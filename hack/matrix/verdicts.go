@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -53,10 +52,9 @@ func firstPatchesOf(spec string) func(minor string) bool {
 	return func(minor string) bool { return want[minor] }
 }
 
-// columnsSentence says which columns a verdict run plans (VERDICT_GATES,
-// VERDICT_FIRST_PATCHES).
-func columnsSentence() string {
-	if os.Getenv("VERDICT_GATES") == "none" {
+// columnsSentence says which columns a verdict run plans.
+func columnsSentence(defaultGatesOnly bool) string {
+	if defaultGatesOnly {
 		return "Columns: each client-go version named (a patch named stands for itself), with its default feature gates (VERDICT_GATES=none). "
 	}
 	return "Columns: the newest patch of each client-go minor with its default feature gates, and with each of " + verdictGateSetsString() +
@@ -209,16 +207,19 @@ type verdictRun struct {
 	Cores   int
 	Labels  string
 	Command string
+	// DefaultGatesOnly: the run planned no gate sets (VERDICT_GATES=none).
+	DefaultGatesOnly bool
 }
 
 // verdictCommand is the command that plans the same columns again (the
 // flags as they took effect, environment defaults included).
 func verdictCommand(cfg config) string {
 	var env []string
-	for _, v := range []string{"VERDICT_GATES", "VERDICT_FIRST_PATCHES"} {
-		if val := os.Getenv(v); val != "" {
-			env = append(env, v+"="+shellQuote(val))
-		}
+	if cfg.defaultGatesOnly {
+		env = append(env, "VERDICT_GATES=none")
+	}
+	if cfg.firstPatches != "" {
+		env = append(env, "VERDICT_FIRST_PATCHES="+shellQuote(cfg.firstPatches))
 	}
 	cmd := append(env, "go run ./hack/matrix -verdicts", "-client-go "+shellQuote(strings.Join(cfg.clientGo, " ")))
 	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
@@ -304,7 +305,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	fmt.Fprintf(&b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
 		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
-		columnsSentence() +
+		columnsSentence(run.DefaultGatesOnly) +
 		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
 		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
 	fmt.Fprintf(&b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",

@@ -185,6 +185,10 @@ func TestVerdictCommand(t *testing.T) {
 	if got := verdictCommand(cfg); !strings.Contains(got, "-kube 'v1.36.3'") {
 		t.Errorf("command %s lacks the kube-apiserver", got)
 	}
+	cfg.defaultGatesOnly, cfg.firstPatches = true, "v0.31 v0.32"
+	if got := verdictCommand(cfg); !strings.HasPrefix(got, "VERDICT_GATES=none VERDICT_FIRST_PATCHES='v0.31 v0.32' go run ./hack/matrix -verdicts ") {
+		t.Errorf("command %s does not name the environment that planned its columns", got)
+	}
 }
 
 // TestRenderVerdicts: -render writes the document from a run's matrix.json,
