@@ -128,6 +128,21 @@ func expected(steps []step) []seen {
 	return out
 }
 
+// rig is one framing's set-up: a context bounding the test, the
+// synthesised server (its streams held open with hold; closed as
+// watchServer's), a StreamInjector with no rule yet, and a typed client
+// through it (rules added later apply to its next requests).
+func rig(t *testing.T, contentType string, hold bool) (ctx context.Context, in *httpfault.StreamInjector, cs kubernetes.Interface, closed chan struct{}) {
+	t.Helper()
+	srv, closed := watchServer(t, contentType, hold)
+	// Cancelled before the server closes (cleanups run last first), as a
+	// deferred cancel in the test would be.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	in = &httpfault.StreamInjector{}
+	return ctx, in, clientFor(t, srv, contentType, in), closed
+}
+
 func clientFor(t *testing.T, srv *httptest.Server, contentType string, in *httpfault.StreamInjector) kubernetes.Interface {
 	t.Helper()
 	mediaType, _, _ := mime.ParseMediaType(contentType)
@@ -187,12 +202,8 @@ func collect(t *testing.T, w watch.Interface, n int) []seen {
 func TestDropInitialEventsEnd(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			srv, _ := watchServer(t, f.contentType, false)
-			in := &httpfault.StreamInjector{}
+			ctx, in, cs, _ := rig(t, f.contentType, false)
 			restore, dropped := in.DropInitialEventsEnd(httpfault.StreamingLists)
-			cs := clientFor(t, srv, f.contentType, in)
 
 			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
 			want := expected(slices.Delete(slices.Clone(streamingList), 2, 3))
@@ -231,12 +242,8 @@ func TestDropInitialEventsEnd(t *testing.T) {
 func TestEndStreams(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			srv, closed := watchServer(t, f.contentType, true)
-			in := &httpfault.StreamInjector{}
+			ctx, in, cs, closed := rig(t, f.contentType, true)
 			_, dropped := in.DropInitialEventsEnd(httpfault.StreamingLists)
-			cs := clientFor(t, srv, f.contentType, in)
 			w := streamingWatch(ctx, t, cs, true)
 			defer w.Stop()
 			if got := collect(t, w, 4); !slices.Equal(got, expected(slices.Delete(slices.Clone(streamingList), 2, 3))) {
@@ -268,12 +275,8 @@ func TestEndStreams(t *testing.T) {
 func TestSendInitialEventsEndFirst(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			srv, _ := watchServer(t, f.contentType, false)
-			in := &httpfault.StreamInjector{}
+			ctx, in, cs, _ := rig(t, f.contentType, false)
 			_, sent := in.SendInitialEventsEndFirst(httpfault.StreamingLists, func() runtime.Object { return &corev1.Pod{} })
-			cs := clientFor(t, srv, f.contentType, in)
 			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
 			want := append([]seen{{watch.Bookmark, "", "1", true}}, expected(streamingList)...)
 			if !slices.Equal(got, want) {
@@ -292,12 +295,8 @@ func TestSendInitialEventsEndFirst(t *testing.T) {
 func TestDropInitialObject(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			srv, _ := watchServer(t, f.contentType, false)
-			in := &httpfault.StreamInjector{}
+			ctx, in, cs, _ := rig(t, f.contentType, false)
 			restore, dropped := in.DropInitialObject(httpfault.StreamingLists)
-			cs := clientFor(t, srv, f.contentType, in)
 
 			want := expected(slices.Delete(slices.Clone(streamingList), 0, 1))
 			for i := 1; i <= 2; i++ {
@@ -322,13 +321,9 @@ func TestDropInitialObject(t *testing.T) {
 func TestCutInitialEvents(t *testing.T) {
 	for _, f := range framings {
 		t.Run(f.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			srv, _ := watchServer(t, f.contentType, false)
-			in := &httpfault.StreamInjector{}
+			ctx, in, cs, _ := rig(t, f.contentType, false)
 			restore, cut := in.CutInitialEvents(httpfault.StreamingLists, 1, 1)
 			defer restore()
-			cs := clientFor(t, srv, f.contentType, in)
 
 			if got, want := collect(t, streamingWatch(ctx, t, cs, true), -1), expected(streamingList[:1]); !slices.Equal(got, want) {
 				t.Fatalf("cut stream's events:\n got %v\nwant %v", got, want)

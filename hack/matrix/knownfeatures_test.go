@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,13 +93,8 @@ func TestParseKnownFeatures(t *testing.T) {
 		"WatchListClient":         {Default: false, PreRelease: "Beta"},
 		"InformerResourceVersion": {Default: false, PreRelease: "Alpha"},
 	}
-	if len(old) != len(wantOld) {
-		t.Errorf("v0.31 gates %v, want %v", old, wantOld)
-	}
-	for n, w := range wantOld {
-		if old[n] != w {
-			t.Errorf("v0.31 %s = %+v, want %+v", n, old[n], w)
-		}
+	if !maps.Equal(old, wantOld) {
+		t.Errorf("v0.31 gates %+v, want %+v", old, wantOld)
 	}
 
 	gates, err := parseKnownFeatures(knownFeatures036)
@@ -113,13 +109,8 @@ func TestParseKnownFeatures(t *testing.T) {
 		"InformerResourceVersion": {Default: true, PreRelease: "GA"},
 		"WatchListClient":         {Default: true, PreRelease: "Beta"},
 	}
-	if len(gates) != len(want) {
-		t.Errorf("v0.36 gates %v, want %v (Dormant, with no specs, is no gate)", gates, want)
-	}
-	for n, w := range want {
-		if gates[n] != w {
-			t.Errorf("v0.36 %s = %+v, want %+v", n, gates[n], w)
-		}
+	if !maps.Equal(gates, want) {
+		t.Errorf("v0.36 gates %+v, want %+v (Dormant, with no specs, is no gate)", gates, want)
 	}
 }
 
