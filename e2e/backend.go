@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -368,13 +368,7 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 		skipLacking(d.Name, early)
 	}
 	if clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
-		c := joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec")
-		endCheck := TimePhase(timing.SharedCheck)
-		if err := healthy(ctx, c); err != nil {
-			Fail(fmt.Sprintf("backend %s: the cluster %s shared by this process's client-side specs is unhealthy before this spec (the spec before it in this process broke it, or it died): %v", d.Name, c.Name(), err))
-		}
-		endCheck()
-		return d, c, true
+		return d, joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec"), true
 	}
 	end := TimePhase(timing.ClusterStart)
 	c, err = d.Start(ctx, spec, SpecArtifactsDir())
@@ -416,7 +410,8 @@ func joinShared(ctx context.Context, d BackendDriver, labels []string, key strin
 	return c
 }
 
-// HealthTimeout bounds the health check of a shared cluster before a spec.
+// HealthTimeout bounds the health check of a shared cluster before a spec
+// (UseSharedCluster).
 const HealthTimeout = 10 * time.Second
 
 // healthy checks that every kube-apiserver of c answers /readyz with ok
@@ -439,11 +434,11 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 	for _, h := range hosts {
 		hc := rest.CopyConfig(cfg)
 		hc.Host = h
-		cs, err := kubernetes.NewForConfig(hc)
+		dc, err := discovery.NewDiscoveryClientForConfig(hc)
 		if err != nil {
 			return err
 		}
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		body, err := dc.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
 			return fmt.Errorf("%s/readyz: %w (%s)", h, err, strings.TrimSpace(string(body)))
 		}
@@ -486,10 +481,13 @@ const ExportLogsTimeout = 2 * time.Minute
 
 // UseSharedCluster readies c, a cluster that outlives the current spec,
 // for it: a cluster.Recoverer recovers from what an earlier spec left (an
-// apiserver left stopped comes back, within RecoverTimeout), and a
-// cluster.LogExporter's logs go to the spec's artifacts directory should
-// the spec fail.
+// apiserver left stopped comes back, within RecoverTimeout), every
+// kube-apiserver of it must answer /readyz ok (within HealthTimeout: an
+// unhealthy shared cluster fails the spec that would have used it, saying
+// so), and a cluster.LogExporter's logs go to the spec's artifacts
+// directory should the spec fail.
 func UseSharedCluster(ctx context.Context, c cluster.Cluster) error {
+	endCheck := TimePhase(timing.SharedCheck)
 	if r, ok := c.(cluster.Recoverer); ok {
 		rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
 		err := r.Recover(rctx)
@@ -498,6 +496,10 @@ func UseSharedCluster(ctx context.Context, c cluster.Cluster) error {
 			return fmt.Errorf("the cluster %s the specs share is not fit for this spec: %w", c.Name(), err)
 		}
 	}
+	if err := healthy(ctx, c); err != nil {
+		return fmt.Errorf("the cluster %s the specs share is unhealthy before this spec (the spec before it in this process broke it, or it died): %w", c.Name(), err)
+	}
+	endCheck()
 	if x, ok := c.(cluster.LogExporter); ok {
 		DeferCleanup(ExportLogsTimeout, func(ctx context.Context) error {
 			if !current().Failed() {
