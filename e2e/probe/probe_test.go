@@ -90,6 +90,9 @@ func TestProbeRecordsARealInformer(t *testing.T) {
 				if !first.InitialEventsEnd {
 					t.Errorf("streaming list %+v: initial-events-end bookmark not recorded", first)
 				}
+				if first.InitialEventsEndRV == "" || first.InitialEventsEndRV != pr.Informer.LastSyncResourceVersion() {
+					t.Errorf("streaming list %+v: initial-events-end bookmark at %q, the informer synced at %q", first, first.InitialEventsEndRV, pr.Informer.LastSyncResourceVersion())
+				}
 			}
 
 			p.ResetAll()

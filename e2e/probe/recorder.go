@@ -87,6 +87,9 @@ type Request struct {
 	ErrorReason      string `json:"errorReason,omitempty"`
 	ErrorMessage     string `json:"errorMessage,omitempty"`
 	InitialEventsEnd bool   `json:"initialEventsEnd,omitempty"`
+	// InitialEventsEndRV is that bookmark's resourceVersion: the one a
+	// streaming list syncs at (client-go reflector.go watchList).
+	InitialEventsEndRV string `json:"initialEventsEndRV,omitempty"`
 	// FirstEvent and LastEvent are when the stream's first and last events
 	// were decoded, LastEventType the last one's type (ADDED, BOOKMARK, ...).
 	FirstEvent    time.Time `json:"firstEvent,omitzero"`

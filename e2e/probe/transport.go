@@ -152,7 +152,7 @@ func (b *recordingBody) startDecoder(contentType string) {
 
 func (b *recordingBody) recordEvent(s runtime.Serializer, ev metav1.WatchEvent) {
 	var status *metav1.Status
-	bookmarkEnd := false
+	bookmarkEnd, bookmarkRV := false, ""
 	switch ev.Type {
 	case "ERROR":
 		// The CBOR serializer hands the event's object on as JSON
@@ -173,7 +173,7 @@ func (b *recordingBody) recordEvent(s runtime.Serializer, ev metav1.WatchEvent) 
 				continue
 			}
 			if m, err := meta.Accessor(obj); err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
-				bookmarkEnd = true
+				bookmarkEnd, bookmarkRV = true, m.GetResourceVersion()
 			}
 			break
 		}
@@ -193,7 +193,7 @@ func (b *recordingBody) recordEvent(s runtime.Serializer, ev metav1.WatchEvent) 
 			r.ErrorCode, r.ErrorReason, r.ErrorMessage = status.Code, string(status.Reason), status.Message
 		}
 		if bookmarkEnd {
-			r.InitialEventsEnd = true
+			r.InitialEventsEnd, r.InitialEventsEndRV = true, bookmarkRV
 		}
 	})
 }
