@@ -58,6 +58,15 @@ type BackendDriver struct {
 	// RequireVersions' version). Unset, a started cluster that implements
 	// cluster.ServerVersioner tells it.
 	KubeAPIServerVersion func() string
+	// StartDedicated, when set, is Start for a cluster that one spec has
+	// to itself and that is closed with it: it may hand out a cluster
+	// started ahead, while the spec before ran (how says so, for the
+	// report). Unset, Start is called.
+	StartDedicated func(ctx context.Context, spec cluster.Spec, artifactsDir string) (c cluster.Cluster, how string, err error)
+	// Release, when set, stops what the driver keeps in this process
+	// beyond the specs' clusters (clusters started ahead); called by
+	// CloseSharedClusters.
+	Release func(ctx context.Context) error
 }
 
 // Backends register here, one call per backend, from an init function in
@@ -253,6 +262,11 @@ func CloseSharedClusters(ctx context.Context) error {
 		s.closed = true
 		s.mu.Unlock()
 	}
+	if d, err := Backend(); err == nil && d.Release != nil {
+		if err := d.Release(ctx); err != nil {
+			errs = append(errs, fmt.Sprintf("release what backend %s keeps: %v", d.Name, err))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -371,7 +385,15 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 		return d, joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec"), true
 	}
 	end := TimePhase(timing.ClusterStart)
-	c, err = d.Start(ctx, spec, SpecArtifactsDir())
+	if d.StartDedicated != nil {
+		var how string
+		c, how, err = d.StartDedicated(ctx, spec, SpecArtifactsDir())
+		if how != "" {
+			ginkgo.AddReportEntry(timing.ClusterFrom, how, ginkgo.ReportEntryVisibilityNever)
+		}
+	} else {
+		c, err = d.Start(ctx, spec, SpecArtifactsDir())
+	}
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
@@ -415,7 +437,7 @@ func joinShared(ctx context.Context, d BackendDriver, labels []string, key strin
 const HealthTimeout = 10 * time.Second
 
 // healthy checks that every kube-apiserver of c answers /readyz with ok
-// (etcd included: its readyz check).
+// (etcd included: its readyz check), but for cluster.BootstrapReconcileChecks.
 func healthy(ctx context.Context, c cluster.Cluster) error {
 	ctx, cancel := context.WithTimeout(ctx, HealthTimeout)
 	defer cancel()
@@ -438,7 +460,14 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 		if err != nil {
 			return err
 		}
-		body, err := dc.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		// Not the hooks that only make sure bootstrap objects exist:
+		// they pass a second after a server starts over a bootstrapped
+		// etcd, and the cluster serves as it will then.
+		req := dc.RESTClient().Get().AbsPath("/readyz")
+		for _, check := range cluster.BootstrapReconcileChecks {
+			req = req.Param("exclude", check)
+		}
+		body, err := req.DoRaw(ctx)
 		if err != nil {
 			return fmt.Errorf("%s/readyz: %w (%s)", h, err, strings.TrimSpace(string(body)))
 		}

@@ -21,7 +21,13 @@ func init() {
 		Name:     "local",
 		Supports: func(cluster.Spec) string { return "" },
 		Start:    startLocal,
-		Prepare:  ensureLocalBinaries,
+		// A spec's own cluster is the one started while the spec before
+		// it ran, when that was started for the same cluster.Spec.
+		StartDedicated: takeLocal,
+		Release: func(ctx context.Context) error {
+			return localSpares.Close(ctx)
+		},
+		Prepare: ensureLocalBinaries,
 		KubeAPIServerVersion: func() string {
 			v, err := localVersions()
 			if err != nil {
@@ -51,13 +57,9 @@ func localVersions() (binaries.Versions, error) {
 // startLocal starts a local cluster for spec; its process logs go to
 // artifactsDir and its progress to GinkgoWriter.
 func startLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, error) {
-	opts := local.Options{APIServers: spec.APIServers, EtcdLinks: spec.EtcdLinks, ArtifactsDir: artifactsDir, Progress: ginkgo.GinkgoWriter}
-	if spec.Profile != "" {
-		p, err := local.LoadProfile(spec.Profile)
-		if err != nil {
-			return nil, err
-		}
-		opts.Profile = p
+	opts, err := localOptions(spec, artifactsDir)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
 	defer cancel()
@@ -66,6 +68,64 @@ func startLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (cl
 		return nil, err // a nil *local.Cluster would be a non-nil cluster.Cluster
 	}
 	return c, nil
+}
+
+// localSpares keeps the next dedicated cluster of this process started
+// (EnvSpares).
+var localSpares = &local.Spares{Errors: func(err error) { ginkgo.GinkgoWriter.Println(err) }}
+
+// EnvSpares=true starts the next dedicated local cluster of each Ginkgo
+// process while the current spec runs (local.Spares), for the same
+// cluster.Spec as the current one. Off by default: on 2 cores and 4
+// processes the starts ahead, mostly for a spec that never comes (the
+// next spec of a process is rarely of the same cluster.Spec: 10 of 51
+// were), cost more than they save (make e2e 117 specs: 1227
+// spec-seconds with, 897 without). On a machine with cores to spare,
+// or with one process, it hides the starts.
+const EnvSpares = "INFORMER_CONFORMANCE_SPARES"
+
+// takeLocal gives a spec a local cluster of its own for spec: with
+// EnvSpares, the spare started for the same spec while the spec before
+// ran, or a new one, and then the next spare; else a new one.
+func takeLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, string, error) {
+	if os.Getenv(EnvSpares) != "true" {
+		c, err := startLocal(ctx, spec, artifactsDir)
+		return c, string(local.Started), err
+	}
+	opts, err := localOptions(spec, artifactsDir)
+	if err != nil {
+		return nil, "", err
+	}
+	localSpares.ArtifactsDir = processArtifactsDir("spares")
+	ctx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
+	defer cancel()
+	c, how, err := localSpares.Take(ctx, fmt.Sprintf("%+v", spec), opts)
+	if err != nil {
+		return nil, string(how), err
+	}
+	if how != local.Started {
+		ginkgo.GinkgoWriter.Printf("local cluster %s (%s), its logs in %s\n", c.Name(), how, c.ArtifactsDir())
+	}
+	return c, string(how), nil
+}
+
+// EnvFreshEtcd=true starts every local cluster on an empty etcd that its
+// kube-apiserver bootstraps (local.Options.FreshEtcd), not on a restored
+// bootstrapped one.
+const EnvFreshEtcd = "INFORMER_CONFORMANCE_FRESH_ETCD"
+
+// localOptions are the local backend's options for spec.
+func localOptions(spec cluster.Spec, artifactsDir string) (local.Options, error) {
+	opts := local.Options{APIServers: spec.APIServers, EtcdLinks: spec.EtcdLinks, ArtifactsDir: artifactsDir, Progress: ginkgo.GinkgoWriter,
+		FreshEtcd: os.Getenv(EnvFreshEtcd) == "true"}
+	if spec.Profile != "" {
+		p, err := local.LoadProfile(spec.Profile)
+		if err != nil {
+			return opts, err
+		}
+		opts.Profile = p
+	}
+	return opts, nil
 }
 
 // ensureLocalBinaries builds (or finds in the cache) the kube-apiserver,

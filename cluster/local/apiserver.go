@@ -142,7 +142,7 @@ func (c *Cluster) startAPIServersLocked(ctx context.Context, idx []int) error {
 		if a.proc != nil && a.proc.Running() {
 			return fmt.Errorf("start kube-apiserver-%d: already running", i)
 		}
-		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+"/readyz", "ok")
+		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+c.readyz, "ok")
 		if err != nil {
 			return fmt.Errorf("start kube-apiserver-%d: %w", i, err)
 		}

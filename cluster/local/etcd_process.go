@@ -59,6 +59,8 @@ func (c *Cluster) startEtcdLocked(ctx context.Context) error {
 		// SIGKILL of etcd loses nothing: the page cache survives the process.
 		"--unsafe-no-fsync=true",
 		"--log-level=warn",
+		"--heartbeat-interval=10",
+		"--election-timeout=100",
 	}
 	p := &process.Process{Name: "etcd", Path: c.bins.Etcd, Args: args, LogPath: filepath.Join(c.logs, "etcd.log")}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)

@@ -1,7 +1,8 @@
 // Package local is the suite's default backend: a real control plane (one
 // etcd, one or more kube-apiservers) run as local processes from binaries
 // built from pinned upstream source (package binaries). No Docker, no root;
-// ready in about three seconds.
+// ready in about a second (template.go: from a bootstrapped etcd kept in
+// the cache).
 //
 // It is plain Go returning errors. Every process dies with the program that
 // started it (see internal/process); ports are reserved machine-wide so
@@ -78,6 +79,13 @@ type Options struct {
 	GracefulTimeout time.Duration
 	// Progress receives a line per lifecycle step (default: discarded).
 	Progress io.Writer
+	// FreshEtcd starts from an empty etcd that kube-apiserver bootstraps,
+	// as a new cluster does, instead of a restored snapshot of a
+	// bootstrapped one (template.go: kept per binaries and profile in the
+	// cache, made by the first cluster that finds none). A fresh etcd
+	// takes about a second longer: kube-apiserver's bootstrap writes, the
+	// CRDs' establishment, one apiserver at a time.
+	FreshEtcd bool
 }
 
 // Cluster is a running local control plane. Its methods are safe for
@@ -103,6 +111,11 @@ type Cluster struct {
 	servingSpec                certSpec
 	userSpecs                  map[cluster.User]certSpec
 	rotations, fileKubeconfigs int
+
+	// readyz is the readiness path a starting apiserver is waited for on:
+	// /readyz, but during a Start from the template
+	// cluster.ReadyzBootstrapped.
+	readyz string
 
 	etcdPort, etcdPeerPort *ports.Reservation
 	etcdDataDir            string
@@ -168,7 +181,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 
-	c = &Cluster{opts: opts, name: opts.Name, bins: bins}
+	c = &Cluster{opts: opts, name: opts.Name, bins: bins, readyz: "/readyz"}
 	defer func() {
 		if err != nil {
 			_ = c.Close(context.WithoutCancel(ctx))
@@ -179,6 +192,36 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
 	start := time.Now()
+	step := func(what string) {
+		fmt.Fprintf(opts.Progress, "local cluster %s: %s at +%s\n", c.name, what, time.Since(start).Round(time.Millisecond))
+	}
+	var template string
+	fromTemplate := false
+	if !opts.FreshEtcd {
+		if template, err = c.templateFile(); err != nil {
+			return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+		}
+		if fromTemplate, err = templateExists(template); err != nil {
+			return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+		}
+	}
+	if fromTemplate {
+		if err := c.restoreTemplate(ctx, template); err != nil {
+			if ctx.Err() != nil {
+				return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+			}
+			// A template that does not restore is dropped; this cluster
+			// bootstraps its etcd and keeps a new one.
+			fmt.Fprintf(opts.Progress, "local cluster %s: %v; removing it, starting on an empty etcd\n", c.name, err)
+			if err := errors.Join(os.Remove(template), os.RemoveAll(c.etcdDataDir)); err != nil {
+				return c, fmt.Errorf("start local cluster %s: remove the template that does not restore: %w", c.name, err)
+			}
+			fromTemplate = false
+		} else {
+			step("bootstrapped etcd restored from " + template)
+			c.readyz = cluster.ReadyzBootstrapped()
+		}
+	}
 	// etcd and the apiservers start at once: kube-apiserver spends its first
 	// second on CPU-bound set-up before it needs etcd, and its etcd client
 	// retries. c is not shared yet, so the two need no lock between them.
@@ -189,30 +232,48 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		err := c.startEtcdLocked(startCtx)
 		if err != nil {
 			cancel(err)
+		} else {
+			step("etcd ready")
 		}
 		etcdDone <- err
 	}()
-	// The first apiserver bootstraps the empty etcd alone: two bootstrapping
-	// at once race (kube-apiserver 1.33 exits with "cannot create cluster IP
-	// allocator: ... another caller has already initialized the resource").
-	// Real HA control planes join one by one, too.
-	apiErr := c.startAPIServersLocked(startCtx, []int{0})
+	// On an empty etcd the first apiserver bootstraps it alone: two
+	// bootstrapping at once race (kube-apiserver 1.33 exits with "cannot
+	// create cluster IP allocator: ... another caller has already
+	// initialized the resource"). Real HA control planes join one by one,
+	// too. On the template's etcd there is nothing left to bootstrap, and
+	// all start at once.
+	first := c.allIndexes()[:1]
+	if fromTemplate {
+		first = c.allIndexes()
+	}
+	apiErr := c.startAPIServersLocked(startCtx, first)
 	if err := <-etcdDone; err != nil {
 		return c, err
 	}
 	if apiErr != nil {
 		return c, apiErr
 	}
-	if rest := c.allIndexes()[1:]; len(rest) > 0 {
+	step(fmt.Sprintf("%d kube-apiserver(s) ready", len(first)))
+	if rest := c.allIndexes()[len(first):]; len(rest) > 0 {
 		if err := c.startAPIServersLocked(ctx, rest); err != nil {
 			return c, err
 		}
+		step("every kube-apiserver ready")
 	}
+	c.readyz = "/readyz"
 	if err := c.grantTestUser(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
+	step("test user granted")
 	if err := c.installCRDs(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+	}
+	if !fromTemplate && !opts.FreshEtcd {
+		if err := c.saveTemplate(ctx, template); err != nil {
+			return c, fmt.Errorf("start local cluster %s: keep its bootstrapped etcd: %w", c.name, err)
+		}
+		step("bootstrapped etcd kept as " + template)
 	}
 	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.kubeconfigs[cluster.Admin])
 	return c, nil

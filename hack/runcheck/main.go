@@ -115,6 +115,9 @@ type summary struct {
 	detector map[string]int
 	// ran are the specs that ran (passed or failed), with their phases.
 	ran []ranSpec
+	// clusterFrom counts the specs' own clusters by where they came from
+	// (timing.ClusterFrom).
+	clusterFrom map[string]int
 }
 
 // ranSpec is a spec that ran: its time and where it went (timing.Entry
@@ -131,7 +134,7 @@ type ranSpec struct {
 const detectorNote = "watch-list consistency detector"
 
 func summarize(reports []types.Report) summary {
-	s := summary{skips: map[string]int{}, detector: map[string]int{}}
+	s := summary{skips: map[string]int{}, detector: map[string]int{}, clusterFrom: map[string]int{}}
 	for _, r := range reports {
 		s.suites = append(s.suites, r.SuiteDescription)
 		if f := r.SuiteConfig.LabelFilter; f != "" && !slices.Contains(s.filters, f) {
@@ -154,6 +157,8 @@ func summarize(reports []types.Report) summary {
 						if p, ok := timing.Decode(e.Value.AsJSON); ok {
 							rs.phases[p.Name] += p.Seconds
 						}
+					case e.Name == timing.ClusterFrom:
+						s.clusterFrom[e.StringRepresentation()]++
 					}
 				}
 				s.ran = append(s.ran, rs)
@@ -242,6 +247,13 @@ func (s summary) timeString() string {
 	if len(starts) > 0 {
 		slices.Sort(starts)
 		fmt.Fprintf(&b, " (p50 %.1f s, p95 %.1f s)", quantile(starts, 0.5), quantile(starts, 0.95))
+	}
+	if len(s.clusterFrom) > 0 {
+		var from []string
+		for _, how := range slices.Sorted(maps.Keys(s.clusterFrom)) {
+			from = append(from, fmt.Sprintf("%d %s", s.clusterFrom[how], how))
+		}
+		fmt.Fprintf(&b, "; the specs' own clusters: %s", strings.Join(from, ", "))
 	}
 	names := slices.SortedFunc(maps.Keys(phases), func(x, y string) int {
 		if (x == timing.ClusterStart) != (y == timing.ClusterStart) {

@@ -190,3 +190,19 @@ func TestReportSaysWhereTheTimeWent(t *testing.T) {
 		t.Errorf("more than the 10 slowest, or a skipped spec, listed:\n%s", out)
 	}
 }
+
+// TestReportSaysWhereClustersCameFrom: the specs' own clusters are counted
+// by their timing.ClusterFrom entry.
+func TestReportSaysWhereClustersCameFrom(t *testing.T) {
+	var specs []types.SpecReport
+	for i, from := range []string{"spare ready", "started", "spare ready", "spare still starting"} {
+		sp := timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, 2, timing.ClusterStart, 0.5)
+		sp.ReportEntries = append(sp.ReportEntries, types.ReportEntry{Name: timing.ClusterFrom, Value: types.WrapEntryValue(from)})
+		specs = append(specs, sp)
+	}
+	_, out, _ := runOn(t, "report", suite("conformance", "", specs...))
+	want := "cluster starts: 4 (p50 0.5 s, p95 0.5 s); the specs' own clusters: 2 spare ready, 1 spare still starting, 1 started; cluster start"
+	if !strings.Contains(out, want) {
+		t.Errorf("report lacks %q:\n%s", want, out)
+	}
+}

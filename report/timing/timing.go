@@ -34,6 +34,12 @@ const (
 	EnvSetup = "env setup"
 )
 
+// ClusterFrom is the name of the report entry saying where a spec's own
+// cluster came from (a string): "started" when the spec asked, "spare
+// ready" or "spare still starting" when it was started ahead, while the
+// spec before ran (cluster/local.Spares).
+const ClusterFrom = "cluster from"
+
 // Phase is one stretch of a spec's time.
 type Phase struct {
 	Name    string  `json:"name"`
