@@ -30,6 +30,9 @@ type Process struct {
 	Path    string   // executable
 	Args    []string // without argv[0]
 	LogPath string   // stdout and stderr are appended here
+	// DefaultEnv are KEY=VALUE pairs the child gets unless this program's
+	// environment sets KEY itself.
+	DefaultEnv []string
 
 	cmd     *exec.Cmd
 	log     *os.File
@@ -82,6 +85,11 @@ func (p *Process) Start() error {
 	fmt.Fprintf(log, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), p.Path, strings.Join(p.Args, " "))
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Env = ServerEnviron(os.Environ())
+	for _, kv := range p.DefaultEnv {
+		if k, _, _ := strings.Cut(kv, "="); os.Getenv(k) == "" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
