@@ -19,6 +19,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // ConvergeTimeout bounds the wait for a store to equal the server's state.
@@ -84,7 +85,9 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 	o := StartProbeUnsynced(name, cfg, opts)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
+	end := TimePhase(timing.ClientSync)
 	err := o.WaitForSync(syncCtx)
+	end()
 	if derr := o.detectorError(); derr != nil {
 		// A plain error: Gomega would print the wrapped reports' fields too.
 		gomega.Expect(errors.New(derr.Error())).NotTo(gomega.HaveOccurred(), "informer %s: a report of client-go's watch-list consistency detector", name)
@@ -209,6 +212,8 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	ginkgo.GinkgoHelper()
 	start := time.Now()
 	met := false
+	endConverge := TimePhase(timing.ClientConverge)
+	defer endConverge() // also when the wait failed
 	defer func() {
 		// Also when the wait failed: the timeline shows where it gave up.
 		at := time.Now()
@@ -227,6 +232,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
 	took := time.Since(start)
 	met = true
+	endConverge()
 	if o.HandlerChecked {
 		EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
 	}
@@ -269,6 +275,7 @@ func (o *Observed) ExpectStackEncoding() {
 // an informer whose store has converged.
 func EventuallyHandlersConverged(ctx context.Context, name string, rec *probe.Recorder, server probe.Lister, dir string) {
 	ginkgo.GinkgoHelper()
+	defer TimePhase(timing.ClientHandlers)()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		return probe.HandlersConverged(ctx, rec.Snapshot(), server)
 	}).WithTimeout(HandlerLagTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),

@@ -405,11 +405,53 @@ func EnsureNodeCommands(ctx context.Context, version string, opts Options) (stri
 		outputs = append(outputs, filepath.Join(dir, n))
 	}
 	if err := ensureBuilt(ctx, opts, "kubernetes-node-"+v.KubeAPIServer, outputs, func(work string) error {
-		return buildKubernetesCommands(ctx, opts.Progress, work, v.KubeAPIServer, dir, NodeCommands)
+		// The local backend's kube-apiserver of the version, when built,
+		// is the same binary (upstream's main, the same ldflags): it is
+		// not linked again.
+		names := NodeCommands
+		local := filepath.Join(opts.CacheDir, "bin", recipe, "kube-apiserver", v.KubeAPIServer, KubeAPIServer)
+		reuse := allExecutable([]string{local})
+		if reuse {
+			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == KubeAPIServer })
+			fmt.Fprintf(opts.Progress, "  kube-apiserver: the local backend's build %s\n", local)
+		}
+		if err := buildKubernetesCommands(ctx, opts.Progress, work, v.KubeAPIServer, dir, names); err != nil {
+			return err
+		}
+		if reuse {
+			return copyExecutable(local, filepath.Join(dir, KubeAPIServer))
+		}
+		return nil
 	}); err != nil {
 		return "", fmt.Errorf("build the Kubernetes %s node commands: %w", v.KubeAPIServer, err)
 	}
 	return dir, nil
+}
+
+// copyExecutable copies src to dst (a hard link where the file system
+// allows), through a temporary name: dst is whole or absent.
+func copyExecutable(src, dst string) error {
+	tmp := dst + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Link(src, tmp); err != nil {
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, dst)
 }
 
 // EnsureEtcd returns etcd and etcdutl of version, building them once.

@@ -273,3 +273,33 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 		t.Errorf("the build's temporary directory %s is left", work)
 	}
 }
+
+// TestCopyExecutable: the copy has the source's bytes and is executable,
+// and a copy over an existing file replaces it whole.
+func TestCopyExecutable(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.WriteFile(src, []byte("#!/bin/sh\necho new\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "out", "kube-apiserver")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyExecutable(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dst)
+	if err != nil || string(b) != "#!/bin/sh\necho new\n" {
+		t.Fatalf("copy holds %q (%v)", b, err)
+	}
+	if !allExecutable([]string{dst}) {
+		t.Error("the copy is not executable")
+	}
+	if _, err := os.Stat(dst + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("temporary file left: %v", err)
+	}
+}

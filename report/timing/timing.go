@@ -32,6 +32,14 @@ const (
 	// EnvSetup is what StartEnv does after the cluster is there: the fault
 	// proxy, the namespace, clients.
 	EnvSetup = "env setup"
+	// ClientSync is waiting for an informer's first sync (e2e.StartProbe).
+	ClientSync = "client: initial sync"
+	// ClientConverge is waiting for an informer's store to equal a quorum
+	// read of the server (e2e's EventuallyConverged).
+	ClientConverge = "client: store converges"
+	// ClientHandlers is waiting, once the store converged, for the
+	// handler calls to add up to the server's objects.
+	ClientHandlers = "client: handlers add up"
 )
 
 // ClusterFrom is the name of the report entry saying where a spec's own
