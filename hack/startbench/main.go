@@ -30,6 +30,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 )
 
@@ -77,6 +78,22 @@ func starters(e *env) []starter {
 			start: localStarter(local.Options{Binaries: e.bins, APIServers: 3}),
 		},
 		envtestRow(e),
+		{
+			name:  "kind",
+			notes: "kind.Start (this repo's kind backend: kind's Go library, the node image make kind-image builds offline, one control-plane node, /readyz and the test user) + Close; skipped without Docker or the image",
+			start: func(ctx context.Context) (func(context.Context) error, error) {
+				c, err := kind.Start(ctx, kind.Options{})
+				if err != nil {
+					return nil, err // Start leaves nothing behind on error
+				}
+				stop := func(ctx context.Context) error { return c.Close(ctx) }
+				cfg, err := c.RESTConfig(cluster.Admin)
+				if err != nil {
+					return stop, err
+				}
+				return stop, waitReady(ctx, cfg)
+			},
+		},
 		kwokRow(e, "kwok", false),
 		kwokRow(e, "kwok+controller", true),
 	}
