@@ -86,12 +86,7 @@ func starters(e *env) []starter {
 				if err != nil {
 					return nil, err // Start leaves nothing behind on error
 				}
-				stop := func(ctx context.Context) error { return c.Close(ctx) }
-				cfg, err := c.RESTConfig(cluster.Admin)
-				if err != nil {
-					return stop, err
-				}
-				return stop, waitReady(ctx, cfg)
+				return ready(ctx, c)
 			},
 		},
 		kwokRow(e, "kwok", false),
@@ -106,13 +101,19 @@ func localStarter(opts local.Options) startFunc {
 		if err != nil {
 			return nil, err // Start leaves nothing behind on error
 		}
-		stop := func(ctx context.Context) error { return c.Close(ctx) }
-		cfg, err := c.RESTConfig(cluster.Admin)
-		if err != nil {
-			return stop, err
-		}
-		return stop, waitReady(ctx, cfg)
+		return ready(ctx, c)
 	}
+}
+
+// ready waits for c, a cluster of this repo's backends, to pass waitReady
+// as its admin; stop closes it.
+func ready(ctx context.Context, c cluster.Cluster) (stop func(context.Context) error, err error) {
+	stop = c.Close
+	cfg, err := c.RESTConfig(cluster.Admin)
+	if err != nil {
+		return stop, err
+	}
+	return stop, waitReady(ctx, cfg)
 }
 
 const stopTimeout = 2 * time.Minute
