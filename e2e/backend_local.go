@@ -78,9 +78,9 @@ var localSpares = &local.Spares{Errors: func(err error) { ginkgo.GinkgoWriter.Pr
 // process while the current spec runs (local.Spares), for the same
 // cluster.Spec as the current one. Off by default: on 2 cores and 4
 // processes the starts ahead, mostly for a spec that never comes (the
-// next spec of a process is rarely of the same cluster.Spec: 10 of 51
-// were), cost more than they save (make e2e 117 specs: 1227
-// spec-seconds with, 897 without). On a machine with cores to spare,
+// next spec of a process is rarely of the same cluster.Spec: 8 of 51
+// were), cost more than they save (make e2e, 117 specs, a quiet
+// machine: 284 s wall and 1083 spec-seconds with, 235 s and 897 without). On a machine with cores to spare,
 // or with one process, it hides the starts.
 const EnvSpares = "INFORMER_CONFORMANCE_SPARES"
 

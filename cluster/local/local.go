@@ -195,33 +195,34 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	step := func(what string) {
 		fmt.Fprintf(opts.Progress, "local cluster %s: %s at +%s\n", c.name, what, time.Since(start).Round(time.Millisecond))
 	}
-	var template string
-	fromTemplate := false
-	if !opts.FreshEtcd {
-		if template, err = c.templateFile(); err != nil {
-			return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
-		}
-		if fromTemplate, err = templateExists(template); err != nil {
-			return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
-		}
+	template, fromTemplate, err := c.etcdFromTemplate(ctx, step)
+	if err != nil {
+		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
-	if fromTemplate {
-		if err := c.restoreTemplate(ctx, template); err != nil {
-			if ctx.Err() != nil {
-				return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
-			}
-			// A template that does not restore is dropped; this cluster
-			// bootstraps its etcd and keeps a new one.
-			fmt.Fprintf(opts.Progress, "local cluster %s: %v; removing it, starting on an empty etcd\n", c.name, err)
-			if err := errors.Join(os.Remove(template), os.RemoveAll(c.etcdDataDir)); err != nil {
-				return c, fmt.Errorf("start local cluster %s: remove the template that does not restore: %w", c.name, err)
-			}
-			fromTemplate = false
-		} else {
-			step("bootstrapped etcd restored from " + template)
-			c.readyz = cluster.ReadyzBootstrapped()
-		}
+	if err := c.startProcesses(ctx, fromTemplate, step); err != nil {
+		return c, err
 	}
+	c.readyz = "/readyz"
+	if err := c.grantTestUser(ctx); err != nil {
+		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+	}
+	step("test user granted")
+	if err := c.installCRDs(ctx); err != nil {
+		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
+	}
+	if !fromTemplate && !opts.FreshEtcd {
+		if err := c.saveTemplate(ctx, template); err != nil {
+			return c, fmt.Errorf("start local cluster %s: keep its bootstrapped etcd: %w", c.name, err)
+		}
+		step("bootstrapped etcd kept as " + template)
+	}
+	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.kubeconfigs[cluster.Admin])
+	return c, nil
+}
+
+// startProcesses starts etcd and the apiservers of a new cluster and waits
+// until they are ready.
+func (c *Cluster) startProcesses(ctx context.Context, fromTemplate bool, step func(string)) error {
 	// etcd and the apiservers start at once: kube-apiserver spends its first
 	// second on CPU-bound set-up before it needs etcd, and its etcd client
 	// retries. c is not shared yet, so the two need no lock between them.
@@ -249,34 +250,19 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	apiErr := c.startAPIServersLocked(startCtx, first)
 	if err := <-etcdDone; err != nil {
-		return c, err
+		return err
 	}
 	if apiErr != nil {
-		return c, apiErr
+		return apiErr
 	}
 	step(fmt.Sprintf("%d kube-apiserver(s) ready", len(first)))
 	if rest := c.allIndexes()[len(first):]; len(rest) > 0 {
 		if err := c.startAPIServersLocked(ctx, rest); err != nil {
-			return c, err
+			return err
 		}
 		step("every kube-apiserver ready")
 	}
-	c.readyz = "/readyz"
-	if err := c.grantTestUser(ctx); err != nil {
-		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
-	}
-	step("test user granted")
-	if err := c.installCRDs(ctx); err != nil {
-		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
-	}
-	if !fromTemplate && !opts.FreshEtcd {
-		if err := c.saveTemplate(ctx, template); err != nil {
-			return c, fmt.Errorf("start local cluster %s: keep its bootstrapped etcd: %w", c.name, err)
-		}
-		step("bootstrapped etcd kept as " + template)
-	}
-	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.kubeconfigs[cluster.Admin])
-	return c, nil
+	return nil
 }
 
 // prepare makes directories, certificates, kubeconfigs and port reservations.

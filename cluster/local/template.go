@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/fixtures"
 )
@@ -78,6 +79,37 @@ func templateKey(bins binaries.Paths, p Profile) (string, error) {
 		add(string(d))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// etcdFromTemplate restores the template into c's data directory, when
+// there is one and c may (not Options.FreshEtcd), and readies c to hand
+// out its apiservers once all but cluster.BootstrapReconcileChecks pass.
+// It returns the template's path (where a cluster on a fresh etcd keeps
+// one) and whether c starts from it. A template that does not restore is
+// removed: c bootstraps an empty etcd and keeps a new one.
+func (c *Cluster) etcdFromTemplate(ctx context.Context, step func(string)) (template string, restored bool, err error) {
+	if c.opts.FreshEtcd {
+		return "", false, nil
+	}
+	if template, err = c.templateFile(); err != nil {
+		return "", false, err
+	}
+	if ok, err := templateExists(template); err != nil || !ok {
+		return template, false, err
+	}
+	if err := c.restoreTemplate(ctx, template); err != nil {
+		if ctx.Err() != nil {
+			return template, false, err
+		}
+		step(fmt.Sprintf("%v; removing it, starting on an empty etcd", err))
+		if err := errors.Join(os.Remove(template), os.RemoveAll(c.etcdDataDir)); err != nil {
+			return template, false, fmt.Errorf("remove the template that does not restore: %w", err)
+		}
+		return template, false, nil
+	}
+	step("bootstrapped etcd restored from " + template)
+	c.readyz = cluster.ReadyzBootstrapped()
+	return template, true, nil
 }
 
 // restoreTemplate restores the template snapshot into c's empty data
