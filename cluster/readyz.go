@@ -1,9 +1,6 @@
 package cluster
 
-import (
-	"net/url"
-	"strings"
-)
+import "strings"
 
 // BootstrapReconcileChecks are kube-apiserver readiness checks of
 // post-start hooks that only make sure bootstrap objects exist, and that
@@ -24,6 +21,5 @@ var BootstrapReconcileChecks = []string{
 // etcd that holds its bootstrap objects: /readyz without
 // BootstrapReconcileChecks.
 func ReadyzBootstrapped() string {
-	q := url.Values{"exclude": BootstrapReconcileChecks}
-	return "/readyz?" + strings.ReplaceAll(q.Encode(), "%2F", "/")
+	return "/readyz?exclude=" + strings.Join(BootstrapReconcileChecks, "&exclude=")
 }

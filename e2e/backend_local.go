@@ -80,8 +80,9 @@ var localSpares = &local.Spares{Errors: func(err error) { ginkgo.GinkgoWriter.Pr
 // processes the starts ahead, mostly for a spec that never comes (the
 // next spec of a process is rarely of the same cluster.Spec: 8 of 51
 // were), cost more than they save (make e2e, 117 specs, a quiet
-// machine: 284 s wall and 1083 spec-seconds with, 235 s and 897 without). On a machine with cores to spare,
-// or with one process, it hides the starts.
+// machine: 284 s wall and 1083 spec-seconds with, 235 s and 897
+// without). On a machine with cores to spare, or with one process, it
+// hides the starts.
 const EnvSpares = "INFORMER_CONFORMANCE_SPARES"
 
 // takeLocal gives a spec a local cluster of its own for spec: with
@@ -96,7 +97,9 @@ func takeLocal(ctx context.Context, spec cluster.Spec, artifactsDir string) (clu
 	if err != nil {
 		return nil, "", err
 	}
-	localSpares.ArtifactsDir = processArtifactsDir("spares")
+	if localSpares.ArtifactsDir == "" {
+		localSpares.ArtifactsDir = processArtifactsDir("spares")
+	}
 	ctx, cancel := context.WithTimeout(ctx, ClusterStartTimeout)
 	defer cancel()
 	c, how, err := localSpares.Take(ctx, fmt.Sprintf("%+v", spec), opts)

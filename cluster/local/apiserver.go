@@ -125,8 +125,15 @@ func (c *Cluster) startAPIServers(ctx context.Context, idx []int) error {
 	return c.startAPIServersLocked(ctx, idx)
 }
 
-// startAPIServersLocked starts the given apiservers at once and waits for all.
+// startAPIServersLocked starts the given apiservers at once and waits for
+// each to answer /readyz with ok.
 func (c *Cluster) startAPIServersLocked(ctx context.Context, idx []int) error {
+	return c.startAPIServersReady(ctx, idx, "/readyz")
+}
+
+// startAPIServersReady starts the given apiservers at once and waits for
+// each to answer readyz (a path, with its query) with ok.
+func (c *Cluster) startAPIServersReady(ctx context.Context, idx []int, readyz string) error {
 	if c.closed {
 		return errors.New("start kube-apiserver: cluster is closed")
 	}
@@ -142,7 +149,7 @@ func (c *Cluster) startAPIServersLocked(ctx context.Context, idx []int) error {
 		if a.proc != nil && a.proc.Running() {
 			return fmt.Errorf("start kube-apiserver-%d: already running", i)
 		}
-		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+c.readyz, "ok")
+		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+readyz, "ok")
 		if err != nil {
 			return fmt.Errorf("start kube-apiserver-%d: %w", i, err)
 		}

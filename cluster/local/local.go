@@ -112,11 +112,6 @@ type Cluster struct {
 	userSpecs                  map[cluster.User]certSpec
 	rotations, fileKubeconfigs int
 
-	// readyz is the readiness path a starting apiserver is waited for on:
-	// /readyz, but during a Start from the template
-	// cluster.ReadyzBootstrapped.
-	readyz string
-
 	etcdPort, etcdPeerPort *ports.Reservation
 	etcdDataDir            string
 	restores               int
@@ -181,7 +176,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 
-	c = &Cluster{opts: opts, name: opts.Name, bins: bins, readyz: "/readyz"}
+	c = &Cluster{opts: opts, name: opts.Name, bins: bins}
 	defer func() {
 		if err != nil {
 			_ = c.Close(context.WithoutCancel(ctx))
@@ -202,7 +197,6 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := c.startProcesses(ctx, fromTemplate, step); err != nil {
 		return c, err
 	}
-	c.readyz = "/readyz"
 	if err := c.grantTestUser(ctx); err != nil {
 		return c, fmt.Errorf("start local cluster %s: %w", c.name, err)
 	}
@@ -221,7 +215,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 }
 
 // startProcesses starts etcd and the apiservers of a new cluster and waits
-// until they are ready.
+// until they are ready: on the template's etcd, ready but for
+// cluster.BootstrapReconcileChecks (cluster.ReadyzBootstrapped).
 func (c *Cluster) startProcesses(ctx context.Context, fromTemplate bool, step func(string)) error {
 	// etcd and the apiservers start at once: kube-apiserver spends its first
 	// second on CPU-bound set-up before it needs etcd, and its etcd client
@@ -244,11 +239,11 @@ func (c *Cluster) startProcesses(ctx context.Context, fromTemplate bool, step fu
 	// initialized the resource"). Real HA control planes join one by one,
 	// too. On the template's etcd there is nothing left to bootstrap, and
 	// all start at once.
-	first := c.allIndexes()[:1]
+	first, readyz := c.allIndexes()[:1], "/readyz"
 	if fromTemplate {
-		first = c.allIndexes()
+		first, readyz = c.allIndexes(), cluster.ReadyzBootstrapped()
 	}
-	apiErr := c.startAPIServersLocked(startCtx, first)
+	apiErr := c.startAPIServersReady(startCtx, first, readyz)
 	if err := <-etcdDone; err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/fixtures"
 )
@@ -82,9 +81,7 @@ func templateKey(bins binaries.Paths, p Profile) (string, error) {
 }
 
 // etcdFromTemplate restores the template into c's data directory, when
-// there is one and c may (not Options.FreshEtcd), and readies c to hand
-// out its apiservers once all but cluster.BootstrapReconcileChecks pass.
-// It returns the template's path (where a cluster on a fresh etcd keeps
+// there is one and c may (not Options.FreshEtcd). It returns the template's path (where a cluster on a fresh etcd keeps
 // one) and whether c starts from it. A template that does not restore is
 // removed: c bootstraps an empty etcd and keeps a new one.
 func (c *Cluster) etcdFromTemplate(ctx context.Context, step func(string)) (template string, restored bool, err error) {
@@ -108,7 +105,6 @@ func (c *Cluster) etcdFromTemplate(ctx context.Context, step func(string)) (temp
 		return template, false, nil
 	}
 	step("bootstrapped etcd restored from " + template)
-	c.readyz = cluster.ReadyzBootstrapped()
 	return template, true, nil
 }
 
@@ -135,19 +131,12 @@ func (c *Cluster) saveTemplate(ctx context.Context, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".etcd-*.db")
-	if err != nil {
+	tmp := filepath.Join(filepath.Dir(path), "."+c.name+".db") // cluster names are unique
+	defer os.Remove(tmp)
+	if _, err := c.SnapshotEtcd(ctx, tmp); err != nil {
 		return err
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := os.Remove(tmp.Name()); err != nil { // SnapshotEtcd creates it
-		return err
-	}
-	if _, err := c.SnapshotEtcd(ctx, tmp.Name()); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(tmp, path)
 }
 
 // templateExists says whether path is a template snapshot.
