@@ -107,12 +107,12 @@ GATES ?=
 export CLIENT_GO KUBE_VERSIONS GATES
 
 .PHONY: e2e-slow
-e2e-slow: ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack.
-	$(MAKE) e2e LABEL_FILTER='slow && !long && !extra-stack'
+e2e-slow: ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack; reports in $(ARTIFACTS)/slow.
+	$(MAKE) e2e LABEL_FILTER='slow && !long && !extra-stack' ARTIFACTS=$(ARTIFACTS)/slow
 
 .PHONY: e2e-long
-e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel.
-	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2
+e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client-go re-reads a CA file after 5 minutes), in parallel; reports in $(ARTIFACTS)/long.
+	$(MAKE) e2e LABEL_FILTER=long GINKGO_PROCS=-procs=2 ARTIFACTS=$(ARTIFACTS)/long
 
 # The HTML report of the last make e2e, as a person opens it: headless
 # Chromium (apt-get install chromium) loads it with no console message,
@@ -126,8 +126,8 @@ report-check: ## Check the HTML report of the last make e2e in headless Chromium
 		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./e2e/
 
 .PHONY: e2e-stacks
-e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long.
-	$(MAKE) e2e LABEL_FILTER='extra-stack && !long'
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long; reports in $(ARTIFACTS)/stacks.
+	$(MAKE) e2e LABEL_FILTER='extra-stack && !long' ARTIFACTS=$(ARTIFACTS)/stacks
 
 .PHONY: soak
 soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then beside a CPU hog (stress-ng --cpu 1); per-run times in $(ARTIFACTS)/soak.

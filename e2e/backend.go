@@ -273,28 +273,6 @@ func CloseSharedClusters(ctx context.Context) error {
 	return nil
 }
 
-// Capability labels ("capability:<name>") on a spec say what it needs of
-// the backend beyond a kubeconfig; capabilities checks each on the
-// started cluster.
-const capabilityLabelPrefix = "capability:"
-
-var capabilities = map[string]func(cluster.Cluster) bool{
-	"apiserver-restart": implements[cluster.APIServerController],
-	"etcd-restart":      implements[cluster.EtcdController],
-	"etcd-compaction":   implements[cluster.EtcdCompactor],
-	"etcd-snapshot":     implements[cluster.EtcdSnapshotter],
-	"cert-rotation":     implements[cluster.CertRotator],
-	"ha": func(c cluster.Cluster) bool {
-		a, ok := c.(cluster.APIServerController)
-		return ok && a.NumAPIServers() >= 2
-	},
-}
-
-func implements[T any](c cluster.Cluster) bool {
-	_, ok := c.(T)
-	return ok
-}
-
 // backendLabelPrefix: a spec labelled "backend:<name>" (one or more) runs
 // only on the named backends, for what no capability interface expresses.
 const backendLabelPrefix = "backend:"
@@ -324,11 +302,11 @@ func capabilityGaps(c cluster.Cluster, labels []string) []string {
 		if !ok {
 			continue
 		}
-		check, known := capabilities[name]
+		want, known := capabilityNamed(name)
 		switch {
 		case !known:
 			missing = append(missing, name+" (an unknown capability label)")
-		case !check(c):
+		case !want.Has(c):
 			missing = append(missing, name)
 		}
 	}

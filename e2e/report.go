@@ -39,10 +39,11 @@ func reportBase(suite string) string {
 	return strings.TrimSuffix(f.JSON, ".json")
 }
 
-// WriteReports writes the suite's informer report (JSON and a markdown
-// table, see ReportFiles) into ArtifactsRoot, next to Ginkgo's JUnit and
-// JSON reports. Suites call it
-// from ReportAfterSuite. A dry run, which runs nothing, writes none.
+// WriteReports writes the suite's informer report into ArtifactsRoot, next
+// to Ginkgo's JUnit and JSON reports: the JSON and the markdown table
+// (ReportFiles), the summary (SummaryFile) and the HTML page
+// (HTMLReportFile). Suites call it from ReportAfterSuite. A dry run, which
+// runs nothing, writes none.
 func WriteReports(r ginkgo.Report) error {
 	if r.SuiteConfig.DryRun {
 		return nil
@@ -115,7 +116,8 @@ func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
 	}
 }
 
-// writeSummary writes the report files of sum (ReportFiles).
+// writeSummary writes the report files of sum: ReportFiles, SummaryFile
+// and HTMLReportFile.
 func writeSummary(sum SuiteSummary) error {
 	if sum.ClientGoGates == nil {
 		gates, err := ClientGoGates()

@@ -86,6 +86,30 @@ func specSection(dom, spec string) string {
 	return dom[start : start+end]
 }
 
+// pageProblems is what is wrong with a report page loaded in Chromium (dom,
+// console): console messages, a page that did not load, no known spec, or
+// a timeline of the known spec without its svg, fault window or
+// re-initialisation.
+func pageProblems(dom string, console []string) []string {
+	var problems []string
+	if len(console) > 0 {
+		problems = append(problems, "console messages while loading:\n"+strings.Join(console, "\n"))
+	}
+	if !strings.Contains(dom, `id="summary"`) {
+		return append(problems, fmt.Sprintf("the page did not load: no summary in its DOM (%d bytes)", len(dom)))
+	}
+	section := specSection(dom, knownSpec)
+	if section == "" {
+		return append(problems, fmt.Sprintf("the report has no spec %q: run the default make e2e (or a label filter that keeps it) before make report-check", knownSpec))
+	}
+	for _, want := range []string{"<svg", knownFault, knownReinit} {
+		if !strings.Contains(section, want) {
+			problems = append(problems, fmt.Sprintf("the timeline of %q lacks %s", knownSpec, want))
+		}
+	}
+	return problems
+}
+
 // TestHTMLReportInChromium checks the HTML report of a real run as a
 // person opens it: it loads in headless Chromium with no console message,
 // stays under 5 MB, and the timeline of a known spec shows its fault window
@@ -104,20 +128,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Errorf("%s is %d bytes, over %d", page, info.Size(), maxReportBytes)
 	}
 	dom, console := loadInChromium(t, page)
-	if len(console) > 0 {
-		t.Errorf("console messages while loading %s:\n%s", page, strings.Join(console, "\n"))
-	}
-	if !strings.Contains(dom, `id="summary"`) {
-		t.Fatalf("the page did not load: no summary in its DOM (%d bytes)", len(dom))
-	}
-	section := specSection(dom, knownSpec)
-	if section == "" {
-		t.Fatalf("the report has no spec %q: run the default make e2e (or a label filter that keeps it) before make report-check", knownSpec)
-	}
-	for _, want := range []string{"<svg", knownFault, knownReinit} {
-		if !strings.Contains(section, want) {
-			t.Errorf("the timeline of %q lacks %s", knownSpec, want)
-		}
+	for _, p := range pageProblems(dom, console) {
+		t.Error(p)
 	}
 	t.Logf("%s: %d bytes; screenshot %s.png", page, info.Size(), page)
 }
@@ -138,7 +150,10 @@ func TestChromiumCheckSeesConsoleErrors(t *testing.T) {
 	if len(console) == 0 {
 		t.Errorf("the console message of %s was not seen", page)
 	}
-	if strings.Contains(specSection(dom, knownSpec), knownFault) {
-		t.Errorf("a section without the fault window passed for one")
+	problems := strings.Join(pageProblems(dom, console), "\n")
+	for _, want := range []string{"console messages while loading", "lacks " + knownFault} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("the report check passed a page it must fail: no %q among its problems:\n%s", want, problems)
+		}
 	}
 }

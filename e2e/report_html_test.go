@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestHTMLReport(t *testing.T) {
 func TestSummaryMarkdown(t *testing.T) {
 	sum := sampleSummary()
 	md := summaryMarkdown("conformance", "gates", summarize(sum.Specs)) + markdown(sum.Specs)
-	for _, want := range []string{"**1 passed, 1 failed, 1 skipped**", "| S1 | 0 | **1** | 0 | 0 |", "transport error 1 (1 specs)", "| S1 kube-apiserver restart"} {
+	for _, want := range []string{"**1 passed, 1 failed, 1 skipped**", "| S1 | 0 | **1** | 0 | 1 |", "transport error 1 (1 specs)", "| S1 kube-apiserver restart"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -119,5 +120,26 @@ func TestControlBoundsStayInTheirTimelines(t *testing.T) {
 	}
 	if len(r.Bounds) != 1 || r.Bounds[0].What != "informer pods converged" {
 		t.Errorf("bounds %+v, want S1's one", r.Bounds)
+	}
+}
+
+// TestLimitationsCountEverySpecThatRan: the summary's upstream limitations
+// are the specs that ran and document one, failed ones too (named so), as
+// the badges below them say; a skipped one documented nothing.
+func TestLimitationsCountEverySpecThatRan(t *testing.T) {
+	specs := []SpecSummary{
+		{Spec: "S7 a passed upstream limitation", Outcome: "passed"},
+		{Spec: "S7 a failed upstream limitation", Outcome: "failed"},
+		{Spec: "S7 a skipped upstream limitation", Outcome: "skipped"},
+		{Spec: "S7 a note", Outcome: "passed", Notes: map[string]string{"S7 outcome": "upstream limitation: documented"}},
+		{Spec: "S7 no limitation", Outcome: "failed"},
+	}
+	r := summarize(specs)
+	want := []string{"S7 a passed upstream limitation", "S7 a failed upstream limitation (failed)", "S7 a note"}
+	if !slices.Equal(r.Limitations, want) {
+		t.Errorf("Limitations = %q, want %q", r.Limitations, want)
+	}
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Lim != 3 {
+		t.Errorf("per scenario = %+v, want one scenario with 3 limitations", r.Scenarios)
 	}
 }

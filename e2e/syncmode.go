@@ -124,9 +124,6 @@ func (m SyncMode) Labels() ginkgo.Labels {
 	return labels
 }
 
-// ExtraStacks are the stacks other than the typed one.
-func ExtraStacks() []probe.Stack { return probe.Stacks[1:] }
-
 // LabelStackPrefix starts a spec's stack label (stack:typed, ...). Specs on
 // a stack other than the typed one also carry LabelExtraStack, which the
 // default make e2e leaves out (make e2e-stacks runs them).

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 // EnvArtifacts, when set, is the directory the suite writes its reports
@@ -103,15 +101,20 @@ func Counts[K ~string](m map[K]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// Cause is why an informer re-initialised: what ended the request before
+// its LIST or streaming list (the probe's classifier names them, package
+// e2e/probe, whose Cause is this type).
+type Cause string
+
 // Numbers is what a spec reports about one informer.
 type Numbers struct {
-	Informer          string              `json:"informer"`
-	Reinitialisations map[probe.Cause]int `json:"reinitialisations"`
-	ReinitDetails     []string            `json:"reinitDetails,omitempty"`
-	Dials             int                 `json:"dials"`
-	Requests          map[string]int      `json:"requests"`
-	Events            map[string]int      `json:"events"`
-	RecoverySeconds   float64             `json:"recoverySeconds,omitempty"`
+	Informer          string         `json:"informer"`
+	Reinitialisations map[Cause]int  `json:"reinitialisations"`
+	ReinitDetails     []string       `json:"reinitDetails,omitempty"`
+	Dials             int            `json:"dials"`
+	Requests          map[string]int `json:"requests"`
+	Events            map[string]int `json:"events"`
+	RecoverySeconds   float64        `json:"recoverySeconds,omitempty"`
 	// Inconsistencies are the watch-list consistency detector's reports.
 	Inconsistencies []string `json:"inconsistencies,omitempty"`
 }

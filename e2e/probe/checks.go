@@ -195,19 +195,6 @@ func DeletesObserved(rec Record, deleted []Object) error {
 	return nil
 }
 
-// UIDChanges returns the Updates whose old and new UIDs differ: an object
-// deleted and recreated under the same name, seen by the informer only as an
-// update (client-go's documented behaviour after a relist).
-func UIDChanges(rec Record) []Event {
-	var out []Event
-	for _, e := range rec.Events {
-		if e.UIDChanged() {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // LeakCheck snapshots the goroutines running now; its Find reports the ones
 // started since that are still running (after, say, Factory.Shutdown).
 type LeakCheck struct{ baseline goleak.Option }

@@ -128,15 +128,18 @@ func TestChecksAndTheirNegativeControls(t *testing.T) {
 	})
 }
 
-func TestUIDChanges(t *testing.T) {
-	rec := probe.Record{Events: []probe.Event{
-		{Kind: probe.Update, Key: "ns/a", UID: "u2", OldUID: "u1"},
-		{Kind: probe.Update, Key: "ns/b", UID: "u3", OldUID: "u3"},
-		{Kind: probe.Add, Key: "ns/c", UID: "u4"},
-	}}
-	got := probe.UIDChanges(rec)
-	if len(got) != 1 || got[0].Key != "ns/a" {
-		t.Errorf("UIDChanges = %v, want only ns/a", got)
+func TestUIDChanged(t *testing.T) {
+	for _, tc := range []struct {
+		e    probe.Event
+		want bool
+	}{
+		{probe.Event{Kind: probe.Update, Key: "ns/a", UID: "u2", OldUID: "u1"}, true},
+		{probe.Event{Kind: probe.Update, Key: "ns/b", UID: "u3", OldUID: "u3"}, false},
+		{probe.Event{Kind: probe.Add, Key: "ns/c", UID: "u4"}, false},
+	} {
+		if got := tc.e.UIDChanged(); got != tc.want {
+			t.Errorf("%s %s: UIDChanged = %v, want %v", tc.e.Kind, tc.e.Key, got, tc.want)
+		}
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
-// Cause is why an informer re-initialised.
-type Cause string
+// Cause is why an informer re-initialised; the report's type, so that the
+// report reads the causes without importing the probe.
+type Cause = report.Cause
 
 // The causes, named after what ended the request before the re-initialisation
 // (the cases of client-go's tools/cache/reflector.go watch and list).

@@ -97,13 +97,14 @@ var (
 	Long = Label("long")
 )
 
-// Capability labels: what a spec needs of the backend beyond a kubeconfig.
+// Capability labels: what a spec needs of the backend beyond a kubeconfig
+// (e2e.Capability: the name, the check and the label in one definition).
 var (
-	NeedsAPIServerRestart = Label("capability:apiserver-restart")
-	NeedsEtcdCompaction   = Label("capability:etcd-compaction")
-	NeedsEtcdSnapshot     = Label("capability:etcd-snapshot")
-	NeedsHA               = Label("capability:ha")
-	NeedsCertRotation     = Label("capability:cert-rotation")
+	NeedsAPIServerRestart = e2e.CapabilityAPIServerRestart.Label()
+	NeedsEtcdCompaction   = e2e.CapabilityEtcdCompaction.Label()
+	NeedsEtcdSnapshot     = e2e.CapabilityEtcdSnapshot.Label()
+	NeedsHA               = e2e.CapabilityHA.Label()
+	NeedsCertRotation     = e2e.CapabilityCertRotation.Label()
 )
 
 // apiServers is what the specs that talk to one kube-apiserver of several

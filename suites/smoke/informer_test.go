@@ -10,7 +10,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
-var _ = Describe("a pod informer through every instrument", Label("smoke", "capability:apiserver-restart", "disruptive"), func() {
+var _ = Describe("a pod informer through every instrument", Label("smoke"), e2e.CapabilityAPIServerRestart.Label(), Label("disruptive"), func() {
 	// The least-privileged test user's shared pod informer, connected through
 	// the fault proxy, survives a hard kube-apiserver restart on the same
 	// address and certificates: it converges to the server, delivers the
