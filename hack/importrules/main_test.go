@@ -1,0 +1,77 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const mod = "example.com/m"
+
+func p(path string, imports []string, tests ...string) pkg {
+	q := pkg{ImportPath: mod + "/" + path, Module: &struct{ Path string }{mod}}
+	for _, i := range imports {
+		q.Imports = append(q.Imports, mod+"/"+i)
+	}
+	for _, i := range tests {
+		q.XTestImports = append(q.XTestImports, mod+"/"+i)
+	}
+	return q
+}
+
+// TestCheckFindsEveryBrokenFloor is the check's negative control: a house
+// that breaks each rule once is reported once per broken import, and the
+// imports the rules allow are not.
+func TestCheckFindsEveryBrokenFloor(t *testing.T) {
+	pkgs := []pkg{
+		// Allowed.
+		p("cluster/kind", []string{"cluster", "cluster/kind/docker", "cluster/binaries"}),
+		p("cluster/existing", []string{"cluster"}, "cluster/local", "cluster/local/localtest"),
+		p("e2e", []string{"cluster", "cluster/local", "report", "e2e/probe"}),
+		p("e2e/probe", []string{"report"}),
+		p("scenarios", []string{"e2e", "cluster"}),
+		p("suites/conformance", []string{"scenarios", "e2e"}),
+		p("hack/matrix", []string{"report", "hack/matrix/internal"}),
+		{ImportPath: "k8s.io/client-go/rest", Imports: []string{"example.com/m/e2e"}},
+		// Broken, one per rule.
+		p("cluster/local", []string{"cluster", "e2e"}),
+		p("report", []string{"e2e/probe"}),
+		p("cluster/kind/nodeimage", []string{"cluster/local"}),
+		p("e2e/httpfault", nil, "scenarios"),
+		p("scenarios/sub", []string{"suites/conformance"}),
+		p("suites/smoke", []string{"hack/matrix"}),
+	}
+	got := check(pkgs)
+	want := []string{
+		"cluster/kind/nodeimage imports cluster/local",
+		"cluster/local imports e2e",
+		"e2e/httpfault imports scenarios",
+		"report imports e2e/probe",
+		"scenarios/sub imports suites/conformance",
+		"suites/smoke imports hack/matrix",
+	}
+	var heads []string
+	for _, g := range got {
+		heads = append(heads, strings.SplitN(g, ":", 2)[0])
+	}
+	if !slices.Equal(heads, want) {
+		t.Errorf("check found\n%s\nwant the imports\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestThisModuleKeepsItsFloors runs the check on this module.
+func TestThisModuleKeepsItsFloors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: lists the module's packages with go list")
+	}
+	pkgs, err := list("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages, want this module's (20 or more)", len(pkgs))
+	}
+	for _, b := range check(pkgs) {
+		t.Error(b)
+	}
+}
