@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,100 +32,67 @@ const EnvBackend = "INFORMER_CONFORMANCE_BACKEND"
 // every capability the specs ask for.
 const DefaultBackend = "local"
 
-// BackendDriver starts clusters for specs.
-type BackendDriver struct {
-	Name string
-	// Shared: one cluster per Ginkgo process, reused by the specs, each in a namespace of its own
-	// (and deleted after); false: Start is called for each spec and its cluster closed with the spec.
-	Shared bool
-	// Supports says why the backend cannot give a spec what it asks (""= it can). Called before Start.
-	Supports func(spec cluster.Spec) string
-	// Start starts (or connects to) a cluster. For Shared backends it is called once per process.
-	// ctx bounds the start only (for a Shared backend it is the context of
-	// the spec that happened to ask first); the cluster lives until its
-	// Close. On error Start leaves nothing behind and returns a nil cluster.
-	// The cluster must implement cluster.Addressable (the fault proxy goes
-	// in front of it).
-	Start func(ctx context.Context, spec cluster.Spec, artifactsDir string) (cluster.Cluster, error)
-
-	// Optional.
-
-	// Prepare, when set, runs once, on Ginkgo process 1, before any spec
-	// (EnsureBinaries): e.g. build the binaries the clusters run, so the
-	// first spec's start is not also a build.
-	Prepare func(ctx context.Context) error
-	// KubeAPIServerVersion, when set, is the kube-apiserver version the
-	// backend's clusters run, known before any starts (the report's and
-	// RequireVersions' version). Unset, a started cluster that implements
-	// cluster.ServerVersioner tells it.
-	KubeAPIServerVersion func() string
-	// StartDedicated, when set, is Start for a cluster that one spec has
-	// to itself and that is closed with it: it may hand out a cluster
-	// started ahead, while the spec before ran (how says so, for the
-	// report). Unset, Start is called.
-	StartDedicated func(ctx context.Context, spec cluster.Spec, artifactsDir string) (c cluster.Cluster, how string, err error)
-	// Release, when set, stops what the driver keeps in this process
-	// beyond the specs' clusters (clusters started ahead); called by
-	// CloseSharedClusters.
-	Release func(ctx context.Context) error
-}
-
-// Backends register here, one call per backend, from an init function in
-// e2e/backend_<name>.go; nothing else in e2e or suites/ names a backend:
-//
-//	func init() {
-//		RegisterBackend(BackendDriver{Name: "kind", Shared: true, Supports: ..., Start: ...})
-//	}
-//
-// (e2e/backend_local.go and e2e/backend_existing.go; the kind backend
-// follows the same pattern in e2e/backend_kind.go.)
-var (
-	backendsMu sync.Mutex
-	backends   = map[string]BackendDriver{}
-)
-
-// RegisterBackend makes d selectable by its name through EnvBackend. It
-// panics on a driver without a name, Supports or Start, or on a name
-// registered twice.
-func RegisterBackend(d BackendDriver) {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	switch {
-	case d.Name == "":
-		panic("e2e.RegisterBackend: driver without a name")
-	case d.Supports == nil || d.Start == nil:
-		panic(fmt.Sprintf("e2e.RegisterBackend: driver %q needs Supports and Start", d.Name))
-	case backends[d.Name].Name != "":
-		panic(fmt.Sprintf("e2e.RegisterBackend: backend %q registered twice", d.Name))
-	}
-	backends[d.Name] = d
-}
-
-// BackendNames lists the registered backends, sorted.
-func BackendNames() []string {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	var names []string
-	for n := range backends {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// Backend is the driver selected by EnvBackend (DefaultBackend when unset).
-func Backend() (BackendDriver, error) {
+// Backend is the backend selected by EnvBackend (DefaultBackend when
+// unset), among those registered (cluster.RegisterBackend: a suite imports
+// the backends it offers, package cluster/backends all of them; the
+// harness names none).
+func Backend() (cluster.Backend, error) {
 	name := os.Getenv(EnvBackend)
 	if name == "" {
 		name = DefaultBackend
 	}
-	backendsMu.Lock()
-	d, ok := backends[name]
-	backendsMu.Unlock()
+	d, ok := cluster.LookupBackend(name)
 	if !ok {
-		return BackendDriver{}, fmt.Errorf("%s=%q: no such backend; registered: %s", EnvBackend, name, strings.Join(BackendNames(), ", "))
+		registered := strings.Join(cluster.BackendNames(), ", ")
+		if registered == "" {
+			registered = "none (import github.com/informer-conformance/informer-conformance/cluster/backends, or the backend's package, in the suite)"
+		}
+		return cluster.Backend{}, fmt.Errorf("%s=%q: no such backend; registered: %s", EnvBackend, name, registered)
 	}
 	return d, nil
+}
+
+// harness is what the harness gives backend starts: logs in artifactsDir,
+// progress to the spec's log.
+func harness(artifactsDir string) cluster.Harness {
+	return cluster.Harness{
+		ArtifactsDir: artifactsDir,
+		Progress:     ginkgo.GinkgoWriter,
+		ProcessDir:   processArtifactsDir,
+		Warn:         warnOnce,
+	}
+}
+
+// startContext bounds a start of d's (Start or StartDedicated) by its
+// StartTimeout.
+func startContext(ctx context.Context, d cluster.Backend) (context.Context, context.CancelFunc) {
+	if d.StartTimeout > 0 {
+		return context.WithTimeout(ctx, d.StartTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+var warned sync.Map
+
+// warnOnce says something a user must see whatever the verbosity, once per
+// process: to stderr (Ginkgo prints a parallel process's output) and to the
+// spec's log.
+func warnOnce(msg string) {
+	if _, seen := warned.LoadOrStore(msg, true); seen {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "WARNING: "+msg)
+	ginkgo.GinkgoWriter.Println("WARNING: " + msg)
+}
+
+// buildProgress is where a backend's Prepare reports a build: a first build
+// takes minutes, so its steps go to the terminal as they happen
+// (GinkgoWriter streams only in verbose runs).
+func buildProgress() io.Writer {
+	if _, rc := ginkgo.GinkgoConfiguration(); rc.Verbose || rc.VeryVerbose {
+		return ginkgo.GinkgoWriter
+	}
+	return os.Stderr
 }
 
 // sharedState is a Shared backend's cluster in this process.
@@ -156,7 +124,7 @@ func sharedFor(name string) *sharedState {
 // sharedCluster is d's cluster in this process, started on first use. A
 // start error is kept and returned to every later caller (no retry per
 // spec), unless the start was cut short by the caller's own context ending.
-func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error) {
+func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, error) {
 	c, _, err := sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
 	return c, err
 }
@@ -164,7 +132,7 @@ func sharedCluster(ctx context.Context, d BackendDriver) (cluster.Cluster, error
 // sharedClusterFor is the cluster of this process kept under key, started
 // for spec on first use (what sharedCluster says of errors holds); started
 // says whether this call started it.
-func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec cluster.Spec, what string) (c cluster.Cluster, started bool, err error) {
+func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec cluster.Spec, what string) (c cluster.Cluster, started bool, err error) {
 	s := sharedFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,8 +142,10 @@ func sharedClusterFor(ctx context.Context, d BackendDriver, key string, spec clu
 	case s.started:
 		return s.c, false, s.err
 	}
-	dir := processArtifactsDir("backend-" + report.SafeName(key))
-	c, err = d.Start(ctx, spec, dir)
+	h := harness(processArtifactsDir("backend-" + report.SafeName(key)))
+	sctx, cancel := startContext(ctx, d)
+	c, err = d.Start(sctx, spec, h)
+	cancel()
 	if err != nil {
 		err = fmt.Errorf("start %s cluster (%s): %w", d.Name, what, err)
 		if ctx.Err() != nil {
@@ -218,7 +188,7 @@ const EnvClusterPerSpec = "INFORMER_CONFORMANCE_CLUSTER_PER_SPEC"
 const disruptiveLabel = "disruptive"
 
 // clientSideKey names the shared cluster of backend d for spec.
-func clientSideKey(d BackendDriver, spec cluster.Spec) string {
+func clientSideKey(d cluster.Backend, spec cluster.Spec) string {
 	key := d.Name + " client-side"
 	if spec.APIServers > 1 {
 		key += fmt.Sprintf(" %d-apiservers", spec.APIServers)
@@ -323,7 +293,7 @@ func skipLacking(backend string, missing []string) {
 // or skips it, saying why, when the backend cannot give it what it asks
 // (spec, capability and backend labels): a Shared backend's cluster of
 // this process, or a new cluster closed when the spec ends.
-func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cluster.Cluster, shared bool) {
+func startCluster(ctx context.Context, spec cluster.Spec) (d cluster.Backend, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
 	if err != nil {
@@ -363,15 +333,18 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 		return d, joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec"), true
 	}
 	end := TimePhase(timing.ClusterStart)
+	h := harness(SpecArtifactsDir())
+	sctx, cancel := startContext(ctx, d)
 	if d.StartDedicated != nil {
 		var how string
-		c, how, err = d.StartDedicated(ctx, spec, SpecArtifactsDir())
+		c, how, err = d.StartDedicated(sctx, spec, h)
 		if how != "" {
 			ginkgo.AddReportEntry(timing.ClusterFrom, how, ginkgo.ReportEntryVisibilityNever)
 		}
 	} else {
-		c, err = d.Start(ctx, spec, SpecArtifactsDir())
+		c, err = d.Start(sctx, spec, h)
 	}
+	cancel()
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
@@ -393,7 +366,7 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d BackendDriver, c cl
 // key (started for spec by the first spec that asks, its start timed as
 // that spec's), or skips the spec when the cluster lacks a capability it
 // is labelled with, and readies it (useShared).
-func joinShared(ctx context.Context, d BackendDriver, labels []string, key string, spec cluster.Spec, what string) cluster.Cluster {
+func joinShared(ctx context.Context, d cluster.Backend, labels []string, key string, spec cluster.Spec, what string) cluster.Cluster {
 	ginkgo.GinkgoHelper()
 	end := TimePhase(timing.ClusterStart)
 	c, started, err := sharedClusterFor(ctx, d, key, spec, what)
@@ -455,7 +428,7 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 
 // sharedVersion is the kube-apiserver version of d's cluster in this
 // process, "" if it has not started or does not tell.
-func sharedVersion(d BackendDriver) string {
+func sharedVersion(d cluster.Backend) string {
 	s := sharedFor(d.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -463,7 +436,7 @@ func sharedVersion(d BackendDriver) string {
 }
 
 // startedShared is d's shared cluster in this process if it started, or nil.
-func startedShared(d BackendDriver) cluster.Cluster {
+func startedShared(d cluster.Backend) cluster.Cluster {
 	s := sharedFor(d.Name)
 	s.mu.Lock()
 	defer s.mu.Unlock()

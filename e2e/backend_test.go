@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	// The backends the tests select, registered by their own packages.
+	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 	"github.com/informer-conformance/informer-conformance/report"
@@ -122,8 +124,8 @@ func TestWidgetsResourceIsInstalled(t *testing.T) {
 // error forever").
 func TestSharedClusterStartErrors(t *testing.T) {
 	starts := 0
-	d := BackendDriver{Name: "test-shared-interrupted", Shared: true,
-		Start: func(ctx context.Context, _ cluster.Spec, _ string) (cluster.Cluster, error) {
+	d := cluster.Backend{Name: "test-shared-interrupted", Shared: true,
+		Start: func(ctx context.Context, _ cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
 			starts++
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -144,8 +146,8 @@ func TestSharedClusterStartErrors(t *testing.T) {
 	}
 
 	failures := 0
-	broken := BackendDriver{Name: "test-shared-broken", Shared: true,
-		Start: func(context.Context, cluster.Spec, string) (cluster.Cluster, error) {
+	broken := cluster.Backend{Name: "test-shared-broken", Shared: true,
+		Start: func(context.Context, cluster.Spec, cluster.Harness) (cluster.Cluster, error) {
 			failures++
 			return nil, errors.New("no such cluster")
 		}}
@@ -171,7 +173,7 @@ func TestArtifactsVariable(t *testing.T) {
 // TestClientSideKey: specs share a cluster only with specs asking for the
 // same cluster.Spec.
 func TestClientSideKey(t *testing.T) {
-	d := BackendDriver{Name: "local"}
+	d := cluster.Backend{Name: "local"}
 	specs := []cluster.Spec{{}, {APIServers: 2}, {Profile: "goaway"}, {APIServers: 2, Profile: "goaway"}, {EtcdLinks: true}}
 	seen := map[string]cluster.Spec{}
 	for _, s := range specs {

@@ -1,7 +1,8 @@
 // Package e2e is the Ginkgo-aware harness between the specs in suites/ and
-// the plain-Go backends in cluster/, each registered here by name
-// (RegisterBackend, e2e/backend_<name>.go): it gives each spec a cluster of
-// the selected backend (its own, cleaned up with the spec, or one shared by
+// the plain-Go backends in cluster/, each registered by name from its own
+// package (cluster.RegisterBackend; a suite imports cluster/backends, the
+// harness names no backend): it gives each spec a cluster of the selected
+// backend (its own, cleaned up with the spec, or one shared by
 // the process's specs, each in a namespace of its own), skips a spec the
 // backend cannot serve, and keeps each spec's logs in a directory of its
 // own, new in each run (SpecArtifactsDir, PrepareRun). Specs reach a cluster's
@@ -27,8 +28,6 @@ import (
 
 // Named timeouts used by specs and helpers.
 const (
-	// ClusterStartTimeout bounds starting a local cluster with cached binaries.
-	ClusterStartTimeout = 2 * time.Minute
 	// SyncTimeout bounds an informer's initial sync.
 	SyncTimeout = 30 * time.Second
 	// EventTimeout bounds the arrival of a single expected event.

@@ -21,7 +21,7 @@ func (versionedCluster) ServerVersion() string { return "v1.36.3" }
 // under the same front end, and a run where nothing passed is an error.
 func TestTestingRunReports(t *testing.T) {
 	localtest.SkipIfShort(t)
-	for _, name := range pathEnv {
+	for _, name := range pathEnv() {
 		t.Setenv(name, "")
 	}
 	root := t.TempDir()

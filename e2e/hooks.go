@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -78,7 +79,7 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 }
 
 // EnsureBinaries prepares the selected backend before any spec starts a
-// cluster (BackendDriver.Prepare): the local backend builds (or finds in
+// cluster (cluster.Backend's Prepare): the local backend builds (or finds in
 // the cache) the kube-apiserver, etcd and etcdutl it runs, for KUBE_VERSION
 // and ETCD_VERSION. Suites call it once, on process 1, before their specs,
 // so the first spec's cluster start is not also a five-minute build.
@@ -88,5 +89,5 @@ func EnsureBinaries(ctx context.Context) error {
 	if err != nil || d.Prepare == nil {
 		return err
 	}
-	return d.Prepare(ctx)
+	return d.Prepare(ctx, cluster.Harness{Progress: buildProgress(), ProcessDir: processArtifactsDir, Warn: warnOnce})
 }

@@ -5,26 +5,39 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/informer-conformance/informer-conformance/cluster/binaries"
-	"github.com/informer-conformance/informer-conformance/cluster/existing"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // pathEnv are the environment variables naming files or directories the
-// specs use. go test and ginkgo run each suite in its package directory, so
-// a relative path there would resolve against suites/<pkg>/, not where the
-// user typed the command (which a test process cannot know).
-var pathEnv = []string{local.EnvArtifacts, binaries.EnvAssets, binaries.EnvCacheDir, existing.EnvKubeconfig, "KUBECONFIG"}
+// specs use: the artifacts root and what each registered backend reads
+// (cluster.Backend's PathEnv). go test and ginkgo run each suite in its
+// package directory, so a relative path there would resolve against
+// suites/<pkg>/, not where the user typed the command (which a test
+// process cannot know).
+func pathEnv() []string {
+	names := []string{report.EnvArtifacts}
+	for _, n := range cluster.BackendNames() {
+		b, _ := cluster.LookupBackend(n)
+		for _, v := range b.PathEnv {
+			if !slices.Contains(names, v) {
+				names = append(names, v)
+			}
+		}
+	}
+	return names
+}
 
 // CheckPathEnv says which of the path variables the specs read hold a
 // relative path (KUBECONFIG may list several files).
 func CheckPathEnv() error {
 	var bad []string
-	for _, name := range pathEnv {
+	for _, name := range pathEnv() {
 		for _, p := range filepath.SplitList(os.Getenv(name)) {
 			if p != "" && !filepath.IsAbs(p) {
 				bad = append(bad, fmt.Sprintf("%s=%s", name, p))

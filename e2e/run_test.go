@@ -66,7 +66,7 @@ func TestSpecDirNameLimits(t *testing.T) {
 }
 
 func TestCheckPathEnv(t *testing.T) {
-	for _, name := range pathEnv {
+	for _, name := range pathEnv() {
 		t.Setenv(name, "")
 	}
 	if err := CheckPathEnv(); err != nil {
@@ -90,7 +90,7 @@ func TestCheckPathEnv(t *testing.T) {
 }
 
 func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
-	for _, name := range pathEnv {
+	for _, name := range pathEnv() {
 		t.Setenv(name, "")
 	}
 	root := t.TempDir()

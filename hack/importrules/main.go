@@ -49,6 +49,8 @@ var rules = []rule{
 		Why: "backends never import each other (tests may start a local cluster to point it at)"},
 	{From: "e2e", Not: []string{"scenarios", "suites", "hack", "integrations"}, Tests: true,
 		Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
+	{From: "e2e", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"},
+		Why: "the harness selects a backend by name among those registered (cluster.RegisterBackend): the suites import the backends, the harness names none (its tests may)"},
 	{From: "scenarios", Not: []string{"suites", "hack", "integrations"}, Tests: true,
 		Why: "scenarios are framework-neutral: the Ginkgo suites and the e2e-framework features call them, not the other way"},
 	{From: "", Except: []string{"hack"}, Not: []string{"hack"}, Tests: true,

@@ -33,6 +33,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	// Every backend, registered by its own package: $INFORMER_CONFORMANCE_BACKEND selects one.
+	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 

@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	// Every backend, registered by its own package: $INFORMER_CONFORMANCE_BACKEND selects one.
+	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 

@@ -1,4 +1,4 @@
-package e2e
+package kind
 
 import (
 	"context"
@@ -6,27 +6,25 @@ import (
 	"os"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
-	"github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 )
 
-// KindStartTimeout bounds creating a process's kind cluster (kind create,
+// StartTimeout bounds creating a process's kind cluster (kind create,
 // kubeadm init, /readyz): 18-36 s measured on 2 cores; kind's own create
 // gives up after CreateTimeout.
-const KindStartTimeout = kind.CreateTimeout + kind.ReadyTimeout
+const StartTimeout = CreateTimeout + ReadyTimeout
 
-// The kind backend: one kind cluster per Ginkgo process, created by kind's
+// The kind backend: one kind cluster per test process, created by kind's
 // Go library on first use and deleted after the suite; each spec gets a
 // namespace of its own. It restarts kube-apiserver and compacts etcd; one
 // control-plane node, default flags.
 func init() {
-	RegisterBackend(BackendDriver{
-		Name:   "kind",
-		Shared: true,
+	cluster.RegisterBackend(cluster.Backend{
+		Name:         "kind",
+		Shared:       true,
+		StartTimeout: StartTimeout,
 		Supports: func(spec cluster.Spec) string {
 			var missing []string
 			if spec.APIServers > 1 {
@@ -40,28 +38,26 @@ func init() {
 			}
 			return strings.Join(missing, ", ")
 		},
-		Start: func(ctx context.Context, _ cluster.Spec, artifactsDir string) (cluster.Cluster, error) {
-			ctx, cancel := context.WithTimeout(ctx, KindStartTimeout)
-			defer cancel()
-			c, err := kind.Start(ctx, kind.Options{
-				ArtifactsDir: artifactsDir,
+		Start: func(ctx context.Context, _ cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
+			c, err := Start(ctx, Options{
+				ArtifactsDir: h.ArtifactsDir,
 				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
-				Progress:     ginkgo.GinkgoWriter,
+				Progress:     h.Progress,
 			})
 			if err != nil {
-				return nil, err
+				return nil, err // a nil *Cluster would be a non-nil cluster.Cluster
 			}
 			return c, nil
 		},
-		Prepare: func(ctx context.Context) error {
-			if os.Getenv(kind.EnvNodeImage) != "" {
+		Prepare: func(ctx context.Context, h cluster.Harness) error {
+			if os.Getenv(EnvNodeImage) != "" {
 				return nil // a published image: kind pulls it
 			}
-			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: buildProgress()})
+			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: h.Progress})
 			if err != nil {
 				return err
 			}
-			ginkgo.GinkgoWriter.Printf("kind node image: %s\n", tag)
+			fmt.Fprintf(h.Progress, "kind node image: %s\n", tag)
 			return nil
 		},
 	})

@@ -1,0 +1,117 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A Backend gives the harness its clusters. Each backend registers one
+// from an init function in its own package (cluster/local, cluster/kind,
+// cluster/existing); a suite imports the backends it offers (package
+// cluster/backends imports them all). The harness (package e2e) selects one
+// by name and never imports a backend, and backends never import each
+// other (make verify checks both).
+type Backend struct {
+	Name string
+	// Shared: one cluster per test process, reused by the specs, each in a
+	// namespace of its own (and deleted after); false: Start is called for
+	// each spec and its cluster closed with the spec.
+	Shared bool
+	// Supports says why the backend cannot give a spec what it asks ("" =
+	// it can). Called before Start.
+	Supports func(spec Spec) string
+	// StartTimeout bounds a start (the harness's context for Start and
+	// StartDedicated).
+	StartTimeout time.Duration
+	// Start starts (or connects to) a cluster. For Shared backends it is
+	// called once per process. ctx bounds the start only (for a Shared
+	// backend it is the context of the spec that happened to ask first);
+	// the cluster lives until its Close. On error Start leaves nothing
+	// behind and returns a nil cluster. The cluster must implement
+	// Addressable (the fault proxy goes in front of it).
+	Start func(ctx context.Context, spec Spec, h Harness) (Cluster, error)
+
+	// Optional.
+
+	// StartDedicated, when set, is Start for a cluster that one spec has
+	// to itself and that is closed with it: it may hand out a cluster
+	// started ahead, while the spec before ran (how says so, for the
+	// report). Unset, Start is called.
+	StartDedicated func(ctx context.Context, spec Spec, h Harness) (c Cluster, how string, err error)
+	// Release, when set, stops what the backend keeps in this process
+	// beyond the specs' clusters (clusters started ahead); the harness
+	// calls it when the suite ends.
+	Release func(ctx context.Context) error
+	// Prepare, when set, runs once, on the first test process, before any
+	// spec: e.g. build the binaries the clusters run, so the first spec's
+	// start is not also a build.
+	Prepare func(ctx context.Context, h Harness) error
+	// KubeAPIServerVersion, when set, is the kube-apiserver version the
+	// backend's clusters run, known before any starts (the report's
+	// version). Unset, a started cluster that implements ServerVersioner
+	// tells it.
+	KubeAPIServerVersion func() string
+	// PathEnv names the environment variables of files or directories
+	// the backend reads: the harness refuses relative ones (a test runs
+	// in its package's directory, not where the command was typed).
+	PathEnv []string
+}
+
+// Harness is what the harness gives a backend's Start and Prepare.
+type Harness struct {
+	// ArtifactsDir is where the cluster writes its logs (Start).
+	ArtifactsDir string
+	// Progress receives the backend's progress lines: the spec's log, or,
+	// for Prepare, the terminal while a build of minutes runs.
+	Progress io.Writer
+	// ProcessDir is a directory of this test process named name, for what
+	// outlives a spec (clusters started ahead).
+	ProcessDir func(name string) string
+	// Warn says something a user must see whatever the verbosity.
+	Warn func(msg string)
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]Backend{}
+)
+
+// RegisterBackend makes b selectable by its name. It panics on a backend
+// without a name, Supports or Start, or on a name registered twice.
+func RegisterBackend(b Backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	switch {
+	case b.Name == "":
+		panic("cluster.RegisterBackend: backend without a name")
+	case b.Supports == nil || b.Start == nil:
+		panic(fmt.Sprintf("cluster.RegisterBackend: backend %q needs Supports and Start", b.Name))
+	case backends[b.Name].Name != "":
+		panic(fmt.Sprintf("cluster.RegisterBackend: backend %q registered twice", b.Name))
+	}
+	backends[b.Name] = b
+}
+
+// LookupBackend is the backend registered under name.
+func LookupBackend(name string) (Backend, bool) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	b, ok := backends[name]
+	return b, ok
+}
+
+// BackendNames lists the registered backends, sorted.
+func BackendNames() []string {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	var names []string
+	for n := range backends {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
