@@ -123,7 +123,7 @@ e2e-long: ## Run only the specs labelled long (S15's serving-CA rotation: client
 report-check: ## Check the HTML report of the last make e2e in headless Chromium (leaves a screenshot next to it).
 	@test -f $(ARTIFACTS)/informer-report-conformance.html || { echo "report-check: no $(ARTIFACTS)/informer-report-conformance.html: run make e2e first" >&2; exit 1; }
 	INFORMER_CONFORMANCE_HTML_REPORT=$(ARTIFACTS)/informer-report-conformance.html \
-		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./e2e/
+		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./report/
 
 .PHONY: e2e-stacks
 e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long; reports in $(ARTIFACTS)/stacks.

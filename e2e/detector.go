@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/features"
 
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // DetectorNote names the report entry of every spec whose informers stream
@@ -13,7 +14,7 @@ import (
 // them ("on", or "off" and why; probe.DetectorState). The detector compares
 // each streaming list with a LIST at its resourceVersion; a report fails
 // the spec, naming the detector and the informer (probe.DetectorReported).
-const DetectorNote = "watch-list consistency detector"
+const DetectorNote = report.DetectorNote
 
 // detectorNoted: the current spec has its DetectorNote.
 var detectorNoted bool

@@ -18,7 +18,7 @@ import (
 
 // TestingRun runs scenarios as specs of plain testing.T tests (the front end
 // of integrations/e2eframework's features) on a cluster that outlives them,
-// and writes the same informer report as a Ginkgo run (ReportFiles under
+// and writes the same informer report as a Ginkgo run (report.FilesIn under
 // ArtifactsRoot) once its specs are done. Its specs run one at a time per
 // process (UseFrontEnd).
 type TestingRun struct {
@@ -123,7 +123,7 @@ func (r *TestingRun) Summary() SuiteSummary {
 	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
 }
 
-// WriteReports writes the run's informer report (ReportFiles(Suite)), as a
+// WriteReports writes the run's informer report (report.FilesIn(ArtifactsRoot(), Suite)), as a
 // Ginkgo suite's ReportAfterSuite does. A run with no spec that passed is
 // an error: it tested nothing.
 func (r *TestingRun) WriteReports() error {

@@ -85,7 +85,7 @@ func TestTestingRunReports(t *testing.T) {
 // readSummary reads the JSON informer report of a suite.
 func readSummary(t *testing.T, suite string) SuiteSummary {
 	t.Helper()
-	jsonPath, _ := ReportFiles(suite)
+	jsonPath := reportFiles(suite).JSON
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)

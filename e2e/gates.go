@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
@@ -44,26 +42,6 @@ func ClientGoGates() (map[string]Gate, error) {
 		out[string(name)] = Gate{Enabled: gates.Enabled(name), Default: spec.Default}
 	}
 	return out, nil
-}
-
-// gatesLine spells the gates for a report: those off their default first,
-// then "defaults:" and the rest.
-func gatesLine(gates map[string]Gate) string {
-	var changed, defaults []string
-	for _, name := range slices.Sorted(maps.Keys(gates)) {
-		g := gates[name]
-		s := fmt.Sprintf("%s=%t", name, g.Enabled)
-		if g.Enabled != g.Default {
-			changed = append(changed, s)
-		} else {
-			defaults = append(defaults, s)
-		}
-	}
-	line := "client-go feature gates: "
-	if len(changed) > 0 {
-		line += "**changed: " + strings.Join(changed, ", ") + "**; "
-	}
-	return line + "defaults: " + strings.Join(defaults, ", ")
 }
 
 // UseClientGoGate sets client-go's feature gate name to value for the rest

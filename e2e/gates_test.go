@@ -27,7 +27,7 @@ func TestReportStatesEveryClientGoGate(t *testing.T) {
 	if err := writeSummary(SuiteSummary{Suite: "gates"}); err != nil {
 		t.Fatal(err)
 	}
-	_, mdPath := ReportFiles("gates")
+	mdPath := reportFiles("gates").Markdown
 	sum := readSummary(t, "gates")
 	if len(sum.ClientGoGates) != len(gates) {
 		t.Errorf("report has %d gates, client-go %d", len(sum.ClientGoGates), len(gates))

@@ -31,7 +31,8 @@ func TestWriteReports(t *testing.T) {
 	if err := WriteReports(r); err != nil {
 		t.Fatal(err)
 	}
-	jsonPath, mdPath := ReportFiles("s")
+	f := reportFiles("s")
+	jsonPath, mdPath := f.JSON, f.Markdown
 	if filepath.Dir(mdPath) != dir || filepath.Base(mdPath) != "informer-report-s.md" {
 		t.Errorf("report path %s, want %s/informer-report-s.md", mdPath, dir)
 	}

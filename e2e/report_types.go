@@ -21,3 +21,8 @@ type (
 
 // Counts is report.Counts: a count per key, sorted by key, or "none".
 func Counts[K ~string](m map[K]int) string { return report.Counts(m) }
+
+// LabelNegativeControl is report.LabelNegativeControl: the label of a spec
+// run against a deliberately broken client, which passes only if the
+// scenario's assertions fail.
+const LabelNegativeControl = report.LabelNegativeControl

@@ -78,8 +78,7 @@ func emptyEarlierRun(dir, suite string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("empty the suite's artifacts of earlier runs: %w", err)
 	}
-	jsonPath, mdPath := ReportFiles(suite)
-	for _, p := range []string{jsonPath, mdPath} {
+	for _, p := range reportFiles(suite).All() {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove the report of an earlier run: %w", err)
 		}

@@ -97,13 +97,14 @@ func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
 	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", root)
 	old := filepath.Join(filepath.Join(SuiteArtifactsDir(), specDirName(twin("LIST+WATCH"))), "probe-pods.json")
 	other := filepath.Join(root, "other-suite", "spec", "kube-apiserver-0.log")
-	jsonPath, mdPath := ReportFiles("s")
-	otherReport, _ := ReportFiles("other")
+	f := reportFiles("s")
+	jsonPath, mdPath, summaryPath, htmlPath := f.JSON, f.Markdown, f.Summary, f.HTML
+	otherReport := reportFiles("other").JSON
 	// The layout before per-suite directories (<root>/p<N>/<spec>), and a p<N>
 	// of some other tool's that shares the root.
 	oldLayout := []string{filepath.Join(root, "p1", "S1-spec", "probe-pods.json"), filepath.Join(root, "p2", "backend-local", "etcd.log")}
 	notOurs := filepath.Join(root, "p3", "notes.txt")
-	for _, p := range append([]string{old, other, jsonPath, mdPath, otherReport, notOurs}, oldLayout...) {
+	for _, p := range append([]string{old, other, jsonPath, mdPath, summaryPath, htmlPath, otherReport, notOurs}, oldLayout...) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
 	if err := PrepareRun(types.Report{SuiteDescription: "s"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range append([]string{old, jsonPath, mdPath}, filepath.Join(root, "p1"), filepath.Join(root, "p2")) {
+	for _, p := range append([]string{old, jsonPath, mdPath, summaryPath, htmlPath}, filepath.Join(root, "p1"), filepath.Join(root, "p2")) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s of an earlier run is still there (%v)", p, err)
 		}

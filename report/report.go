@@ -47,6 +47,9 @@ type Files struct {
 	JSON, Markdown, Summary, HTML string
 }
 
+// All lists the files.
+func (f Files) All() []string { return []string{f.JSON, f.Markdown, f.Summary, f.HTML} }
+
 // FilesIn names suite's report files in dir.
 func FilesIn(dir, suite string) Files {
 	base := filepath.Join(dir, "informer-report-"+SafeName(suite))
@@ -177,6 +180,16 @@ type TimelineRequest struct {
 	Ended   string  `json:"ended,omitempty"`
 	Events  int     `json:"events,omitempty"`
 }
+
+// What a TimelineRequest's Kind and Ended say, where the timeline draws
+// them apart (the probe's Request.Kind and Request.Ended use them).
+const (
+	// KindConsistencyCheck is the consistency detector's LIST.
+	KindConsistencyCheck = "consistency check"
+	// EndedByServer is a stream the server closed cleanly (EOF): no
+	// failure.
+	EndedByServer = "closed by the server"
+)
 
 // TimelineEvent is a handler call: Add, Update, Delete, "Delete
 // (tombstone)", "Update (UID changed)".

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // EventKind is the handler that was called.
@@ -121,7 +123,7 @@ func (r Request) OpenWatch() bool {
 // "watch", or its method for anything else.
 // EndedByServer is Request.Ended of a stream the server closed cleanly
 // (EOF): no failure.
-const EndedByServer = "closed by the server"
+const EndedByServer = report.EndedByServer
 
 // Ended says how the request ended: its transport error or how its body
 // broke off, an ERROR event's status, "open", EndedByServer, or "" (a
@@ -157,7 +159,7 @@ func (r Request) Kind() string {
 }
 
 // KindConsistencyCheck is Request.Kind of the consistency detector's LIST.
-const KindConsistencyCheck = "consistency check"
+const KindConsistencyCheck = report.KindConsistencyCheck
 
 // Reinitialises reports whether the request (re)loads the whole state: a
 // LIST, or a WATCH that asks for initial events (a streaming list). The

@@ -24,6 +24,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -128,10 +129,10 @@ type ranSpec struct {
 	phases  map[string]float64
 }
 
-// detectorNote is e2e.DetectorNote: the report entry of a spec whose
-// informers stream their lists, saying whether client-go's watch-list
-// consistency detector checked them (runcheck does not link client-go).
-const detectorNote = "watch-list consistency detector"
+// detectorNote is the report entry of a spec whose informers stream their
+// lists, saying whether client-go's watch-list consistency detector checked
+// them (package report: runcheck does not link client-go).
+const detectorNote = report.DetectorNote
 
 func summarize(reports []types.Report) summary {
 	s := summary{skips: map[string]int{}, detector: map[string]int{}, clusterFrom: map[string]int{}}

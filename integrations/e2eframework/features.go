@@ -269,7 +269,7 @@ func ClusterOf(ctx context.Context, cfg *envconf.Config) (cluster.Cluster, error
 }
 
 // WriteReports writes the informer report of the features run in this
-// process (e2e.ReportFiles(Suite) under the artifacts directory) and
+// process (report.FilesIn under the artifacts directory) and
 // returns an error when none of them passed: a run that tested nothing.
 func WriteReports() error { return run.WriteReports() }
 

@@ -1,4 +1,4 @@
-package e2e
+package report
 
 import (
 	"regexp"
@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 func synced(ms float64) *float64 { return &ms }
@@ -26,7 +24,7 @@ func sampleSummary() SuiteSummary {
 				{ID: 4, Kind: "watch", StartMs: 3710, EndMs: -1, Status: 200, Ended: "open"}},
 			DialsMs:   []float64{90, 3590},
 			Events:    []TimelineEvent{{AtMs: 350, Kind: "Add"}, {AtMs: 3750, Kind: "Delete (tombstone)"}},
-			Reinits:   []TimelineReinit{{AtMs: 3600, Request: 3, Cause: string(probe.CauseTransport)}},
+			Reinits:   []TimelineReinit{{AtMs: 3600, Request: 3, Cause: "transport error"}},
 			Converged: []float64{3800}}},
 		Bounds: []Bound{{What: "informer pods converged", FromMs: 3500, AtMs: 3800, BoundSeconds: 60, Within: true}}}
 	var storm []InformerTimeline
@@ -41,7 +39,7 @@ func sampleSummary() SuiteSummary {
 			{Spec: "S2 stale HTTP/2 connection recovers", Outcome: "skipped"},
 			{Spec: "S12 relist storm cost", Outcome: "passed", Timeline: &Timeline{EndMs: 3000, Informers: storm}},
 			{Spec: "S1 kube-apiserver restart <b>hard</b>", Outcome: "failed", Failure: "informer pods saw every delete <script>", Timeline: restart,
-				Informers: []Numbers{{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseTransport: 1}, Requests: map[string]int{"list": 2}, Events: map[string]int{"Add": 1}}},
+				Informers: []Numbers{{Informer: "pods", Reinitialisations: map[Cause]int{"transport error": 1}, Requests: map[string]int{"list": 2}, Events: map[string]int{"Add": 1}}},
 				Notes:     map[string]string{"S1 outcome": "UPSTREAM LIMITATION: something"}},
 		}}
 }

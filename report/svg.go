@@ -1,4 +1,4 @@
-package e2e
+package report
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
 
 // The SVG timeline of one spec (TimelineSVG): a row per fault window, then
@@ -194,7 +192,7 @@ func (s *svgBuilder) informer(in InformerTimeline) {
 	for _, ri := range in.Reinits {
 		row := 0
 		for i, r := range reqs {
-			if r.ID == ri.Request && r.Kind != probe.KindConsistencyCheck {
+			if r.ID == ri.Request && r.Kind != KindConsistencyCheck {
 				row = rows[i]
 			}
 		}
@@ -212,7 +210,7 @@ func (s *svgBuilder) request(r TimelineRequest, y float64) {
 	}
 	x1, x2 := s.x(r.StartMs), s.x(e)
 	class := "req"
-	if r.Status >= 400 || (r.Ended != "" && r.Ended != "open" && r.Ended != probe.EndedByServer) {
+	if r.Status >= 400 || (r.Ended != "" && r.Ended != "open" && r.Ended != EndedByServer) {
 		class += " failed"
 	}
 	status := "no response"

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DetectorNote names the report entry of every spec whose informers stream
+// their lists: whether client-go's watch-list consistency detector checked
+// them ("on", or "off" and why). The detector compares each streaming list
+// with a LIST at its resourceVersion; a report fails the spec, naming the
+// detector and the informer.
+const DetectorNote = "watch-list consistency detector"
+
+// Write writes sum's report files f: the JSON, the summary (markdown, for a
+// CI job's summary), the markdown report (the summary and a row per spec
+// and informer) and the HTML page.
+func Write(f Files, sum SuiteSummary) error {
+	if err := os.MkdirAll(filepath.Dir(f.JSON), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(f.JSON, data, 0o644); err != nil {
+		return err
+	}
+	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
+	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
+	top := summaryMarkdown(title, header, summarize(sum.Specs))
+	if err := os.WriteFile(f.Summary, []byte(top), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(f.Markdown, []byte(top+"\n"+markdown(sum.Specs)), 0o644); err != nil {
+		return err
+	}
+	page, err := htmlReport(sum, title)
+	if err != nil {
+		return fmt.Errorf("HTML report: %w", err)
+	}
+	return os.WriteFile(f.HTML, page, 0o644)
+}
+
+// gatesLine names every client-go gate with its value, the ones off their
+// default first and set apart.
+func gatesLine(gates map[string]Gate) string {
+	var changed, defaults []string
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		g := gates[name]
+		s := fmt.Sprintf("%s=%t", name, g.Enabled)
+		if g.Enabled != g.Default {
+			changed = append(changed, s)
+		} else {
+			defaults = append(defaults, s)
+		}
+	}
+	line := "client-go feature gates: "
+	if len(changed) > 0 {
+		line += "**changed: " + strings.Join(changed, ", ") + "**; "
+	}
+	return line + "defaults: " + strings.Join(defaults, ", ")
+}
+
+// markdown is the table of the markdown report: a row per spec and
+// informer, by scenario (byScenario).
+func markdown(specs []SpecSummary) string {
+	var b strings.Builder
+	b.WriteString("## Specs by scenario\n\n")
+	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery | notes |\n")
+	b.WriteString("|---|---|---|---|---:|---|---|---:|---|\n")
+	for _, s := range byScenario(specs) {
+		notes := notesCell(s.Notes)
+		if len(s.Informers) == 0 {
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | %s |\n", s.Spec, s.Outcome, notes)
+			continue
+		}
+		for _, n := range s.Informers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %s | %.2f s | %s |\n",
+				s.Spec, s.Outcome, n.Informer, Counts(n.Reinitialisations), n.Dials, Counts(n.Requests), Counts(n.Events), n.RecoverySeconds, notes)
+		}
+	}
+	return b.String()
+}
+
+func notesCell(notes map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(notes)) {
+		parts = append(parts, k+": "+strings.ReplaceAll(notes[k], "|", "\\|"))
+	}
+	return strings.ReplaceAll(strings.Join(parts, "; "), "\n", " ")
+}
