@@ -120,7 +120,7 @@ func (r *TestingRun) specDir(name string) string {
 func (r *TestingRun) Summary() SuiteSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
+	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
 }
 
 // WriteReports writes the run's informer report (report.FilesIn(ArtifactsRoot(), Suite)), as a

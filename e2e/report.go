@@ -40,7 +40,7 @@ func WriteReports(r ginkgo.Report) error {
 		}
 		specs = append(specs, sum)
 	}
-	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
+	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
 }
 
 // addEntry adds a report entry to the spec's summary: a probe's numbers

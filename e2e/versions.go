@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/onsi/ginkgo/v2"
@@ -56,19 +60,17 @@ func parseConstraints(comp string, constraints []string) error {
 }
 
 // ClientGoVersion is the k8s.io/client-go version this binary was built
-// with (a downstream module's own, in library mode), or "" if it cannot be
-// told (client-go replaced by a local directory).
+// with (a downstream module's own, in library mode): where client-go's code
+// was compiled from, else the build info, else the version go.mod requires
+// (a replaced client-go: ClientGoReplacement names the replacement); "" if
+// none of them tells.
 //
 // Test binaries carry no dependency list in their build info, so the
 // version is read first from where client-go's code was compiled from: the
 // module cache path k8s.io/client-go@<version>/ (also with -trimpath).
 func ClientGoVersion() string {
-	pc := reflect.ValueOf(cache.NewSharedIndexInformer).Pointer()
-	if fn := runtime.FuncForPC(pc); fn != nil {
-		file, _ := fn.FileLine(pc)
-		if m := clientGoDir.FindStringSubmatch(file); m != nil {
-			return m[1]
-		}
+	if v := clientGoCompiledVersion(); v != "" {
+		return v
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
@@ -80,7 +82,78 @@ func ClientGoVersion() string {
 			}
 		}
 	}
+	m, _ := clientGoGoMod()
+	return m.Version
+}
+
+// clientGoCompiledVersion is the version in the path client-go's code was
+// compiled from (k8s.io/client-go@<version>/), or "" (a replacement).
+func clientGoCompiledVersion() string {
+	pc := reflect.ValueOf(cache.NewSharedIndexInformer).Pointer()
+	if fn := runtime.FuncForPC(pc); fn != nil {
+		file, _ := fn.FileLine(pc)
+		if m := clientGoDir.FindStringSubmatch(file); m != nil {
+			return m[1]
+		}
+	}
 	return ""
+}
+
+// ClientGoReplacement names what replaces k8s.io/client-go in the go.mod
+// of the module under test, as downstream repositories often do: a fork
+// ("github.com/acme/client-go v0.36.6-acme.1") or a local directory
+// ("../client-go (a local directory)"); "" when client-go is not replaced.
+// The report's header names it beside the version.
+func ClientGoReplacement() string {
+	if clientGoCompiledVersion() != "" {
+		return "" // compiled from k8s.io/client-go@<version> itself
+	}
+	m, err := clientGoGoMod()
+	switch {
+	case err != nil:
+		return "unknown (not compiled from k8s.io/client-go@<version>, and go list: " + err.Error() + ")"
+	case m.Replace == nil:
+		return ""
+	case m.Replace.Version != "":
+		return m.Replace.Path + " " + m.Replace.Version
+	}
+	return m.Replace.Path + " (a local directory)"
+}
+
+// goListTimeout bounds asking go list for client-go's module.
+const goListTimeout = 30 * time.Second
+
+// goModule is what go list -m -json says of a module.
+type goModule struct {
+	Path    string
+	Version string
+	Replace *goModule
+}
+
+// clientGoGoMod is k8s.io/client-go as the go.mod of the module in the
+// working directory (the suite's package) requires and replaces it.
+var clientGoGoMod = sync.OnceValues(func() (goModule, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), goListTimeout)
+	defer cancel()
+	return goListModule(ctx, "", "k8s.io/client-go")
+})
+
+// goListModule runs go list -m -json path in dir ("" = the working
+// directory).
+func goListModule(ctx context.Context, dir, path string) (goModule, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", path)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return goModule{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var m goModule
+	if err := json.Unmarshal(out, &m); err != nil {
+		return goModule{}, err
+	}
+	return m, nil
 }
 
 var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,5 +87,47 @@ func TestLocalVersionFromAssets(t *testing.T) {
 		if why, _ := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}); !strings.Contains(why, "this run has v1.33.7") {
 			t.Errorf("a >= 1.34.0 constraint against the binary: %q", why)
 		}
+	}
+}
+
+// TestGoListNamesAClientGoReplacement: a module that replaces client-go by
+// a local directory, as downstream repositories do, is named as such (what
+// ClientGoReplacement reads; offline, no proxy).
+func TestGoListNamesAClientGoReplacement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs go list")
+	}
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("downstream/go.mod", "module example.com/downstream\n\ngo 1.24\n\nrequire k8s.io/client-go v0.36.6\n\nreplace k8s.io/client-go => ../client-go\n")
+	write("client-go/go.mod", "module k8s.io/client-go\n\ngo 1.24\n")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	ctx, cancel := context.WithTimeout(context.Background(), goListTimeout)
+	defer cancel()
+	m, err := goListModule(ctx, filepath.Join(dir, "downstream"), "k8s.io/client-go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != "v0.36.6" || m.Replace == nil || m.Replace.Path != "../client-go" || m.Replace.Version != "" {
+		t.Errorf("go list -m k8s.io/client-go: %+v (replace %+v), want v0.36.6 replaced by ../client-go", m, m.Replace)
+	}
+}
+
+// TestClientGoIsNotReplacedHere: this module builds against
+// k8s.io/client-go itself, so the report names no replacement.
+func TestClientGoIsNotReplacedHere(t *testing.T) {
+	if r := ClientGoReplacement(); r != "" {
+		t.Errorf("ClientGoReplacement() = %q, want none", r)
+	}
+	if v := ClientGoVersion(); !strings.HasPrefix(v, "v0.") {
+		t.Errorf("ClientGoVersion() = %q", v)
 	}
 }

@@ -31,11 +31,37 @@ type runSummary struct {
 	Passed      int
 	Failed      int
 	Skipped     int
+	// Interrupted are the specs another failure stopped (a parallel
+	// process's, with --fail-fast): not failures of their own.
+	Interrupted int
 }
 
 type scenarioCounts struct {
-	Scenario                     string
-	Passed, Failed, Skipped, Lim int
+	Scenario                                  string
+	Passed, Failed, Skipped, Interrupted, Lim int
+}
+
+// The outcomes a summary tells apart (Ginkgo's spec states).
+const (
+	outcomePassed      = "passed"
+	outcomeFailed      = "failed"
+	outcomeSkipped     = "skipped"
+	outcomeInterrupted = "interrupted"
+)
+
+// outcomeOf is the summary's class of a spec's outcome: passed, skipped
+// (pending too), interrupted (stopped by another spec's failure, not
+// failed on its own) or failed (failed, panicked, timed out, aborted).
+func outcomeOf(s SpecSummary) string {
+	switch s.Outcome {
+	case "passed":
+		return outcomePassed
+	case "skipped", "pending":
+		return outcomeSkipped
+	case "interrupted":
+		return outcomeInterrupted
+	}
+	return outcomeFailed
 }
 
 type causeCount struct {
@@ -121,13 +147,16 @@ func summarize(specs []SpecSummary) runSummary {
 			c = &scenarioCounts{Scenario: sc}
 			counts[sc] = c
 		}
-		switch s.Outcome {
-		case "passed":
+		switch outcomeOf(s) {
+		case outcomePassed:
 			c.Passed++
 			r.Passed++
-		case "skipped", "pending":
+		case outcomeSkipped:
 			c.Skipped++
 			r.Skipped++
+		case outcomeInterrupted:
+			c.Interrupted++
+			r.Interrupted++
 		default:
 			c.Failed++
 			r.Failed++
@@ -135,7 +164,7 @@ func summarize(specs []SpecSummary) runSummary {
 		// A limitation spec that ran documents it whatever its outcome (a
 		// failed one may mean upstream changed): the count and the list
 		// agree with the badges of the specs below them.
-		if upstreamLimitation(s) && s.Outcome != "skipped" && s.Outcome != "pending" {
+		if o := outcomeOf(s); upstreamLimitation(s) && (o == outcomePassed || o == outcomeFailed) {
 			c.Lim++
 			name := s.Spec
 			if s.Outcome != "passed" {
@@ -192,6 +221,9 @@ func summaryMarkdown(title, header string, r runSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Informer report: %s\n\n%s\n\n", title, header)
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
+	if r.Interrupted > 0 {
+		fmt.Fprintf(&b, ", %d interrupted by another spec's failure (--fail-fast): not failures of their own", r.Interrupted)
+	}
 	if len(r.Limitations) > 0 {
 		fmt.Fprintf(&b, "; %d specs that ran document an upstream limitation", len(r.Limitations))
 	}
@@ -237,10 +269,8 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"counts":   Counts[string],
 	"causes":   func(n Numbers) string { return Counts(n.Reinitialisations) },
 	"scenario": scenarioOf,
-	"failed": func(s SpecSummary) bool {
-		return s.Outcome != "passed" && s.Outcome != "skipped" && s.Outcome != "pending"
-	},
-	"limited": upstreamLimitation,
+	"failed":   func(s SpecSummary) bool { return outcomeOf(s) == outcomeFailed },
+	"limited":  upstreamLimitation,
 	"sortedNotes": func(m map[string]string) []string {
 		return slices.Sorted(maps.Keys(m))
 	},
@@ -257,15 +287,18 @@ type scenarioGroup struct {
 func htmlReport(sum SuiteSummary, title string) ([]byte, error) {
 	specs := byScenario(sum.Specs)
 	var groups []scenarioGroup
-	var failing []SpecSummary
+	var failing, interrupted []SpecSummary
 	for _, s := range specs {
 		sc := scenarioOf(s.Spec)
 		if len(groups) == 0 || groups[len(groups)-1].Scenario != sc {
 			groups = append(groups, scenarioGroup{Scenario: sc})
 		}
 		groups[len(groups)-1].Specs = append(groups[len(groups)-1].Specs, s)
-		if s.Outcome != "passed" && s.Outcome != "skipped" && s.Outcome != "pending" {
+		switch outcomeOf(s) {
+		case outcomeFailed:
 			failing = append(failing, s)
+		case outcomeInterrupted:
+			interrupted = append(interrupted, s)
 		}
 	}
 	r := summarize(specs)
@@ -277,15 +310,16 @@ func htmlReport(sum SuiteSummary, title string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := reportTemplate.Execute(&b, map[string]any{
-		"Title":      title,
-		"Sum":        sum,
-		"Run":        r,
-		"Bounds":     r.Bounds[:min(len(r.Bounds), maxSummaryBounds)],
-		"NonDefault": nonDefault,
-		"Failing":    failing,
-		"Groups":     groups,
-		"Requests":   requestColours,
-		"Events":     eventColours,
+		"Title":       title,
+		"Sum":         sum,
+		"Run":         r,
+		"Bounds":      r.Bounds[:min(len(r.Bounds), maxSummaryBounds)],
+		"NonDefault":  nonDefault,
+		"Failing":     failing,
+		"Interrupted": interrupted,
+		"Groups":      groups,
+		"Requests":    requestColours,
+		"Events":      eventColours,
 	})
 	return b.Bytes(), err
 }

@@ -141,3 +141,54 @@ func TestLimitationsCountEverySpecThatRan(t *testing.T) {
 		t.Errorf("per scenario = %+v, want one scenario with 3 limitations", r.Scenarios)
 	}
 }
+
+// TestInterruptedSpecsAreNotFailures: a run stopped by --fail-fast lists the
+// spec that failed as failing, first; the specs the stop interrupted in
+// other processes are counted and listed apart, after it, not as failures.
+func TestInterruptedSpecsAreNotFailures(t *testing.T) {
+	sum := SuiteSummary{Suite: "conformance", Specs: []SpecSummary{
+		{Spec: "S1 kube-apiserver restart graceful", Outcome: "interrupted"},
+		{Spec: "S2 stale HTTP/2 connection recovers", Outcome: "interrupted"},
+		{Spec: "S13 GOAWAY across HA kube-apiservers", Outcome: "failed", Failure: "boom"},
+		{Spec: "S3 watch timeout", Outcome: "passed"},
+	}}
+	r := summarize(sum.Specs)
+	if r.Failed != 1 || r.Interrupted != 2 || r.Passed != 1 {
+		t.Errorf("failed %d, interrupted %d, passed %d: want 1, 2, 1", r.Failed, r.Interrupted, r.Passed)
+	}
+	md := summaryMarkdown("conformance", "", r)
+	if !strings.Contains(md, "**1 passed, 1 failed, 0 skipped**, 2 interrupted by another spec's failure") {
+		t.Errorf("summary does not set the interrupted specs apart:\n%s", md)
+	}
+	page, err := htmlReport(sum, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	failing, interrupted := strings.Index(html, `id="failing"`), strings.Index(html, `id="interrupted"`)
+	if failing < 0 || interrupted < failing {
+		t.Fatalf("want the failing specs, then the interrupted ones: failing at %d, interrupted at %d", failing, interrupted)
+	}
+	failingSection := html[failing:interrupted]
+	if !strings.Contains(failingSection, "S13 GOAWAY") || strings.Contains(failingSection, "S1 kube-apiserver") {
+		t.Errorf("the failing section lists other than the failed spec:\n%s", failingSection)
+	}
+}
+
+// TestTitleNamesTheClientGoReplacement: a report of a module that replaces
+// client-go names the replacement, and an unknown version as such.
+func TestTitleNamesTheClientGoReplacement(t *testing.T) {
+	for _, tc := range []struct {
+		sum  SuiteSummary
+		want string
+	}{
+		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3"}, "c (client-go v0.36.6, kube-apiserver v1.36.3)"},
+		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoReplacement: "github.com/acme/client-go v0.36.6-acme.1", KubeAPIServer: "v1.36.3"},
+			"c (client-go v0.36.6 replaced by github.com/acme/client-go v0.36.6-acme.1, kube-apiserver v1.36.3)"},
+		{SuiteSummary{Suite: "c", ClientGoReplacement: "../client-go (a local directory)"}, "c (client-go version unknown replaced by ../client-go (a local directory), kube-apiserver version unknown)"},
+	} {
+		if got := Title(tc.sum); got != tc.want {
+			t.Errorf("Title = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func Write(f Files, sum SuiteSummary) error {
 	if err := os.WriteFile(f.JSON, data, 0o644); err != nil {
 		return err
 	}
-	title := fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, sum.ClientGo, sum.KubeAPIServer)
+	title := Title(sum)
 	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
 	top := summaryMarkdown(title, header, summarize(sum.Specs))
 	if err := os.WriteFile(f.Summary, []byte(top), 0o644); err != nil {
@@ -45,6 +45,23 @@ func Write(f Files, sum SuiteSummary) error {
 		return fmt.Errorf("HTML report: %w", err)
 	}
 	return os.WriteFile(f.HTML, page, 0o644)
+}
+
+// Title names the suite and the versions it ran with: "conformance
+// (client-go v0.36.6, kube-apiserver v1.36.3)", a replaced client-go with
+// its replacement, an unknown version as such.
+func Title(sum SuiteSummary) string {
+	orUnknown := func(v string) string {
+		if v == "" {
+			return "version unknown"
+		}
+		return v
+	}
+	clientGo := orUnknown(sum.ClientGo)
+	if sum.ClientGoReplacement != "" {
+		clientGo += " replaced by " + sum.ClientGoReplacement
+	}
+	return fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, clientGo, orUnknown(sum.KubeAPIServer))
 }
 
 // gatesLine names every client-go gate with its value, the ones off their

@@ -79,6 +79,10 @@ type SpecSummary struct {
 type SuiteSummary struct {
 	Suite    string `json:"suite"`
 	ClientGo string `json:"clientGo,omitempty"`
+	// ClientGoReplacement names what replaced k8s.io/client-go in the go.mod
+	// of the module under test (a fork and its version, or a local
+	// directory); empty when it is not replaced.
+	ClientGoReplacement string `json:"clientGoReplacement,omitempty"`
 	// ClientGoGates is every feature gate of that client-go with the value
 	// the run had (a spec's own overrides, such as its sync mode, are in its
 	// notes).

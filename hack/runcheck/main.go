@@ -109,8 +109,11 @@ type summary struct {
 	suites                          []string
 	filters                         []string
 	passed, failed, skipped, others int
-	skips                           map[string]int // why, by reason (notSelected for none)
-	dryRun                          bool
+	// interrupted: stopped by another spec's failure (--fail-fast), not
+	// failed on their own.
+	interrupted int
+	skips       map[string]int // why, by reason (notSelected for none)
+	dryRun      bool
 	// detector counts the specs that ran with a streaming-list informer by
 	// what their detectorNote said ("on", "off (...)").
 	detector map[string]int
@@ -167,6 +170,8 @@ func summarize(reports []types.Report) summary {
 			switch {
 			case sp.State.Is(types.SpecStatePassed):
 				s.passed++
+			case sp.State.Is(types.SpecStateInterrupted):
+				s.interrupted++
 			case sp.State.Is(types.SpecStateFailureStates):
 				s.failed++
 			case sp.State.Is(types.SpecStateSkipped):
@@ -190,6 +195,9 @@ func (s summary) String() string {
 	fmt.Fprintf(&b, "runcheck: specs of %s: %d passed, %d failed, %d skipped", strings.Join(s.suites, ", "), s.passed, s.failed, s.skipped)
 	if n := s.skips[notSelected]; n > 0 {
 		fmt.Fprintf(&b, ", %d not run", n)
+	}
+	if s.interrupted > 0 {
+		fmt.Fprintf(&b, ", %d interrupted by another spec's failure (not failures of their own)", s.interrupted)
 	}
 	if s.others > 0 {
 		fmt.Fprintf(&b, ", %d pending", s.others)
@@ -321,9 +329,9 @@ func (s summary) Err() error {
 	switch {
 	case len(s.suites) == 0:
 		why = "the report holds no suite"
-	case s.passed+s.failed+s.skipped+s.others == 0 && len(s.filters) > 0:
+	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0 && len(s.filters) > 0:
 		why = fmt.Sprintf("the label filter %s selects no spec", strings.Join(quote(s.filters), ", "))
-	case s.passed+s.failed+s.skipped+s.others == 0:
+	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0:
 		why = "no spec was selected"
 	case s.failed == 0 && s.skipped > 0:
 		why = "every selected spec skipped (reasons above)"

@@ -206,3 +206,14 @@ func TestReportSaysWhereClustersCameFrom(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, out)
 	}
 }
+
+// TestReportSetsInterruptedSpecsApart: a run stopped by --fail-fast counts
+// the spec that failed as failed and the specs it interrupted apart.
+func TestReportSetsInterruptedSpecsApart(t *testing.T) {
+	_, out, _ := runOn(t, "report", suite("conformance", "",
+		spec("a", types.SpecStatePassed, ""), spec("b", types.SpecStateFailed, "boom"),
+		spec("c", types.SpecStateInterrupted, "interrupted by other ginkgo process"), spec("d", types.SpecStateInterrupted, "")))
+	if !strings.Contains(out, "1 passed, 1 failed, 0 skipped, 2 interrupted by another spec's failure") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
