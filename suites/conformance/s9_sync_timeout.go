@@ -1,93 +1,27 @@
 package conformance
 
 import (
-	"context"
-	"net/http"
-	"time"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
-// S9 (seed 003 scenario 1): WaitForCacheSync while the apiserver cannot be
-// reached. Bounded by a context of syncBound it must give up at that bound,
-// the reflector must back off meanwhile (a bounded number of attempts, no
-// hot loop), and once the apiserver is reachable the sync completes.
-//
-// Expected of client-go v0.36: tools/cache/reflector.go RunWithContext runs
-// ListAndWatch under wait.BackoffUntil with the reflector's backoff manager
-// (800 ms initial, doubling to 30 s, with jitter), so in 3 s it dials a
-// handful of times; tools/cache/shared_informer.go WaitForCacheSync returns
-// false when its stop channel closes.
-const (
-	// dialsWhileUnreachable is S9's no-hot-loop bound; its negative control matches it.
-	dialsWhileUnreachable = "dials while unreachable"
-	syncBound             = 3 * time.Second
-	// maxDialsInSyncBound: 800 ms backoff doubling gives about 3 attempts in
-	// 3 s; allow slack for jitter and the watch-list fallback to a LIST.
-	maxDialsInSyncBound = 10
-)
-
+// S9: the scenario, and what it expects of client-go, is
+// scenarios.SyncWithUnreachableAPIServer.
 var _ = Describe("S9 sync with an unreachable apiserver", Label("sync-timeout"), func() {
 	e2e.DescribeSyncModes("gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
-			syncWithUnreachableAPIServer(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
+			scenarios.SyncWithUnreachableAPIServer(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
 		})
 
 	It("fails when the client retries in a hot loop", NegativeControl, func(ctx SpecContext) {
 		// A transport that retries every failed request at once, 50 times:
 		// the dial bound must catch it.
-		eager := func(cfg *rest.Config) *rest.Config {
-			cfg = rest.CopyConfig(cfg)
-			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return eagerRetry{rt} })
-			return cfg
-		}
-		err := InterceptGomegaFailure(func() { syncWithUnreachableAPIServer(ctx, eager) })
-		Expect(err).To(MatchError(ContainSubstring(dialsWhileUnreachable)), "the S9 bound catches a hot loop")
+		err := InterceptGomegaFailure(func() { scenarios.SyncWithUnreachableAPIServer(ctx, scenarios.EagerRetry) })
+		Expect(err).To(MatchError(ContainSubstring(scenarios.DialsWhileUnreachable)), "the S9 bound catches a hot loop")
 	})
 })
-
-type eagerRetry struct{ next http.RoundTripper }
-
-func (t eagerRetry) RoundTrip(req *http.Request) (*http.Response, error) {
-	var err error
-	for range 50 {
-		var resp *http.Response
-		if resp, err = t.next.RoundTrip(req); err == nil {
-			return resp, nil
-		}
-	}
-	return nil, err
-}
-
-func syncWithUnreachableAPIServer(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	proxy := env.Proxy
-
-	By("refusing connections, then starting the informer")
-	reachable := proxy.RefuseNew()
-	pods := e2e.StartProbeUnsynced("pods", client(env.User), probe.Options{Namespace: env.Namespace})
-	DeferCleanup(func() { pods.Report(0) })
-	bounded, cancel := context.WithTimeout(ctx, syncBound)
-	defer cancel()
-	start := time.Now()
-	err := pods.WaitForSync(bounded)
-	waited := time.Since(start)
-	Expect(err).To(HaveOccurred(), "WaitForCacheSync reports no sync while the apiserver is unreachable")
-	Expect(waited).To(BeNumerically("~", syncBound, 500*time.Millisecond), "WaitForCacheSync gave up at the caller's bound")
-	dials := len(pods.Recorder.Snapshot().Dials)
-	Expect(dials).To(BeNumerically(">=", 1), "the reflector tried")
-	Expect(dials).To(BeNumerically("<=", maxDialsInSyncBound), dialsWhileUnreachable+" for %s (backoff, no hot loop)", syncBound)
-
-	By("letting connections through again")
-	Expect(reachable()).To(Succeed())
-	syncCtx, cancelSync := context.WithTimeout(ctx, e2e.SyncTimeout)
-	defer cancelSync()
-	Expect(pods.WaitForSync(syncCtx)).To(Succeed(), "the informer syncs once the apiserver is reachable")
-}
