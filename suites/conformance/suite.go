@@ -32,7 +32,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
@@ -105,10 +104,3 @@ var (
 	NeedsHA               = Label("capability:ha")
 	NeedsCertRotation     = Label("capability:cert-rotation")
 )
-
-// apiServers is what the specs that talk to one kube-apiserver of several
-// need of the cluster: stop and start each, and reach each by its own URL.
-type apiServers interface {
-	cluster.APIServerController
-	cluster.Addressable
-}
