@@ -119,6 +119,10 @@ func Logf(format string, args ...any) {
 // Setenv sets an environment variable for the rest of the current spec.
 func Setenv(key, value string) { current().TB().Setenv(key, value) }
 
+// TB is the current spec as a testing.TB (ginkgo.GinkgoTB under Ginkgo),
+// for helpers that take one: client-go's feature-gate override, TempDir.
+func TB() testing.TB { return current().TB() }
+
 // Fail fails the current spec and ends it.
 func Fail(message string) { current().Fail(message) }
 

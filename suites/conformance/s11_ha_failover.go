@@ -2,100 +2,29 @@ package conformance
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"sync"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
-// S11 (seed 000): two kube-apiservers over one etcd behind one address (the
-// fault proxy, sending new connections to apiserver 0). Pods are written
-// continuously through apiserver 1; apiserver 0, the informer's, is killed
-// (SIGKILL) and the proxy fails over to apiserver 1: Pin(1) as the kill
-// lands, so no reconnect races the failover. The kill itself closes every
-// connection to apiserver 0 (the spec checks none is left), so the ResetAll
-// of a failover would have nothing to do; called after the informer's
-// reconnect it would reset the new connection too, a second fault, so it is
-// not called. The informer must reconnect through the same address,
-// converge within failoverBound, deliver every delete, and every
-// re-initialisation must have a known cause. The report says whether the
-// resume was accepted or answered 410 ("S11 outcome").
-//
-// Two failover targets:
-//   - warm: apiserver 1 has been up all along; its watch cache holds every
-//     event since the informer's last resourceVersion.
-//   - fresh: apiserver 1 was restarted just before the failover (the pod
-//     writes pause meanwhile), after a write the informer's pod watch does
-//     not see (a configmap), so its watch cache starts at an etcd revision
-//     newer than the informer's last resourceVersion (apiserver
-//     pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked: a
-//     resourceVersion below the list's is "too old").
-//
-// Expected of client-go v0.36: the watch on the dead apiserver ends with
-// io.ErrUnexpectedEOF, a normal close for apimachinery
-// pkg/watch/streamwatcher.go receive(); the watch had events, so
-// tools/cache/reflector.go watch() starts a plain WATCH from the last
-// resourceVersion, which the proxy sends to apiserver 1.
-//   - warm: the resume is accepted: no re-initialisation at all.
-//   - fresh: the WATCH is answered 410 "too old resource version"; watch()
-//     returns nil (isExpiredError) and ListAndWatch relists at the last
-//     resourceVersion: exactly one re-initialisation, caused by 410. The
-//     writes the informer missed arrive through the relist's Replace
-//     (deletes as DeletedFinalStateUnknown tombstones). RunWithContext runs
-//     ListAndWatch under delayHandler.Until with sliding=true, so even this
-//     relist waits one backoff step (800 ms-1.6 s at first): pods created
-//     and deleted in that window never reach the handler at all, which is
-//     why only the deletes of pods the informer had seen are owed.
-const (
-	// failoverConverged is S11's bound; its negative control matches it.
-	failoverConverged = "the informer converged through the failover"
-	// failoverBound bounds the time from the end of the writes to
-	// convergence: one reconnect (reflector backoff 800 ms with jitter, or
-	// rest.Request.Watch's 1 s retry of a reset) plus at most one relist.
-	failoverBound = 10 * time.Second
-	// writesAcrossFailover is how many writes happen before the kill and
-	// again after the failover.
-	writesAcrossFailover = 10
-	// writeInterval paces the continuous writer.
-	writeInterval = 50 * time.Millisecond
-	// writesTimeout bounds waiting for writesAcrossFailover writes.
-	writesTimeout = 30 * time.Second
-	// rbacSyncTimeout bounds waiting for a restarted apiserver to authorise
-	// the test user (its RBAC informers sync after /readyz).
-	rbacSyncTimeout = 30 * time.Second
-)
-
-type failoverInput struct {
-	// freshTarget restarts apiserver 1 before the failover.
-	freshTarget bool
-	// client, when set, replaces the informer's config (negative controls).
-	client func(env *e2e.Env) *rest.Config
-}
-
+// S11: the scenario, and what it expects of client-go, is
+// scenarios.HAFailover.
 var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA, NeedsAPIServerRestart, func() {
 	e2e.DescribeSyncModes("to a warm apiserver: the resume is accepted, no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
-			haFailover(ctx, failoverInput{})
+			scenarios.HAFailover(ctx, scenarios.FailoverInput{})
 		})
 
 	e2e.DescribeSyncModes("to a freshly restarted apiserver: 410, one relist",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			m.Use()
-			haFailover(ctx, failoverInput{freshTarget: true})
+			scenarios.HAFailover(ctx, scenarios.FailoverInput{FreshTarget: true})
 		})
 
 	It("fails when the client does not go through the failover address", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
@@ -104,238 +33,23 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 		// a load balancer name once) never reaches the survivor: the
 		// failover bound must catch it.
 		e2e.StreamingList.Use()
-		direct := func(env *e2e.Env) *rest.Config { return env.ConfigThrough(cluster.TestUser, 0) }
-		err := InterceptGomegaFailure(func() { haFailover(ctx, failoverInput{client: direct}) })
-		Expect(err).To(MatchError(ContainSubstring(failoverConverged)), "the S11 bound catches a client that cannot fail over")
+		err := InterceptGomegaFailure(func() {
+			scenarios.HAFailover(ctx, scenarios.FailoverInput{Client: scenarios.DirectToAPIServer0})
+		})
+		Expect(err).To(MatchError(ContainSubstring(scenarios.FailoverConverged)), "the S11 bound catches a client that cannot fail over")
 	})
 })
 
-func haFailover(ctx context.Context, in failoverInput) {
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2})
-	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
-	proxy := env.Proxy
-	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
-	Expect(err).NotTo(HaveOccurred())
-	server := probe.QuorumPods(writer, env.Namespace)
-
-	cfg := env.User
-	if in.client != nil {
-		cfg = in.client(env)
-	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
-	pods.EventuallyConverged(ctx, server)
-
-	w := startWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
-	DeferCleanup(w.stop)
-	w.waitFor(writesAcrossFailover)
-	if in.freshTarget {
-		By("pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
-		w.pause()
-		_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		endRestart := e2e.TimePhase("server: kube-apiserver restart")
-		Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
-		endRestart()
-		waitAuthorised(ctx, env, 1)
-	}
-
-	By("killing apiserver 0 while the proxy fails over to apiserver 1")
-	_, err = proxy.Pin(1)
-	Expect(err).NotTo(HaveOccurred())
-	killed := time.Now()
-	Expect(c.StopAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
-	// The kill closed the dead apiserver's sockets and the proxy the client
-	// side of each: ResetAll would find nothing of apiserver 0 to reset, and
-	// would reset the informer's new connection to apiserver 1 instead.
-	Eventually(func() []faultproxy.ConnStats { return onUpstream(proxy.Stats().Active(), 0) }).
-		WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeEmpty(), "no connection to the dead apiserver left open")
-	w.resume()
-	w.waitFor(w.count() + writesAcrossFailover)
-	deleted := w.stop()
-
-	start := time.Now()
-	converged := false
-	defer func() {
-		if !converged { // the bound failed the spec: the timeline shows it missed
-			e2e.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
-		}
-	}()
-	Eventually(ctx, func(ctx context.Context) error {
-		return probe.Converged(ctx, pods.Informer.GetStore(), server)
-	}).WithTimeout(failoverBound).WithPolling(50*time.Millisecond).Should(Succeed(),
-		failoverConverged+" within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
-	converged = true
-	recovery := time.Since(start)
-	e2e.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
-	e2e.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
-	// A relist cannot deliver the delete of a pod the informer never saw (created
-	// and deleted while it was away): with a fresh target only the deletes of
-	// pods it had seen are owed; with a warm one the resumed watch replays every
-	// event, so every delete is.
-	owed, unseen := deleted, 0
-	if in.freshTarget {
-		owed, unseen = seenBefore(pods.Recorder.Snapshot(), deleted)
-	}
-	pods.ExpectDeletesObserved(owed...)
-	n := pods.Report(recovery)
-
-	rec := pods.Recorder.Snapshot()
-	reinits := probe.Reinitialisations(rec)
-	for _, ri := range reinits {
-		Expect(ri.Cause).NotTo(Equal(probe.CauseUnknown), "every re-initialisation has a cause: %s", ri)
-	}
-	gone := n.Reinitialisations[probe.CauseGone]
-	resumed := 0
-	for _, r := range rec.Requests {
-		if r.Start.After(killed) && r.Watch && !r.SendInitialEvents && r.Status == http.StatusOK && r.ResourceVersion != "" {
-			resumed++
-		}
-	}
-	outcome := fmt.Sprintf("resume accepted by the other apiserver, no re-initialisation (failover target %s)", targetName(in))
-	if len(reinits) > 0 {
-		outcome = fmt.Sprintf("%d re-initialisation(s) (%v), %d of them after 410 (failover target %s)", len(reinits), n.ReinitDetails, gone, targetName(in))
-		if ri := reinits[0]; ri.After != nil && !ri.After.End.IsZero() {
-			outcome += fmt.Sprintf("; the relist started %s after the 410 (reflector backoff)", ri.Request.Start.Sub(ri.After.End).Round(time.Millisecond))
-		}
-	}
-	if unseen > 0 {
-		outcome += fmt.Sprintf("; %d pods created and deleted while it was away never reached it", unseen)
-	}
-	AddReportEntry("S11 outcome", outcome)
-	st := proxy.Stats()
-	AddReportEntry("S11 proxy", fmt.Sprintf("%d connections accepted, %d to apiserver 1", st.Accepted, len(onUpstream(st.Connections, 1))))
-	GinkgoWriter.Printf("S11 %s: %s; numbers: %s; resumed watches %d\n", targetName(in), outcome, n, resumed)
-
-	if in.freshTarget {
-		Expect(n.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}),
-			"re-initialisations by cause: exactly one relist after the fresh apiserver's 410 (%v)", n.ReinitDetails)
-	} else {
-		Expect(reinits).To(BeEmpty(), "re-initialisations by cause: none, the warm apiserver accepts the resume (%v)", n.ReinitDetails)
-	}
+// startWriter and podWriter keep S13 (s13_goaway.go, not moved yet) on
+// S11's continuous pod writer, now scenarios.PodWriter: remove them when
+// S13's body moves to scenarios/ and calls scenarios.StartPodWriter.
+func startWriter(ctx context.Context, api corev1client.PodInterface, namespace string) podWriter {
+	return podWriter{scenarios.StartPodWriter(ctx, api, namespace)}
 }
 
-func targetName(in failoverInput) string {
-	if in.freshTarget {
-		return "freshly restarted"
-	}
-	return "warm"
-}
+type podWriter struct{ *scenarios.PodWriter }
 
-func onUpstream(cs []faultproxy.ConnStats, i int) []faultproxy.ConnStats {
-	var out []faultproxy.ConnStats
-	for _, c := range cs {
-		if c.Upstream == i {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// seenBefore keeps the deleted objects the handler had seen added, and
-// counts the others.
-func seenBefore(rec probe.Record, deleted []probe.Object) (seen []probe.Object, unseen int) {
-	added := map[[2]string]bool{}
-	for _, e := range rec.Events {
-		if e.Kind == probe.Add || e.Kind == probe.Update {
-			added[[2]string{e.Key, e.UID}] = true
-		}
-	}
-	for _, d := range deleted {
-		if added[[2]string{d.Key, d.UID}] {
-			seen = append(seen, d)
-		} else {
-			unseen++
-		}
-	}
-	return seen, unseen
-}
-
-// waitAuthorised waits until the test user may list pods on apiserver i
-// (a restarted apiserver answers 403 until its RBAC informers sync).
-func waitAuthorised(ctx context.Context, env *e2e.Env, i int) {
+func (w podWriter) stop() []probe.Object {
 	GinkgoHelper()
-	cs, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.TestUser, i))
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(ctx, func(ctx context.Context) error {
-		_, err := cs.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		return err
-	}).WithTimeout(rbacSyncTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "apiserver %d authorises the test user", i)
-}
-
-// podWriter creates pods w-0, w-1, ... every writeInterval and deletes every
-// second one right away, until stopped; it can pause between writes.
-type podWriter struct {
-	mu        sync.Mutex // held for each write, so pause waits for the one in flight
-	paused    bool
-	writes    int
-	namespace string
-	deleted   []probe.Object
-	err       error
-	cancel    context.CancelFunc
-	done      chan struct{}
-}
-
-func startWriter(ctx context.Context, api corev1client.PodInterface, namespace string) *podWriter {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &podWriter{namespace: namespace, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(writeInterval):
-			}
-			w.mu.Lock()
-			if !w.paused && w.err == nil {
-				w.err = w.write(ctx, api, i)
-			}
-			w.mu.Unlock()
-		}
-	}()
-	return w
-}
-
-// write runs with w.mu held.
-func (w *podWriter) write(ctx context.Context, api corev1client.PodInterface, i int) error {
-	p, err := api.Create(ctx, e2e.Pod(w.namespace, fmt.Sprintf("w-%d", i)), metav1.CreateOptions{})
-	if ctx.Err() != nil {
-		return nil // stopping
-	}
-	if err != nil {
-		return fmt.Errorf("create pod w-%d: %w", i, err)
-	}
-	if i%2 == 1 {
-		if err := api.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-			if ctx.Err() != nil {
-				return nil // stopping: the pod may still exist, so no delete is owed
-			}
-			return fmt.Errorf("delete pod %s: %w", p.Name, err)
-		}
-		w.deleted = append(w.deleted, probe.Object{Key: w.namespace + "/" + p.Name, UID: string(p.UID)})
-	}
-	w.writes++
-	return nil
-}
-
-func (w *podWriter) count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.writes }
-
-func (w *podWriter) pause()  { w.mu.Lock(); w.paused = true; w.mu.Unlock() }
-func (w *podWriter) resume() { w.mu.Lock(); w.paused = false; w.mu.Unlock() }
-
-// waitFor waits until n writes are done.
-func (w *podWriter) waitFor(n int) {
-	GinkgoHelper()
-	Eventually(w.count).WithTimeout(writesTimeout).WithPolling(20*time.Millisecond).Should(BeNumerically(">=", n), "pods written")
-}
-
-// stop ends the writes and returns the pods deleted; it may be called again.
-func (w *podWriter) stop() []probe.Object {
-	GinkgoHelper()
-	w.cancel()
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	Expect(w.err).NotTo(HaveOccurred(), "the writer's requests through apiserver 1")
-	return w.deleted
+	return w.Stop()
 }

@@ -32,7 +32,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	// Every backend, registered by its own package: $INFORMER_CONFORMANCE_BACKEND selects one.
 	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -108,10 +107,3 @@ var (
 	NeedsHA               = e2e.CapabilityHA.Label()
 	NeedsCertRotation     = e2e.CapabilityCertRotation.Label()
 )
-
-// apiServers is what the specs that talk to one kube-apiserver of several
-// need of the cluster: stop and start each, and reach each by its own URL.
-type apiServers interface {
-	cluster.APIServerController
-	cluster.Addressable
-}

@@ -1,4 +1,4 @@
-package conformance
+package scenarios
 
 import (
 	"context"
@@ -35,23 +35,23 @@ func (f *cancelledDeletes) Delete(ctx context.Context, _ string, _ metav1.Delete
 	return ctx.Err()
 }
 
-// TestPodWriterOwesNoCancelledDelete: a Delete cancelled by stop may not
+// TestPodWriterOwesNoCancelledDelete: a Delete cancelled by Stop may not
 // have happened, so the writer must not count its pod as deleted (S11 would
 // then wait for a Delete event that never comes). ff54d2f fixed it; the
 // writer recorded the pod before.
 func TestPodWriterOwesNoCancelledDelete(t *testing.T) {
 	RegisterTestingT(t)
 	api := &cancelledDeletes{deleting: make(chan struct{}, 1)}
-	w := startWriter(context.Background(), api, "default")
+	w := StartPodWriter(context.Background(), api, "default")
 	select {
 	case <-api.deleting: // w-1's Delete is in flight
 	case <-time.After(10 * time.Second):
 		t.Fatal("no Delete within 10 s")
 	}
-	if deleted := w.stop(); len(deleted) != 0 {
+	if deleted := w.Stop(); len(deleted) != 0 {
 		t.Errorf("pods recorded as deleted though their Delete was cancelled: %v", deleted)
 	}
-	if w.count() != 1 {
-		t.Errorf("writes %d, want 1 (w-0; w-1 stopped in its delete)", w.count())
+	if w.Count() != 1 {
+		t.Errorf("writes %d, want 1 (w-0; w-1 stopped in its delete)", w.Count())
 	}
 }

@@ -1,0 +1,352 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// The terms of the bound, each from the source it is cited from.
+const (
+	// watchCacheBlockTimeout is k8s.io/apiserver
+	// pkg/storage/cacher/watch_cache.go blockTimeout: how long
+	// waitUntilFreshAndBlock waits for the watch cache to reach a requested
+	// resourceVersion before answering "too large resource version".
+	watchCacheBlockTimeout = 3 * time.Second
+	// tooLargeRetryAfter is watch_cache.go
+	// resourceVersionTooHighRetrySeconds, sent as Retry-After.
+	tooLargeRetryAfter = 1 * time.Second
+	// restClientMaxRetries is client-go rest/request.go NewRequest's
+	// maxRetries: rest/with_retry.go IsNextRetry retries a 5xx carrying
+	// Retry-After until the attempts exceed it.
+	restClientMaxRetries = 10
+	// reflectorBackoffCeiling is the longest the reflector waits before
+	// ListAndWatch runs again: tools/cache/reflector.go defaultBackoffMax
+	// (30 s) with defaultBackoffJitter 1.0 (apimachinery wait.Jitter: [d, 2d)).
+	reflectorBackoffCeiling = 2 * 30 * time.Second
+	// shortWatch is reflector.go handleAnyWatch's limit: a watch that ends
+	// sooner with no event is a VeryShortWatchError.
+	shortWatch = time.Second
+	// relistSlack covers what the bound's terms do not: the fallback list,
+	// the informer's Replace and handler calls, the request round trips, on
+	// a 2-core host shared with other runs.
+	relistSlack = 5 * time.Second
+)
+
+// RelistConverged names the bound's assertion; the negative control
+// matches it.
+const RelistConverged = "converges after the relist at an unavailable resourceVersion within"
+
+// relistExpectation is what the relist at R must look like in a sync mode.
+type relistExpectation struct {
+	// tooLarge is how many answers "too large resource version" the client
+	// gets before it lists at "".
+	tooLarge int
+	// bound is from the start of the first relist at R to convergence.
+	bound time.Duration
+}
+
+func expectedRelist(m e2e.SyncMode) relistExpectation {
+	if m.Streaming {
+		// One ERROR event after the wait; the retry at "" follows at once.
+		return relistExpectation{tooLarge: 1, bound: watchCacheBlockTimeout + relistSlack}
+	}
+	// The REST client's own retries: every answer waits blockTimeout, every
+	// retry Retry-After first.
+	n := restClientMaxRetries + 1
+	return relistExpectation{tooLarge: n, bound: time.Duration(n)*watchCacheBlockTimeout + restClientMaxRetries*tooLargeRetryAfter + relistSlack}
+}
+
+// RelistInput configures one run of RelistAfterPlainRestore: the sync mode
+// the spec uses (its expected relist and bound), and an optional change to
+// the informer's client, applied after the scenario's own instruments
+// (negative controls break it).
+type RelistInput struct {
+	Mode   e2e.SyncMode
+	Client func(*rest.Config) *rest.Config
+}
+
+// S6, continued (issue 12, k8s#107133): a plain etcd restore, then anything
+// that makes the informer re-initialise. The relist is at the informer's
+// resourceVersion R, which the restored etcd has not reached and, on a quiet
+// resource, will not reach: the server cannot serve it, and the reflector
+// must fall back to a consistent list (resourceVersion "") instead of
+// asking for R forever, as it did before k8s#107133 was fixed.
+//
+// How the relist is reached: S6's plain-restore spec shows the resumed
+// watch at R is accepted and silent, so nothing re-initialises by itself.
+// Here the connection is lost (the proxy resets it; the reset watch, older
+// than a second, ends without an error: apimachinery
+// pkg/watch/streamwatcher.go receive, net.IsProbableEOF) and the watch that
+// resumes at R is closed by the server at once with no event
+// (httpfault.EndWatchesCleanly): client-go tools/cache/reflector.go
+// handleAnyWatch makes that a VeryShortWatchError, watch() returns,
+// ListAndWatch runs again after the reflector's backoff, at R.
+//
+// Expected of client-go v0.36 against kube-apiserver 1.36 (watch cache on):
+//   - LIST+WATCH: reflector.go list() lists at relistResourceVersion() = R
+//     with pager.PageSize = 0 (RV neither "" nor "0"), so no limit and the
+//     watch cache serves it (k8s.io/apiserver pkg/storage/cacher/delegator
+//     ShouldDelegateList: not delegated; watch_cache.go
+//     waitUntilFreshAndList -> waitAndListLatestRV). waitUntilFreshAndBlock
+//     waits blockTimeout (3 s) for the cache to reach R, then returns
+//     storage.NewTooLargeResourceVersionError(R, current,
+//     resourceVersionTooHighRetrySeconds = 1): HTTP 504, reason Timeout,
+//     cause ResourceVersionTooLarge, message "Timeout: Too large resource
+//     version: R, current: C" (apimachinery errors.go NewTimeoutError) and
+//     a Retry-After: 1 header (endpoints/handlers/responsewriters/writers.go
+//     ErrorNegotiated, from Details.RetryAfterSeconds). client-go's REST client retries a 5xx carrying Retry-After by
+//     itself (rest/with_retry.go IsNextRetry and checkWait; maxRetries 10
+//     from rest/request.go NewRequest; Before sleeps the Retry-After), so
+//     the reflector sees the error only after 11 answers, about 11 x 3 s +
+//     10 x 1 s. Then list(): isTooLargeResourceVersionError ->
+//     setIsLastSyncResourceVersionUnavailable(true) -> list again at
+//     relistResourceVersion() = "": a consistent read, served, and Replace
+//     delivers the vanished pod as a DeletedFinalStateUnknown tombstone.
+//   - Streaming list: watchList() asks at rewatchResourceVersion() = R with
+//     sendInitialEvents=true and resourceVersionMatch=NotOlderThan. cacher.go
+//     Watch -> waitUntilWatchCacheFreshAndForceAllEvents ->
+//     waitUntilFreshAndBlock: the same 3 s wait and the same error, but a
+//     watch returns it as newErrWatcher: HTTP 200 and one ERROR event, which
+//     the REST client cannot retry. handleListWatch returns it;
+//     isErrorRetriableWithSideEffectsFn sets the resourceVersion unavailable
+//     and watchList asks again at once at rewatchResourceVersion() = "".
+//
+// Quiet resource: after the restore nothing writes pods; etcd's revision
+// grows only with kube-apiserver's own writes (its lease renewals and
+// endpoint reconciliation, about 10 a minute measured here) and starts
+// about postSnapshotWrites below R, so the watch cache cannot reach R while
+// the spec runs; the spec checks that premise at its end and that every
+// answer's "current" is below R.
+//
+// RelistAfterPlainRestore runs it in sync mode in.Mode, which the caller
+// has made the spec's (SyncMode.Use).
+func RelistAfterPlainRestore(ctx context.Context, in RelistInput) {
+	m := in.Mode
+	faults := &httpfault.Injector{}
+	answers := &listErrors{}
+	client := func(cfg *rest.Config) *rest.Config {
+		cfg = answers.Instrument(faults.Instrument(cfg))
+		if in.Client != nil {
+			cfg = in.Client(cfg)
+		}
+		return cfg
+	}
+	r := restoredUnderInformer(ctx, cluster.RestoreOptions{}, nil, client)
+	rv := strconv.FormatInt(r.informerRV, 10)
+	want := expectedRelist(m)
+	opened := r.resumedWatch(ctx)
+
+	e2e.By("keeping the resumed watch open past a very short watch, then losing the connection; the watch resumed after it closes at once")
+	Consistently(func(g Gomega) {
+		rs := r.pods.Recorder.Snapshot().Requests
+		last := rs[len(rs)-1]
+		g.Expect(last.ID).To(Equal(opened.ID), "no request after the resumed watch")
+		g.Expect(last.End.IsZero() && last.Events == 0).To(BeTrue(), "the resumed watch is open and silent: %+v", last)
+	}).WithContext(ctx).WithTimeout(shortWatch).WithPolling(100 * time.Millisecond).Should(Succeed())
+	restoreInjection, closed := faults.EndWatchesCleanly(httpfault.Watches, 1)
+	e2e.DeferCleanup(0, func(context.Context) error { restoreInjection(); return nil })
+	cut := time.Now()
+	Expect(r.env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection was reset")
+
+	e2e.By("waiting for the relist at the informer's resourceVersion")
+	var first probe.Reinit
+	Eventually(func(g Gomega) {
+		g.Expect(closed()).To(Equal(1), "the resumed watch was closed at once")
+		reinits := probe.Reinitialisations(r.pods.Recorder.Snapshot())
+		g.Expect(reinits).NotTo(BeEmpty(), "a re-initialisation")
+		first = reinits[0]
+	}).WithContext(ctx).WithTimeout(reflectorBackoffCeiling+relistSlack).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"the reflector relists within its backoff ceiling %s after the very short watch", reflectorBackoffCeiling)
+	relistDelay := first.Request.Start.Sub(cut)
+
+	e2e.By(fmt.Sprintf("waiting for convergence within %s of the first relist (%d answers too large, then a consistent list)", want.bound, want.tooLarge))
+	deadline := first.Request.Start.Add(want.bound)
+	Eventually(ctx, func(ctx context.Context) error {
+		return probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)
+	}).WithTimeout(time.Until(deadline)).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"informer %s %s %s of its first relist at resourceVersion %s (record and logs: %s)", r.pods.Name, RelistConverged, want.bound, rv, r.pods.Dir)
+	converged := time.Since(first.Request.Start)
+	e2e.EventuallyHandlersConverged(ctx, r.pods.Name, r.pods.Recorder, r.env.Pods, r.pods.Dir)
+	// The request after the last re-initialisation: a watch, open (in
+	// streaming mode the streaming list itself goes on as the watch).
+	Eventually(func(g Gomega) {
+		e2e.ExpectWatchOpen(g, "the informer", r.pods.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the informer watches again after the fallback list")
+
+	rec := r.pods.Recorder.Snapshot()
+	reinits := probe.Reinitialisations(rec)
+	n := r.pods.Report(converged)
+	Expect(describeReinits(reinits)).To(Equal(expectedReinits(m, rv, want.tooLarge)),
+		"re-initialisations: the relist at %s after the very short watch, %d answers too large, then a list at resourceVersion \"\" (%v)", rv, want.tooLarge, n.ReinitDetails)
+	Expect(probe.CountByCause(reinits)).To(Equal(map[probe.Cause]int{probe.CauseCleanClose: 1, probe.CauseTooLargeRV: want.tooLarge}), "re-initialisations by cause")
+
+	var tooLargeFor time.Duration
+	for i, ri := range reinits[:want.tooLarge] {
+		req := ri.Request
+		Expect(req.Duration()).To(BeNumerically(">=", watchCacheBlockTimeout), "too large answer %d came after the watch cache's wait (%+v)", i+1, req)
+		if i > 0 {
+			prev := reinits[i-1].Request
+			Expect(req.Start.Sub(prev.End)).To(BeNumerically(">=", tooLargeRetryAfter), "the REST client waited Retry-After before attempt %d", i+1)
+		}
+		if m.Streaming {
+			Expect(req.ErrorReason).To(Equal(string(metav1.StatusReasonTimeout)), "the ERROR event's reason")
+			r.expectTooLargeMessage(req.ErrorMessage)
+		}
+		tooLargeFor = req.End.Sub(first.Request.Start)
+	}
+	errs := answers.snapshot()
+	if m.Streaming {
+		Expect(errs).To(BeEmpty(), "a streaming list gets its error as an event in a 200 stream: nothing for the REST client to retry")
+	} else {
+		Expect(errs).To(HaveLen(want.tooLarge), "the LIST answers too large, as the REST client got them")
+		for _, a := range errs {
+			Expect(a.retryAfter).To(Equal(strconv.Itoa(int(tooLargeRetryAfter.Seconds()))), "Retry-After from the Status's RetryAfterSeconds (responsewriters ErrorNegotiated): what makes the REST client retry")
+			Expect(a.status.Code).To(BeEquivalentTo(http.StatusGatewayTimeout))
+			Expect(a.status.Reason).To(Equal(metav1.StatusReasonTimeout))
+			Expect(a.status.Details).NotTo(BeNil())
+			Expect(a.status.Details.Causes).To(ContainElement(HaveField("Type", metav1.CauseTypeResourceVersionTooLarge)), "the cause reflector.go isTooLargeResourceVersionError looks for")
+			r.expectTooLargeMessage(a.status.Message)
+		}
+	}
+	final := reinits[len(reinits)-1].Request
+	Expect(final.ResourceVersion).To(BeEmpty(), "the final list is a consistent read (resourceVersion \"\")")
+
+	r.pods.ExpectDeletesObserved(probe.Object{Key: r.env.Namespace + "/vanished", UID: string(r.vanished.UID)})
+	Expect(rec.Events).To(ContainElement(SatisfyAll(
+		HaveField("Kind", probe.Delete), HaveField("Key", r.env.Namespace+"/vanished"), HaveField("UID", string(r.vanished.UID)), HaveField("Tombstone", true),
+	)), "the vanished pod is delivered as a DeletedFinalStateUnknown tombstone by the fallback list's Replace")
+
+	rev, err := r.etcd.EtcdRevision(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(rev).To(BeNumerically("<", r.informerRV), "premise: etcd's revision stayed below the informer's resourceVersion the whole spec (quiet resource)")
+
+	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("plain restore, then a relist (%s): relist at %s %s after the connection loss; %d answers too large resource version over %s (etcd at %d after the restore, %d at the end); fallback list at resourceVersion \"\"; converged %s after the first relist (bound %s); the vanished pod arrived as a tombstone",
+		m.Name, rv, relistDelay.Round(time.Millisecond), want.tooLarge, tooLargeFor.Round(time.Millisecond), r.serverRV, rev, converged.Round(time.Millisecond), want.bound))
+}
+
+// describeReinit renders a re-initialisation as the spec expects it.
+func describeReinit(ri probe.Reinit) string {
+	kind := "LIST"
+	if ri.Request.Watch {
+		kind = "streaming list"
+	}
+	answer := fmt.Sprintf("HTTP %d", ri.Request.Status)
+	if ri.Request.ErrorCode != 0 {
+		answer += fmt.Sprintf(", ERROR event %d", ri.Request.ErrorCode)
+	}
+	return fmt.Sprintf("%s at resourceVersion %q: %s (after %s)", kind, ri.Request.ResourceVersion, answer, ri.Cause)
+}
+
+func describeReinits(rs []probe.Reinit) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, describeReinit(r))
+	}
+	return out
+}
+
+// expectedReinits is the exact sequence: the relist at rv after the very
+// short watch, the answers too large, the consistent list.
+func expectedReinits(m e2e.SyncMode, rv string, tooLarge int) []string {
+	at := func(rv string, status int, errorEvent int32, cause probe.Cause) string {
+		req := probe.Request{Watch: m.Streaming, SendInitialEvents: m.Streaming, Method: http.MethodGet, ResourceVersion: rv, Status: status, ErrorCode: errorEvent}
+		return describeReinit(probe.Reinit{Request: req, Cause: cause})
+	}
+	tooLargeAt := func(cause probe.Cause) string {
+		if m.Streaming {
+			return at(rv, http.StatusOK, http.StatusGatewayTimeout, cause)
+		}
+		return at(rv, http.StatusGatewayTimeout, 0, cause)
+	}
+	out := []string{tooLargeAt(probe.CauseCleanClose)}
+	for range tooLarge - 1 {
+		out = append(out, tooLargeAt(probe.CauseTooLargeRV))
+	}
+	return append(out, at("", http.StatusOK, 0, probe.CauseTooLargeRV))
+}
+
+// expectTooLargeMessage checks the server's message: k8s.io/apiserver
+// pkg/storage/errors.go NewTooLargeResourceVersionError ("Too large
+// resource version: %d, current: %d") in apimachinery's NewTimeoutError
+// ("Timeout: %s"): asked at the informer's resourceVersion, the watch cache
+// behind it.
+func (r restored) expectTooLargeMessage(msg string) {
+	ginkgo.GinkgoHelper()
+	var asked, current int64
+	_, err := fmt.Sscanf(msg, "Timeout: Too large resource version: %d, current: %d", &asked, &current)
+	Expect(err).NotTo(HaveOccurred(), "the answer says which resourceVersion is too large: %q", msg)
+	Expect(asked).To(Equal(r.informerRV), "asked at the informer's resourceVersion: %q", msg)
+	Expect(current).To(BeNumerically("<", r.informerRV), "the watch cache is behind the informer: %q", msg)
+}
+
+// listErrors records the error answers to an informer's LISTs below the
+// probe's recorder, as the REST client gets them: the Status and the
+// Retry-After header the probe does not keep.
+type listErrors struct {
+	mu  sync.Mutex
+	got []listError
+}
+
+type listError struct {
+	retryAfter string
+	status     metav1.Status
+}
+
+func (l *listErrors) Instrument(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return listErrorsTransport{next: rt, l: l} })
+	return cfg
+}
+
+func (l *listErrors) snapshot() []listError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]listError(nil), l.got...)
+}
+
+type listErrorsTransport struct {
+	next http.RoundTripper
+	l    *listErrors
+}
+
+func (t listErrorsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 300 || !httpfault.Lists(req) {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	e := listError{retryAfter: resp.Header.Get("Retry-After")}
+	if mediaType, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
+		if info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType); ok {
+			_, _, _ = info.Serializer.Decode(body, nil, &e.status)
+		}
+	}
+	t.l.mu.Lock()
+	t.l.got = append(t.l.got, e)
+	t.l.mu.Unlock()
+	return resp, nil
+}
