@@ -1,0 +1,288 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S12 (seeds 000, 001): the cost of a relist storm. N informers, each a
+// controller of its own (own factory, own client, own connection), watch M
+// pods through the proxy; kube-apiserver is killed and comes back; a few
+// pods change. Measured and reported: re-initialisations by cause, bytes the
+// proxy carried to the clients from the restart until every store
+// converged, the new apiserver's peak memory (VmHWM), and the time until all
+// N stores equal the server. Asserted: every store converges within
+// stormConvergeBound, every informer saw the deletes, no re-initialisation
+// of unknown cause, and none re-initialised more than maxReinitsPerInformer
+// times - a client that relists on every watch end blows that bound (the
+// negative control).
+//
+// Expected of client-go v0.36: the killed connection ends each informer's
+// watch with a transport error, so each relists once it can reach the new
+// apiserver (tools/cache/reflector.go ListAndWatch after watch() returns;
+// with WatchListClient on, watchList opens a WATCH with
+// sendInitialEvents=true, off: list() pages through a LIST, both after
+// wait.Backoff from the reflector's backoffManager, 800 ms initial). Until
+// the new apiserver's RBAC caches sync the least-privileged user is answered
+// 403, which counts as a failed re-initialisation ("other status"), so an
+// informer may take a couple of attempts. The streaming list is served from
+// the watch cache one object at a time; the LIST of the 1.36 apiserver is
+// served from the watch cache too (consistent reads from cache), so the
+// difference shows in bytes and memory rather than in etcd load.
+//
+// Sizes: S12_INFORMERS and S12_OBJECTS override the defaults below for a
+// bigger run (the seed's incident had hundreds of informers and tens of
+// thousands of objects).
+const (
+	// StormReinits is S12's per-informer bound; its negative control matches it.
+	StormReinits          = "re-initialisations of informer"
+	defaultStormInformers = 50
+	defaultStormObjects   = 300
+	// stormPayload makes each pod about 2 KiB on the wire, so bytes count.
+	stormPayload = 1536
+	// stormWriters is how many creates run at once while filling the
+	// namespace.
+	stormWriters = 16
+	// stormChanges is how many pods are deleted and created after the restart.
+	stormChanges = 5
+	// stormConvergeBound bounds the time from the apiserver being ready
+	// again to every store equal to the server.
+	stormConvergeBound = 60 * time.Second
+	// maxReinitsPerInformer: one relist after the transport error, plus
+	// attempts answered 403 while the new apiserver's RBAC caches sync and
+	// the streaming-list fallback to a LIST.
+	maxReinitsPerInformer = 4
+)
+
+// StormParams is the size of a storm: how many informers watch how many pods.
+type StormParams struct{ Informers, Objects int }
+
+// StormSize is the storm's size: the defaults, or S12_INFORMERS and
+// S12_OBJECTS.
+func StormSize(ctx context.Context) StormParams {
+	p := StormParams{Informers: defaultStormInformers, Objects: defaultStormObjects}
+	for env, dst := range map[string]*int{"S12_INFORMERS": &p.Informers, "S12_OBJECTS": &p.Objects} {
+		if v := os.Getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			Expect(err).NotTo(HaveOccurred(), "%s=%q is not a number", env, v)
+			Expect(n).To(BeNumerically(">", stormChanges), "%s must be more than %d", env, stormChanges)
+			*dst = n
+		}
+	}
+	return p
+}
+
+// stormNumbers is what S12 reports for the whole storm.
+type stormNumbers struct {
+	SyncMode             string         `json:"syncMode"`
+	Informers            int            `json:"informers"`
+	Objects              int            `json:"objects"`
+	Reinitialisations    map[string]int `json:"reinitialisations"`
+	MaxReinitsOneInform  int            `json:"maxReinitialisationsOfOneInformer"`
+	Dials                int            `json:"dials"`
+	BytesToClients       int64          `json:"bytesToClients"`
+	ConvergeSeconds      float64        `json:"convergeSeconds"`
+	APIServerPeakBefore  string         `json:"apiserverPeakMemoryBefore"`
+	APIServerPeakAfter   string         `json:"apiserverPeakMemoryAfter"`
+	InitialSyncSeconds   float64        `json:"initialSyncSeconds"`
+	InitialBytesToClient int64          `json:"initialBytesToClients"`
+}
+
+func (n stormNumbers) String() string {
+	return fmt.Sprintf("%s, %d informers x %d pods: initial sync %.2fs (%d bytes); after restart: re-initialisations %v (max %d per informer), dials %d, %d bytes to clients, all converged in %.2fs; apiserver peak memory %s before, %s after",
+		n.SyncMode, n.Informers, n.Objects, n.InitialSyncSeconds, n.InitialBytesToClient, n.Reinitialisations, n.MaxReinitsOneInform, n.Dials, n.BytesToClients, n.ConvergeSeconds, n.APIServerPeakBefore, n.APIServerPeakAfter)
+}
+
+// RelistStorm runs S12 (above) in sync mode mode with size informers and
+// pods; inject, if not nil, is called with each informer's fault injector
+// before the restart (a negative control breaks their requests).
+func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, inject func(*httpfault.Injector)) {
+	env := e2e.StartEnv(ctx, cluster.Spec{})
+	c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
+	writer := env.Writer
+
+	e2e.By(fmt.Sprintf("creating %d pods of about 2 KiB", size.Objects))
+	// Random (base64) payloads: kube-apiserver gzips large LIST
+	// responses, and a repeated character would make them unrealistically
+	// small next to the watch events of a streaming list, which are not
+	// compressed.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stormWriters)
+	for i := range size.Objects {
+		g.Go(func() error {
+			raw := make([]byte, stormPayload*3/4)
+			_, _ = rand.Read(raw)
+			pod := e2e.Pod(env.Namespace, fmt.Sprintf("storm-%04d", i))
+			pod.Annotations = map[string]string{"payload": base64.StdEncoding.EncodeToString(raw)}
+			_, err := writer.CoreV1().Pods(env.Namespace).Create(gctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	Expect(g.Wait()).To(Succeed(), "create the storm's pods")
+
+	e2e.By(fmt.Sprintf("starting %d informers, each with its own client and connection", size.Informers))
+	started := time.Now()
+	injectors := make([]*httpfault.Injector, size.Informers)
+	probes := make([]*e2e.Observed, size.Informers)
+	for i := range probes {
+		injectors[i] = &httpfault.Injector{}
+		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: env.Namespace})
+	}
+	for _, p := range probes {
+		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+		Expect(p.WaitForSync(syncCtx)).To(Succeed(), "informer %s synced within %s", p.Name, e2e.SyncTimeout)
+		cancel()
+	}
+	n := stormNumbers{SyncMode: mode.Name, Informers: size.Informers, Objects: size.Objects, InitialSyncSeconds: time.Since(started).Seconds(),
+		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
+	n.APIServerPeakBefore = peakMemory(env.Backend)
+	if inject != nil {
+		for _, in := range injectors {
+			inject(in)
+		}
+	}
+
+	e2e.By("killing kube-apiserver and starting it again")
+	connsBefore := len(env.Proxy.Stats().Connections)
+	endRestart := e2e.TimePhase("server: kube-apiserver restart")
+	Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
+	endRestart()
+	ready := time.Now()
+
+	e2e.By(fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))
+	var deleted []probe.Object
+	for i := range stormChanges {
+		name := fmt.Sprintf("storm-%04d", i)
+		old, err := writer.CoreV1().Pods(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+		deleted = append(deleted, probe.Object{Key: env.Namespace + "/" + name, UID: string(old.UID), ResourceVersion: old.ResourceVersion})
+		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	e2e.By("waiting for every store to equal the server")
+	pending := map[int]bool{}
+	for i := range probes {
+		pending[i] = true
+	}
+	converged := false
+	defer func() {
+		if !converged { // the bound failed the spec: the timeline shows it missed
+			e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, false)
+		}
+	}()
+	Eventually(ctx, func(ctx context.Context) error {
+		server, err := env.Pods(ctx)
+		if err != nil {
+			return err
+		}
+		snapshot := func(context.Context) ([]probe.Object, error) { return server, nil }
+		var errs []string
+		for i := range pending {
+			if err := probe.Converged(ctx, probes[i].Informer.GetStore(), snapshot); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", probes[i].Name, err))
+				continue
+			}
+			// The store converged: its handler calls are queued
+			// (e2e.HandlerLagTimeout), so the next polls see them.
+			if err := probe.HandlersConverged(ctx, probes[i].Recorder.Snapshot(), snapshot); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %s: %v", probes[i].Name, e2e.HandlersAddUp, err))
+				continue
+			}
+			delete(pending, i)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%d of %d informers not converged, first: %s", len(errs), len(probes), errs[0])
+		}
+		return nil
+	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
+		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
+	converged = true
+	n.ConvergeSeconds = time.Since(ready).Seconds()
+	e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, true)
+	n.APIServerPeakAfter = peakMemory(env.Backend)
+	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
+
+	n.Reinitialisations = map[string]int{}
+	perInformer := map[string][]probe.Reinit{}
+	for _, p := range probes {
+		reinits := probe.Reinitialisations(p.Recorder.Snapshot())
+		perInformer[p.Name] = reinits
+		n.MaxReinitsOneInform = max(n.MaxReinitsOneInform, len(reinits))
+		for cause, k := range probe.CountByCause(reinits) {
+			n.Reinitialisations[string(cause)] += k
+		}
+		n.Dials += len(p.Recorder.Snapshot().Dials)
+	}
+	e2e.AddReportEntry("S12 storm", n)
+	// One informer's numbers in the per-informer table is enough; the
+	// storm's totals are in "S12 storm".
+	probes[0].Report(time.Since(ready))
+	e2e.Logf("S12: %s", n)
+
+	for _, p := range probes {
+		p.ExpectDeletesObserved(deleted...)
+	}
+	Expect(n.Reinitialisations).NotTo(HaveKey(string(probe.CauseUnknown)), "re-initialisations of unknown cause: %v", n)
+	for name, reinits := range perInformer {
+		Expect(len(reinits)).To(BeNumerically("<=", maxReinitsPerInformer), StormReinits+" %s: %v (storm: %s)", name, reinits, n)
+	}
+}
+
+// FailNextLists makes in answer the informer's next maxReinitsPerInformer
+// LISTs 500 (S12's negative control, in LIST+WATCH mode: a client that
+// needs many LISTs to get through), until the spec ends.
+func FailNextLists(in *httpfault.Injector) {
+	restore, _ := in.FailRequests(httpfault.Lists, maxReinitsPerInformer, 500, metav1.StatusReasonInternalError, "injected: list failed")
+	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+}
+
+func bytesDown(conns []faultproxy.ConnStats) int64 {
+	var total int64
+	for _, c := range conns {
+		total += c.BytesDown
+	}
+	return total
+}
+
+// peakMemory is kube-apiserver 0's VmHWM (peak resident set size) from
+// /proc, or why it could not be read (on a backend whose processes are not
+// this machine's).
+func peakMemory(c cluster.Cluster) string {
+	procs, ok := c.(cluster.ProcessInspector)
+	if !ok {
+		return fmt.Sprintf("unknown (backend %s runs no processes of this machine)", c.Name())
+	}
+	for name, pid := range procs.Pids() {
+		if name != "kube-apiserver-0" {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return err.Error()
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,215 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/probe"
+)
+
+// S13 (kubernetes#88567, #100745): two kube-apiservers over one etcd behind
+// one address (the fault proxy, sending new connections round-robin) with
+// --goaway-chance (profile goaway, 0.02: the most kube-apiserver accepts),
+// as HA set-ups run to rebalance clients. Informers (a client each) watch
+// pods while pods are created and deleted through apiserver 1.
+//
+// Expected, from source:
+//   - kube-apiserver (k8s.io/apiserver pkg/server/filters/goaway.go
+//     WithProbabilisticGoaway, wired in pkg/server/config.go
+//     DefaultBuildHandlerChain for HTTP/2): any request, watches included,
+//     may get "Connection: close", which Go's HTTP/2 server turns into a
+//     graceful GOAWAY: the streams in flight run to their end, the
+//     connection closes when idle.
+//   - Go's HTTP/2 client takes no new stream on a connection that got a
+//     GOAWAY and dials again for the next request; the proxy sends that
+//     connection to the other apiserver.
+//   - client-go v0.36 tools/cache/reflector.go watch(): a watch the server
+//     ends cleanly after more than a second is resumed from the last
+//     resourceVersion, on whatever connection the transport gives, here
+//     the new one to the other apiserver. That apiserver's watch cache is
+//     warm (it has run all along over the same etcd), so the resume is
+//     accepted (cacher.go Watch; a resourceVersion a moment ahead of it is
+//     waited for, not refused: only sendInitialEvents watches answer "too
+//     large"). So: no request fails, no re-initialisation at all, the
+//     store and the handler calls converge, every delete arrives, and
+//     nothing is answered "too large resource version" (the #100745 loop).
+//
+// To see many GOAWAYs in seconds, each informer's client also sends cheap
+// requests that touch no storage (SelfSubjectReview creates, not GETs: the
+// probe counts every plain GET as a list), and watches end by server-side
+// timeout every goawayWatchTimeout (informers.WithTweakListOptions, as S3),
+// so the informers' watches move with their connections.
+const (
+	// goawayInformers is how many informers (a client each) run.
+	goawayInformers = 3
+	// goawayWatchTimeout is the server-side timeout of every watch: more
+	// than the second below which a watch with no event is an error
+	// (reflector.go handleAnyWatch, VeryShortWatchError).
+	goawayWatchTimeout = 3 * time.Second
+	// goawayLoadInterval paces each client's SelfSubjectReviews: 40 a
+	// second, with chance 0.02 a GOAWAY every 1.25 s per client on average.
+	goawayLoadInterval = 25 * time.Millisecond
+	// goawayMovesWanted is on how many connections each informer's watches
+	// must have run (moved goawayMovesWanted-1 times).
+	goawayMovesWanted = 3
+	// goawayMovesTimeout bounds waiting for that. A watch moves when its
+	// connection got a GOAWAY during it: at 0.8 GOAWAYs a second, within
+	// its 3 s with probability 1-e^-2.4 = 0.91. In 30 s an informer runs
+	// about 9 watches; fewer than 2 moves among them: below 1e-7.
+	goawayMovesTimeout = 30 * time.Second
+)
+
+// GoawayNoReinit is the assertion S13 makes of every informer (its negative
+// control matches it).
+const GoawayNoReinit = "resumed across every GOAWAY without re-initialising"
+
+// GoawayRebalancing runs S13 (above); broken, if not nil, changes the
+// informers' client (a negative control breaks it).
+func GoawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Config) {
+	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: "goaway"})
+	c := e2e.Require[cluster.Addressable](env.Backend, "reach one of several kube-apiservers by its own URL")
+	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
+	restoreRoundRobin := env.Proxy.RoundRobin()
+	e2e.DeferCleanup(0, func(context.Context) error { restoreRoundRobin(); return nil })
+	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
+	Expect(err).NotTo(HaveOccurred())
+
+	// The load is the tool, not the subject: without client-side rate
+	// limiting (client-go's default is 5 QPS) it reaches the rate above.
+	cfg := rest.CopyConfig(env.User)
+	cfg.QPS = -1
+	if broken != nil {
+		cfg = broken(cfg)
+	}
+	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.TimeoutSeconds = new(int64(goawayWatchTimeout.Seconds()))
+	})
+	var observed []*e2e.Observed
+	for i := range goawayInformers {
+		o := e2e.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+		e2e.DeferCleanup(0, func(context.Context) error { o.Report(0); return nil })
+		observed = append(observed, o)
+	}
+
+	e2e.By("writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
+	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
+	e2e.DeferCleanup(0, func(context.Context) error { w.Stop(); return nil })
+	stopLoad := startGoawayLoad(ctx, observed)
+	// Bounded: the load's requests are the clients under test.
+	stopLoadWithin := func() error {
+		var err error
+		if stuck := e2e.CallWithin("goaway-load", "the load's requests through the informers' clients, their context cancelled,", e2e.CancelTimeout, func() { err = stopLoad() }); stuck != nil {
+			return stuck
+		}
+		return err
+	}
+	e2e.DeferCleanup(0, func(context.Context) error { return stopLoadWithin() })
+	Eventually(func(g Gomega) {
+		for _, o := range observed {
+			g.Expect(len(watchConns(o.Recorder.Snapshot()))).To(BeNumerically(">=", goawayMovesWanted), "informer %s: connections its watches ran on", o.Name)
+		}
+	}).WithContext(ctx).WithTimeout(goawayMovesTimeout).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"every informer's watches moved to a new connection %d times within %s", goawayMovesWanted-1, goawayMovesTimeout)
+	Expect(stopLoadWithin()).To(Succeed(), "the load's requests")
+	deleted := w.Stop()
+
+	upstreamOf := map[string]int{}
+	for _, cs := range env.Proxy.Stats().Connections {
+		upstreamOf[cs.Client] = cs.Upstream
+	}
+	servedBy := map[int]int{}
+	for _, o := range observed {
+		rec := o.Recorder.Snapshot()
+		perUpstream := map[int]int{}
+		for _, conn := range watchConns(rec) {
+			perUpstream[upstreamOf[conn]]++
+			servedBy[upstreamOf[conn]]++
+		}
+		e2e.AddReportEntry("S13 "+o.Name, fmt.Sprintf("watch connections by apiserver %v, dials %d", perUpstream, len(rec.Dials)))
+		reinits := probe.Reinitialisations(rec)
+		Expect(probe.CountByCause(reinits)).To(BeEmpty(), "informer %s %s (%d dials): %v (record and logs: %s)", o.Name, GoawayNoReinit, len(rec.Dials), reinits, o.Dir)
+	}
+	Expect(servedBy).To(HaveLen(2), "the informers' watches ran on both apiservers")
+
+	for _, o := range observed {
+		o.EventuallyConverged(ctx, env.Pods)
+		o.ExpectDeletesObserved(deleted...)
+		var failed, tooLarge []string
+		for _, r := range o.Recorder.Snapshot().Requests {
+			if r.Method != "GET" {
+				continue // the load's requests: stopLoad checked them
+			}
+			if r.Status == 0 && r.Err != "" && r.Err != "closed by the client" {
+				failed = append(failed, fmt.Sprintf("#%d %s %s: %s", r.ID, r.Method, r.Path, r.Err))
+			}
+			if r.Status == 504 || strings.Contains(strings.ToLower(r.ErrorMessage), "too large resource version") {
+				tooLarge = append(tooLarge, fmt.Sprintf("#%d %s", r.ID, r.Path))
+			}
+		}
+		Expect(tooLarge).To(BeEmpty(), "informer %s: no request answered too large resource version", o.Name)
+		Expect(failed).To(BeEmpty(), "informer %s: no request failed across a GOAWAY", o.Name)
+	}
+}
+
+// watchConns lists the connections the informer's watches (streaming lists
+// included) ran on, in order of first use.
+func watchConns(rec probe.Record) []string {
+	var conns []string
+	for _, r := range rec.Requests {
+		if r.Watch && r.Conn != "" && !slices.Contains(conns, r.Conn) {
+			conns = append(conns, r.Conn)
+		}
+	}
+	return conns
+}
+
+// startGoawayLoad sends SelfSubjectReviews through each informer's own
+// client (its connections) every goawayLoadInterval until stopped; stop
+// returns the first error. It may be called again.
+func startGoawayLoad(ctx context.Context, observed []*e2e.Observed) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(observed))
+	for _, o := range observed {
+		wg.Go(func() {
+			tick := time.NewTicker(goawayLoadInterval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				_, err := o.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+				if err != nil && ctx.Err() == nil {
+					errs <- fmt.Errorf("client of %s: %w", o.Name, err)
+					return
+				}
+			}
+		})
+	}
+	var once sync.Once
+	var first error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			close(errs)
+			first = <-errs
+		})
+		return first
+	}
+}
