@@ -1,14 +1,10 @@
 package conformance
 
 import (
-	"context"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
 	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
@@ -39,17 +35,3 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 		Expect(err).To(MatchError(ContainSubstring(scenarios.FailoverConverged)), "the S11 bound catches a client that cannot fail over")
 	})
 })
-
-// startWriter and podWriter keep S13 (s13_goaway.go, not moved yet) on
-// S11's continuous pod writer, now scenarios.PodWriter: remove them when
-// S13's body moves to scenarios/ and calls scenarios.StartPodWriter.
-func startWriter(ctx context.Context, api corev1client.PodInterface, namespace string) podWriter {
-	return podWriter{scenarios.StartPodWriter(ctx, api, namespace)}
-}
-
-type podWriter struct{ *scenarios.PodWriter }
-
-func (w podWriter) stop() []probe.Object {
-	GinkgoHelper()
-	return w.Stop()
-}
