@@ -82,18 +82,18 @@ func (c *Cluster) apiserverArgs(a *apiserver) []string {
 	}
 	defaults := map[string]string{
 		"etcd-servers":                     etcd,
-		"etcd-cafile":                      c.pki.CAFile,
-		"etcd-certfile":                    c.etcdClientCert.CertFile,
-		"etcd-keyfile":                     c.etcdClientCert.KeyFile,
+		"etcd-cafile":                      c.creds.pki.CAFile,
+		"etcd-certfile":                    c.creds.etcdClientCert.CertFile,
+		"etcd-keyfile":                     c.creds.etcdClientCert.KeyFile,
 		"bind-address":                     "127.0.0.1",
 		"advertise-address":                "127.0.0.1",
 		"secure-port":                      strconv.Itoa(a.port.Port),
 		"cert-dir":                         a.certDir,
-		"tls-cert-file":                    c.apiserverCert.CertFile,
-		"tls-private-key-file":             c.apiserverCert.KeyFile,
-		"client-ca-file":                   c.clientCAFile,
-		"service-account-key-file":         c.saKey,
-		"service-account-signing-key-file": c.saKey,
+		"tls-cert-file":                    c.creds.apiserverCert.CertFile,
+		"tls-private-key-file":             c.creds.apiserverCert.KeyFile,
+		"client-ca-file":                   c.creds.clientCAFile,
+		"service-account-key-file":         c.creds.saKey,
+		"service-account-signing-key-file": c.creds.saKey,
 		"service-account-issuer":           "https://kubernetes.default.svc.cluster.local",
 		"service-cluster-ip-range":         "10.0.0.0/24",
 		"authorization-mode":               "RBAC",
@@ -149,7 +149,7 @@ func (c *Cluster) startAPIServersReady(ctx context.Context, idx []int, readyz st
 		if a.proc != nil && a.proc.Running() {
 			return fmt.Errorf("start kube-apiserver-%d: already running", i)
 		}
-		check, err := c.healthCheck(c.userCerts[cluster.Admin], c.serverCAFile, c.APIServerURL(i)+readyz, "ok")
+		check, err := c.healthCheck(c.creds.userCerts[cluster.Admin], c.creds.serverCAFile, c.APIServerURL(i)+readyz, "ok")
 		if err != nil {
 			return fmt.Errorf("start kube-apiserver-%d: %w", i, err)
 		}

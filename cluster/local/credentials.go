@@ -21,7 +21,7 @@ import (
 
 func (c *Cluster) makeCredentials() error {
 	var err error
-	if c.pki, err = newPKI(filepath.Join(c.work, "pki")); err != nil {
+	if c.creds.pki, err = newPKI(filepath.Join(c.work, "pki")); err != nil {
 		return fmt.Errorf("create CA: %w", err)
 	}
 	loopback := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
@@ -35,8 +35,8 @@ func (c *Cluster) makeCredentials() error {
 			sans.dns = append(sans.dns, s)
 		}
 	}
-	c.servingSpec = sans
-	c.userSpecs = map[cluster.User]certSpec{
+	c.creds.servingSpec = sans
+	c.creds.userSpecs = map[cluster.User]certSpec{
 		cluster.Admin:    {name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true},
 		cluster.TestUser: {name: "test-user", cn: string(cluster.TestUser), client: true},
 	}
@@ -45,35 +45,35 @@ func (c *Cluster) makeCredentials() error {
 		dst  *keyPair
 		spec certSpec
 	}{
-		{&c.apiserverCert, sans},
-		{&c.etcdServerCert, certSpec{name: "etcd-server", cn: "etcd", server: true, client: true, ips: loopback, dns: []string{"localhost"}}},
-		{&c.etcdClientCert, certSpec{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", client: true}},
-		{&admin, c.userSpecs[cluster.Admin]},
-		{&user, c.userSpecs[cluster.TestUser]},
+		{&c.creds.apiserverCert, sans},
+		{&c.creds.etcdServerCert, certSpec{name: "etcd-server", cn: "etcd", server: true, client: true, ips: loopback, dns: []string{"localhost"}}},
+		{&c.creds.etcdClientCert, certSpec{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", client: true}},
+		{&admin, c.creds.userSpecs[cluster.Admin]},
+		{&user, c.creds.userSpecs[cluster.TestUser]},
 	} {
-		if *x.dst, err = c.pki.issue(x.spec); err != nil {
+		if *x.dst, err = c.creds.pki.issue(x.spec); err != nil {
 			return err
 		}
 	}
-	c.userCerts = map[cluster.User]keyPair{cluster.Admin: admin, cluster.TestUser: user}
-	c.clientCAFile = c.pki.CAFile
-	c.serverCAFile = filepath.Join(c.pki.dir, "apiserver-ca.crt")
-	if err := copyFile(c.pki.CAFile, c.serverCAFile); err != nil {
+	c.creds.userCerts = map[cluster.User]keyPair{cluster.Admin: admin, cluster.TestUser: user}
+	c.creds.clientCAFile = c.creds.pki.CAFile
+	c.creds.serverCAFile = filepath.Join(c.creds.pki.dir, "apiserver-ca.crt")
+	if err := copyFile(c.creds.pki.CAFile, c.creds.serverCAFile); err != nil {
 		return err
 	}
-	if c.saKey, err = c.pki.newServiceAccountKey(); err != nil {
+	if c.creds.saKey, err = c.creds.pki.newServiceAccountKey(); err != nil {
 		return err
 	}
-	c.kubeconfigs = map[cluster.User]string{}
-	for u := range c.userCerts {
-		c.kubeconfigs[u] = filepath.Join(c.work, "kubeconfig-"+string(u))
+	c.creds.kubeconfigs = map[cluster.User]string{}
+	for u := range c.creds.userCerts {
+		c.creds.kubeconfigs[u] = filepath.Join(c.work, "kubeconfig-"+string(u))
 	}
 	return c.writeKubeconfigs()
 }
 
 // writeKubeconfigs (re)writes the users' self-contained kubeconfigs.
 func (c *Cluster) writeKubeconfigs() error {
-	for u, path := range c.kubeconfigs {
+	for u, path := range c.creds.kubeconfigs {
 		if err := clientcmd.WriteToFile(*c.kubeconfig(u, c.APIServerURL(0)), path); err != nil {
 			return fmt.Errorf("write kubeconfig: %w", err)
 		}
@@ -85,8 +85,8 @@ func (c *Cluster) writeKubeconfigs() error {
 // stands alone.
 func (c *Cluster) kubeconfig(u cluster.User, server string) *clientcmdapi.Config {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.serverCAFile}
-	kp := c.userCerts[u]
+	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.creds.serverCAFile}
+	kp := c.creds.userCerts[u]
 	cfg.AuthInfos[string(u)] = &clientcmdapi.AuthInfo{ClientCertificate: kp.CertFile, ClientKey: kp.KeyFile}
 	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: string(u)}
 	cfg.CurrentContext = c.name
@@ -96,7 +96,7 @@ func (c *Cluster) kubeconfig(u cluster.User, server string) *clientcmdapi.Config
 
 // KubeconfigPath implements cluster.Cluster.
 func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
-	p, ok := c.kubeconfigs[u]
+	p, ok := c.creds.kubeconfigs[u]
 	if !ok {
 		return "", fmt.Errorf("no kubeconfig for user %q (have %q and %q)", u, cluster.Admin, cluster.TestUser)
 	}
@@ -112,7 +112,7 @@ func (c *Cluster) RESTConfig(u cluster.User) (*rest.Config, error) {
 // apiserver or a fault proxy in front of one (its address must be covered by
 // the serving certificate: 127.0.0.1 is, or add it to ExtraSANs).
 func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, error) {
-	if _, ok := c.userCerts[u]; !ok {
+	if _, ok := c.creds.userCerts[u]; !ok {
 		return nil, fmt.Errorf("no credentials for user %q", u)
 	}
 	cfg, err := clientcmd.NewDefaultClientConfig(*c.kubeconfig(u, host), nil).ClientConfig()

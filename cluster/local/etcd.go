@@ -55,7 +55,7 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 // SnapshotEtcd implements cluster.EtcdSnapshotter. The revision is read
 // back from the snapshot file with etcdutl, so it is exact.
 func (c *Cluster) SnapshotEtcd(ctx context.Context, path string) (int64, error) {
-	tc, err := c.tlsConfig(c.etcdClientCert, c.pki.CAFile)
+	tc, err := c.tlsConfig(c.creds.etcdClientCert, c.creds.pki.CAFile)
 	if err != nil {
 		return 0, err
 	}
@@ -97,13 +97,13 @@ func (c *Cluster) RestoreEtcd(ctx context.Context, path string, opts cluster.Res
 			a.proc.Kill()
 		}
 	}
-	if c.etcd != nil && c.etcd.Running() {
-		if err := c.stop(ctx, c.etcd, cluster.Graceful); err != nil {
+	if c.etcd.proc != nil && c.etcd.proc.Running() {
+		if err := c.stop(ctx, c.etcd.proc, cluster.Graceful); err != nil {
 			return fmt.Errorf("restore etcd: %w", err)
 		}
 	}
-	c.restores++
-	dir := filepath.Join(c.work, fmt.Sprintf("etcd-data-restore-%d", c.restores))
+	c.etcd.restores++
+	dir := filepath.Join(c.work, fmt.Sprintf("etcd-data-restore-%d", c.etcd.restores))
 	args := []string{"snapshot", "restore", path,
 		"--data-dir=" + dir,
 		"--name=default",
@@ -117,8 +117,8 @@ func (c *Cluster) RestoreEtcd(ctx context.Context, path string, opts cluster.Res
 	if _, err := runLogged(ctx, c.bins.Etcdutl, args, logPath); err != nil {
 		return fmt.Errorf("restore etcd: %w", err)
 	}
-	old := c.etcdDataDir
-	c.etcdDataDir = dir
+	old := c.etcd.dataDir
+	c.etcd.dataDir = dir
 	if err := os.RemoveAll(old); err != nil {
 		return fmt.Errorf("restore etcd: remove old data: %w", err)
 	}

@@ -21,11 +21,11 @@ import (
 
 // EtcdURL is the client URL of etcd (TLS with client certificates).
 func (c *Cluster) EtcdURL() string {
-	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPort.Port))
+	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcd.port.Port))
 }
 
 func (c *Cluster) etcdPeerURL() string {
-	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcdPeerPort.Port))
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(c.etcd.peerPort.Port))
 }
 
 // StartEtcd implements cluster.EtcdController: it starts etcd on its data
@@ -40,20 +40,20 @@ func (c *Cluster) startEtcdLocked(ctx context.Context) error {
 	if c.closed {
 		return errors.New("start etcd: cluster is closed")
 	}
-	if c.etcd != nil && c.etcd.Running() {
+	if c.etcd.proc != nil && c.etcd.proc.Running() {
 		return errors.New("start etcd: already running")
 	}
 	args := []string{
 		"--name=default",
-		"--data-dir=" + c.etcdDataDir,
+		"--data-dir=" + c.etcd.dataDir,
 		"--listen-client-urls=" + c.EtcdURL(),
 		"--advertise-client-urls=" + c.EtcdURL(),
 		"--listen-peer-urls=" + c.etcdPeerURL(),
 		"--initial-advertise-peer-urls=" + c.etcdPeerURL(),
 		"--initial-cluster=default=" + c.etcdPeerURL(),
-		"--cert-file=" + c.etcdServerCert.CertFile,
-		"--key-file=" + c.etcdServerCert.KeyFile,
-		"--trusted-ca-file=" + c.pki.CAFile,
+		"--cert-file=" + c.creds.etcdServerCert.CertFile,
+		"--key-file=" + c.creds.etcdServerCert.KeyFile,
+		"--trusted-ca-file=" + c.creds.pki.CAFile,
 		"--client-cert-auth=true",
 		// The data is thrown away with the test; fsync only costs time. A
 		// SIGKILL of etcd loses nothing: the page cache survives the process.
@@ -65,18 +65,18 @@ func (c *Cluster) startEtcdLocked(ctx context.Context) error {
 	p := &process.Process{Name: "etcd", Path: c.bins.Etcd, Args: args, LogPath: filepath.Join(c.logs, "etcd.log")}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReadyTimeout)
 	defer cancel()
-	check, err := c.healthCheck(c.etcdClientCert, c.pki.CAFile, c.EtcdURL()+"/health", `"health":"true"`)
+	check, err := c.healthCheck(c.creds.etcdClientCert, c.creds.pki.CAFile, c.EtcdURL()+"/health", `"health":"true"`)
 	if err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
 	if err := p.Start(); err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
-	c.etcd = p
+	c.etcd.proc = p
 	err = p.WaitReady(ctx, readyPollInterval, check)
-	if c.etcdDown != nil {
-		c.etcdDown()
-		c.etcdDown = nil
+	if c.etcd.down != nil {
+		c.etcd.down()
+		c.etcd.down = nil
 	}
 	if err != nil {
 		p.Kill()
@@ -96,13 +96,13 @@ func (c *Cluster) stopEtcdLocked(ctx context.Context, mode cluster.StopMode) err
 	if err := mode.Validate(); err != nil {
 		return fmt.Errorf("stop etcd: %w", err)
 	}
-	if c.etcd == nil || !c.etcd.Running() {
+	if c.etcd.proc == nil || !c.etcd.proc.Running() {
 		return errors.New("stop etcd: not running")
 	}
-	if c.etcdDown == nil {
-		c.etcdDown = faultlog.Begin(faultlog.EtcdDown, string(mode)+" stop")
+	if c.etcd.down == nil {
+		c.etcd.down = faultlog.Begin(faultlog.EtcdDown, string(mode)+" stop")
 	}
-	return c.stop(ctx, c.etcd, mode)
+	return c.stop(ctx, c.etcd.proc, mode)
 }
 
 // RestartEtcd implements cluster.EtcdController.
@@ -118,10 +118,10 @@ func (c *Cluster) RestartEtcd(ctx context.Context, mode cluster.StopMode) error 
 // etcdClientLocked returns the cluster's etcd client, made on first use; it
 // reconnects by itself across etcd restarts.
 func (c *Cluster) etcdClientLocked() (*clientv3.Client, error) {
-	if c.etcdClient != nil {
-		return c.etcdClient, nil
+	if c.etcd.client != nil {
+		return c.etcd.client, nil
 	}
-	tc, err := c.tlsConfig(c.etcdClientCert, c.pki.CAFile)
+	tc, err := c.tlsConfig(c.creds.etcdClientCert, c.creds.pki.CAFile)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (c *Cluster) etcdClientLocked() (*clientv3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
-	c.etcdClient = cli
+	c.etcd.client = cli
 	return cli, nil
 }
 

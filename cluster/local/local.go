@@ -96,7 +96,21 @@ type Cluster struct {
 	bins binaries.Paths
 	work string
 	logs string
-	pki  *pki
+
+	creds credentials
+	etcd  etcdMember
+
+	mu         sync.Mutex // lifecycle
+	apiservers []*apiserver
+	closed     bool
+	owner      *flock.Flock // held while the default work dir is in use
+	unregister func()       // of the work dir's removal on parent death
+}
+
+// credentials are the cluster's PKI and what it issued: certificates,
+// the service-account key, a kubeconfig per user.
+type credentials struct {
+	pki *pki
 
 	apiserverCert, etcdServerCert, etcdClientCert keyPair
 	userCerts                                     map[cluster.User]keyPair
@@ -106,25 +120,25 @@ type Cluster struct {
 	// What the apiservers trust and are trusted with (rotate.go): the CA
 	// of --client-ca-file, and the CA file clients verify the apiservers'
 	// serving certificate with. Both start as the cluster CA (which etcd
-	// keeps); a rotation replaces them. Guarded by mu once started.
+	// keeps); a rotation replaces them. Guarded by Cluster.mu once started.
 	clientCAFile, serverCAFile string
 	servingSpec                certSpec
 	userSpecs                  map[cluster.User]certSpec
 	rotations, fileKubeconfigs int
+}
 
-	etcdPort, etcdPeerPort *ports.Reservation
-	etcdDataDir            string
-	restores               int
+// etcdMember is the cluster's one etcd: its ports and data directory, its
+// process and client while it runs (guarded by Cluster.mu), the restores
+// its data went through.
+type etcdMember struct {
+	port, peerPort *ports.Reservation
+	dataDir        string
+	restores       int
 
-	mu   sync.Mutex // lifecycle
-	etcd *process.Process
-	// etcdDown ends the faultlog window a stop of etcd opened.
-	etcdDown   func()
-	apiservers []*apiserver
-	etcdClient *clientv3.Client
-	closed     bool
-	owner      *flock.Flock // held while the default work dir is in use
-	unregister func()       // of the work dir's removal on parent death
+	proc *process.Process
+	// down ends the faultlog window a stop of etcd opened.
+	down   func()
+	client *clientv3.Client
 }
 
 var (
@@ -210,7 +224,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 		step("bootstrapped etcd kept as " + template)
 	}
-	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.kubeconfigs[cluster.Admin])
+	fmt.Fprintf(opts.Progress, "local cluster %s ready in %s (kubeconfig %s)\n", c.name, time.Since(start).Round(time.Millisecond), c.creds.kubeconfigs[cluster.Admin])
 	return c, nil
 }
 
@@ -287,10 +301,10 @@ func (c *Cluster) prepare() error {
 	if err := os.MkdirAll(c.logs, 0o755); err != nil {
 		return err
 	}
-	if c.etcdPort, err = ports.Reserve(); err != nil {
+	if c.etcd.port, err = ports.Reserve(); err != nil {
 		return err
 	}
-	if c.etcdPeerPort, err = ports.Reserve(); err != nil {
+	if c.etcd.peerPort, err = ports.Reserve(); err != nil {
 		return err
 	}
 	for i := range c.opts.APIServers {
@@ -308,7 +322,7 @@ func (c *Cluster) prepare() error {
 			}
 		}
 	}
-	c.etcdDataDir = filepath.Join(c.work, "etcd-data")
+	c.etcd.dataDir = filepath.Join(c.work, "etcd-data")
 	return c.makeCredentials()
 }
 
@@ -339,8 +353,8 @@ func (c *Cluster) Pids() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pids := map[string]int{}
-	if c.etcd != nil && c.etcd.Running() {
-		pids["etcd"] = c.etcd.Pid()
+	if c.etcd.proc != nil && c.etcd.proc.Running() {
+		pids["etcd"] = c.etcd.proc.Pid()
 	}
 	for _, a := range c.apiservers {
 		if a.proc != nil && a.proc.Running() {
@@ -391,13 +405,13 @@ func (c *Cluster) Close(ctx context.Context) error {
 			errs = append(errs, a.etcdLink.Close())
 		}
 	}
-	if c.etcd != nil {
-		c.etcd.Kill()
+	if c.etcd.proc != nil {
+		c.etcd.proc.Kill()
 	}
-	if c.etcdClient != nil {
-		errs = append(errs, c.etcdClient.Close())
+	if c.etcd.client != nil {
+		errs = append(errs, c.etcd.client.Close())
 	}
-	errs = append(errs, c.etcdPort.Release(), c.etcdPeerPort.Release())
+	errs = append(errs, c.etcd.port.Release(), c.etcd.peerPort.Release())
 	if c.opts.WorkDir == "" && !c.opts.KeepWorkDir && c.work != "" {
 		errs = append(errs, os.RemoveAll(c.work))
 	}
@@ -423,7 +437,7 @@ func (c *Cluster) Recover(ctx context.Context) error {
 	if c.closed {
 		return errors.New("recover: cluster is closed")
 	}
-	if c.etcd == nil || !c.etcd.Running() {
+	if c.etcd.proc == nil || !c.etcd.proc.Running() {
 		if err := c.startEtcdLocked(ctx); err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}

@@ -26,17 +26,17 @@ func (c *Cluster) FileKubeconfig(u cluster.User, server string) (string, error) 
 	if c.closed {
 		return "", errors.New("file kubeconfig: cluster is closed")
 	}
-	kp, ok := c.userCerts[u]
+	kp, ok := c.creds.userCerts[u]
 	if !ok {
 		return "", fmt.Errorf("file kubeconfig: no credentials for user %q", u)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.serverCAFile}
+	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.creds.serverCAFile}
 	cfg.AuthInfos[string(u)] = &clientcmdapi.AuthInfo{ClientCertificate: kp.CertFile, ClientKey: kp.KeyFile}
 	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: string(u)}
 	cfg.CurrentContext = c.name
-	c.fileKubeconfigs++
-	path := filepath.Join(c.work, fmt.Sprintf("kubeconfig-%s-files-%d", u, c.fileKubeconfigs))
+	c.creds.fileKubeconfigs++
+	path := filepath.Join(c.work, fmt.Sprintf("kubeconfig-%s-files-%d", u, c.creds.fileKubeconfigs))
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return "", fmt.Errorf("file kubeconfig: %w", err)
 	}
@@ -68,29 +68,29 @@ func (c *Cluster) RotateCertificates(ctx context.Context, opts cluster.RotateOpt
 			running = append(running, a.index)
 		}
 	}
-	c.rotations++
-	ca, err := newCA(c.pki.dir, fmt.Sprintf("ca-rotated-%d", c.rotations))
+	c.creds.rotations++
+	ca, err := newCA(c.creds.pki.dir, fmt.Sprintf("ca-rotated-%d", c.creds.rotations))
 	if err != nil {
 		return fmt.Errorf("rotate certificates: new CA: %w", err)
 	}
-	for u, spec := range c.userSpecs {
+	for u, spec := range c.creds.userSpecs {
 		kp, err := ca.issue(spec)
 		if err != nil {
 			return fmt.Errorf("rotate certificates: %w", err)
 		}
-		if kp != c.userCerts[u] {
-			return fmt.Errorf("rotate certificates: %s's certificate went to %v, not where it was (%v)", u, kp, c.userCerts[u])
+		if kp != c.creds.userCerts[u] {
+			return fmt.Errorf("rotate certificates: %s's certificate went to %v, not where it was (%v)", u, kp, c.creds.userCerts[u])
 		}
 	}
 	if opts.ServingCA {
-		if c.apiserverCert, err = ca.issue(c.servingSpec); err != nil {
+		if c.creds.apiserverCert, err = ca.issue(c.creds.servingSpec); err != nil {
 			return fmt.Errorf("rotate certificates: %w", err)
 		}
-		if err := copyFile(ca.CAFile, c.serverCAFile); err != nil {
+		if err := copyFile(ca.CAFile, c.creds.serverCAFile); err != nil {
 			return fmt.Errorf("rotate certificates: %w", err)
 		}
 	}
-	c.clientCAFile = ca.CAFile
+	c.creds.clientCAFile = ca.CAFile
 	if err := c.writeKubeconfigs(); err != nil {
 		return fmt.Errorf("rotate certificates: %w", err)
 	}

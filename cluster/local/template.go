@@ -99,7 +99,7 @@ func (c *Cluster) etcdFromTemplate(ctx context.Context, step func(string)) (temp
 			return template, false, err
 		}
 		step(fmt.Sprintf("%v; removing it, starting on an empty etcd", err))
-		if err := errors.Join(os.Remove(template), os.RemoveAll(c.etcdDataDir)); err != nil {
+		if err := errors.Join(os.Remove(template), os.RemoveAll(c.etcd.dataDir)); err != nil {
 			return template, false, fmt.Errorf("remove the template that does not restore: %w", err)
 		}
 		return template, false, nil
@@ -112,7 +112,7 @@ func (c *Cluster) etcdFromTemplate(ctx context.Context, step func(string)) (temp
 // directory, as this cluster's one member.
 func (c *Cluster) restoreTemplate(ctx context.Context, snapshot string) error {
 	args := []string{"snapshot", "restore", snapshot,
-		"--data-dir=" + c.etcdDataDir,
+		"--data-dir=" + c.etcd.dataDir,
 		"--name=default",
 		"--initial-cluster=default=" + c.etcdPeerURL(),
 		"--initial-advertise-peer-urls=" + c.etcdPeerURL(),
