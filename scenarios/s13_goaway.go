@@ -117,7 +117,17 @@ func GoawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Conf
 		return err
 	}
 	e2e.DeferCleanup(0, func(context.Context) error { return stopLoadWithin() })
+	// A re-initialisation ends the wait: the assertion below names it at
+	// once. A client that relists on each move backs off between its
+	// relists (the reflector's 800 ms doubling), and could otherwise run
+	// out the moves' time before that assertion is reached (seen in a soak
+	// run: its negative control failed on the moves instead).
 	Eventually(func(g Gomega) {
+		for _, o := range observed {
+			if len(probe.Reinitialisations(o.Recorder.Snapshot())) > 0 {
+				return
+			}
+		}
 		for _, o := range observed {
 			g.Expect(len(watchConns(o.Recorder.Snapshot()))).To(BeNumerically(">=", goawayMovesWanted), "informer %s: connections its watches ran on", o.Name)
 		}
