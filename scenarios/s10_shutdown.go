@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
 )
@@ -45,7 +46,7 @@ func ShutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnecti
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	proxy := env.Proxy
 
-	leaks := probe.NewLeakCheck()
+	leaks := probe.NewLeakCheck(faultproxy.Goroutines()...)
 	opts.Namespace = env.Namespace
 	pods := e2e.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
 	// The informer's own client writes (and, below, lists): a pod through

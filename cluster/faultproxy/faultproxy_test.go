@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -409,5 +411,31 @@ func BenchmarkRoundTrip(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestGoroutinesNamesTheProxysGoroutines: the names a leak check ignores
+// are the functions the running proxy's goroutines show in a stack dump.
+func TestGoroutinesNamesTheProxysGoroutines(t *testing.T) {
+	names := Goroutines()
+	for _, n := range names {
+		if !strings.HasPrefix(n, "github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).") {
+			t.Errorf("Goroutines() has %q: not a method of the proxy", n)
+		}
+	}
+	backend, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	p, err := Start(backend.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if !strings.Contains(stacks, names[0]) {
+		t.Errorf("a running proxy's goroutines do not show %q:\n%s", names[0], stacks)
 	}
 }

@@ -197,27 +197,36 @@ func DeletesObserved(rec Record, deleted []Object) error {
 
 // LeakCheck snapshots the goroutines running now; its Find reports the ones
 // started since that are still running (after, say, Factory.Shutdown).
-type LeakCheck struct{ baseline goleak.Option }
+type LeakCheck struct {
+	baseline goleak.Option
+	ignore   []string
+}
 
-// NewLeakCheck takes the baseline.
-func NewLeakCheck() *LeakCheck { return &LeakCheck{baseline: goleak.IgnoreCurrent()} }
+// NewLeakCheck takes the baseline; its Find ignores goroutines running
+// any of the functions ignore names (goleak's IgnoreAnyFunction: fully
+// qualified, as runtime.FuncForPC names them), such as the fault proxy's
+// own (faultproxy.Goroutines).
+func NewLeakCheck(ignore ...string) *LeakCheck {
+	return &LeakCheck{baseline: goleak.IgnoreCurrent(), ignore: ignore}
+}
 
 // Find retries for a while (goleak's default, bounded: v1.3.0 retries 20
 // times, sleeping 1 µs doubling to at most 100 ms, options.go retry, so
 // about 0.45 s plus the stack snapshots) and returns the leaked
 // goroutines as an error. Idle HTTP connections of the client's transport
-// and the in-process fault proxy's goroutines (the network, not the
+// and what NewLeakCheck was told to ignore (the network, not the
 // informer) are ignored.
 func (l *LeakCheck) Find() error {
-	return goleak.Find(l.baseline,
-		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).pipe"),
-		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).acceptLoop"),
-		goleak.IgnoreAnyFunction("github.com/informer-conformance/informer-conformance/cluster/faultproxy.(*Proxy).holdUntilUnblackholed"),
+	opts := []goleak.Option{l.baseline}
+	for _, f := range l.ignore {
+		opts = append(opts, goleak.IgnoreAnyFunction(f))
+	}
+	return goleak.Find(append(opts,
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
 		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*http2clientConnReadLoop).run"),
 		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run"),
-	)
+	)...)
 }
