@@ -21,7 +21,7 @@ var _ = Describe("S13 GOAWAY across HA kube-apiservers", Label("goaway"), NeedsH
 		// A client that takes the end of each watch for an error relists
 		// on every move: the no-re-initialisation assertion must catch it.
 		e2e.StreamingList.Use()
-		err := InterceptGomegaFailure(func() { scenarios.GoawayRebalancing(ctx, endOfWatchAsError) })
+		err := InterceptGomegaFailure(func() { scenarios.GoawayRebalancing(ctx, scenarios.EndOfWatchAsError) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.GoawayNoReinit)), "the S13 assertion catches a client that relists after a GOAWAY")
 	})
 })

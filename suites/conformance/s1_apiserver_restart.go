@@ -28,7 +28,7 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 		// re-initialisation assertions must catch it.
 		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: cluster.Hard, Client: endOfWatchAsError})
+			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: cluster.Hard, Client: scenarios.EndOfWatchAsError})
 		})
 		Expect(err).To(MatchError(Or(ContainSubstring(scenarios.ResumesWatch), ContainSubstring(scenarios.NeedlessReinit))),
 			"an S1 assertion catches a client that relists on every watch end")

@@ -24,7 +24,7 @@ var _ = Describe("S23 kube-apiserver shutdown outliving its watches", Label("api
 		// relists on every watch end must be caught.
 		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownTimesOut, Client: endOfWatchAsError})
+			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownTimesOut, Client: scenarios.EndOfWatchAsError})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ShutdownResumes)), "the S23 assertion catches a client that relists when the watch ends")
 	})
@@ -35,7 +35,7 @@ var _ = Describe("S23 kube-apiserver shutdown outliving its watches", Label("api
 		// relists: the no-re-initialisation assertion must catch it.
 		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownKilled, Client: goawayCloseAsError})
+			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownKilled, Client: scenarios.GoawayCloseAsError})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ShutdownResumes)), "the S23 assertion catches a client that relists after a GOAWAY close")
 	})

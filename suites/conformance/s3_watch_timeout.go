@@ -27,7 +27,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// InternalError and the reflector relists after every timeout.
 			// The no-relist assertion must catch it.
 			e2e.ListWatch.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, endOfWatchAsError) })
+			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.EndOfWatchAsError) })
 			Expect(err).To(MatchError(ContainSubstring(scenarios.S3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout")
 		})
 
@@ -36,7 +36,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// The same broken transport under the dynamic client on the
 			// custom resource (JSON watch frames, unstructured objects).
 			crd.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, endOfWatchAsError) })
+			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.EndOfWatchAsError) })
 			Expect(err).To(MatchError(ContainSubstring(scenarios.S3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource")
 		})
 
@@ -46,7 +46,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 		cbor := e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)
 		It("fails when the client asks for JSON only ("+cbor.Name+")", NegativeControl, cbor.Decorations(), func(ctx SpecContext) {
 			cbor.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, acceptJSONOnly) })
+			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.AcceptJSONOnly) })
 			Expect(err).To(MatchError(ContainSubstring(e2e.AnsweredInCBOR)), "the CBOR stack's encoding check catches a client answered in JSON")
 		})
 	})

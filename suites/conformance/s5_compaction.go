@@ -28,7 +28,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 
 		It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 			err := InterceptGomegaFailure(func() {
-				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
+				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
 			})
 			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores tombstones")
 		})
@@ -40,7 +40,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		It("fails when the handler drops tombstones ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 			crd.Use()
 			err := InterceptGomegaFailure(func() {
-				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: dropTombstones})
+				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
 			})
 			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores the custom resource's tombstones")
 		})

@@ -29,7 +29,7 @@ var _ = Describe("S6 etcd restored from an earlier snapshot", Label("etcd-restor
 
 	It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 		err := InterceptGomegaFailure(func() {
-			scenarios.EtcdRestored(ctx, scenarios.EtcdRestoreInput{Bumped: true, Wrap: dropTombstones})
+			scenarios.EtcdRestored(ctx, scenarios.EtcdRestoreInput{Bumped: true, Wrap: scenarios.DropTombstones})
 		})
 		Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S6 delete assertion catches a handler that ignores tombstones")
 	})

@@ -30,7 +30,7 @@ var _ = Describe("S6 etcd restored from an earlier snapshot, then a relist", Lab
 		// LIST+WATCH's 48 s would take.
 		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.RelistAfterPlainRestore(ctx, scenarios.RelistInput{Mode: e2e.StreamingList, Client: pinListResourceVersion})
+			scenarios.RelistAfterPlainRestore(ctx, scenarios.RelistInput{Mode: e2e.StreamingList, Client: scenarios.PinListResourceVersion})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.RelistConverged)), "the S6 relist bound catches a client that never falls back to a consistent list")
 	})

@@ -3,7 +3,6 @@ package conformance
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/probe"
@@ -21,7 +20,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 
 	It("fails when the handler drops updates and deletes", NegativeControl, func(ctx SpecContext) {
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deafHandler, NoHandlerCheck: true})
+			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of it")
 	})
@@ -32,7 +31,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		// objects, another decoder, the same assertion.
 		crd.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: deafHandler, NoHandlerCheck: true})
+			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of the custom resource's end")
 	})
@@ -40,7 +39,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 	It("fails when the relist fixes the store but tells no handler", NegativeControl, func(ctx SpecContext) {
 		// The handler hears the initial list and nothing after: the store
 		// still converges (the relist's Replace), the handler calls do not.
-		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return initialListOnly{h} }
+		wrap := scenarios.InitialListOnly
 		err := InterceptGomegaFailure(func() { scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: wrap}) })
 		Expect(err).To(MatchError(ContainSubstring(e2e.HandlersAddUp)), "the handler check catches a relist no handler heard of")
 	})

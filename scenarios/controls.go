@@ -1,4 +1,4 @@
-package conformance
+package scenarios
 
 import (
 	"errors"
@@ -13,12 +13,14 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 )
 
-// Broken client set-ups shared by several negative controls.
+// Broken client set-ups shared by several negative controls (a control
+// hands one to its scenario: a transport wrapper as its client, a handler
+// wrapper as its handler). Set-ups one scenario alone uses are in its file.
 
-// endOfWatchAsError wraps cfg's transport so that a watch body ending in EOF
+// EndOfWatchAsError wraps cfg's transport so that a watch body ending in EOF
 // or an unexpected EOF returns a plain error instead.
-func endOfWatchAsError(cfg *rest.Config) *rest.Config {
-	return watchBodyErrors(cfg, func(err error) error {
+func EndOfWatchAsError(cfg *rest.Config) *rest.Config {
+	return WatchBodyErrors(cfg, func(err error) error {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return errors.New("watch stream ended (reported as an error by a broken client)")
 		}
@@ -26,9 +28,9 @@ func endOfWatchAsError(cfg *rest.Config) *rest.Config {
 	})
 }
 
-// watchBodyErrors wraps cfg's transport so that every read of a watch's
+// WatchBodyErrors wraps cfg's transport so that every read of a watch's
 // body returns rewrite(err) for its error err (nil included).
-func watchBodyErrors(cfg *rest.Config, rewrite func(error) error) *rest.Config {
+func WatchBodyErrors(cfg *rest.Config, rewrite func(error) error) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -52,13 +54,13 @@ func (b rewrittenBody) Read(p []byte) (int, error) {
 	return n, b.rewrite(err)
 }
 
-// pinListResourceVersion wraps cfg's transport so that a LIST or streaming
+// PinListResourceVersion wraps cfg's transport so that a LIST or streaming
 // list asking for resourceVersion "" (a consistent read) goes out at the
 // last non-empty resourceVersion the client listed at: a client that
 // retries the same resourceVersion forever, as client-go did before
 // k8s#107133 was fixed (its reflector never got off a resourceVersion the
 // server answered "too large").
-func pinListResourceVersion(cfg *rest.Config) *rest.Config {
+func PinListResourceVersion(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &pinnedListRV{next: rt} })
 	return cfg
@@ -88,9 +90,13 @@ func (t *pinnedListRV) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// initialListOnly is a handler told of the initial list and nothing after:
-// a client whose relists and watch events fix the store without notifying
-// the controller.
+// InitialListOnly wraps h into a handler told of the initial list and
+// nothing after: a client whose relists and watch events fix the store
+// without notifying the controller.
+func InitialListOnly(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+	return initialListOnly{h}
+}
+
 type initialListOnly struct{ next cache.ResourceEventHandler }
 
 func (h initialListOnly) OnAdd(obj any, inInitialList bool) {
@@ -101,11 +107,11 @@ func (h initialListOnly) OnAdd(obj any, inInitialList bool) {
 func (initialListOnly) OnUpdate(any, any) {}
 func (initialListOnly) OnDelete(any)      {}
 
-// acceptJSONOnly wraps cfg's transport so that every request asks for JSON
+// AcceptJSONOnly wraps cfg's transport so that every request asks for JSON
 // only, whatever client-go put in its Accept header: a client that ignores
 // the CBOR gates (any client-go before v0.32). The probe's recorder, outside
 // the wrapper, still sees client-go's own Accept; the answer is JSON.
-func acceptJSONOnly(cfg *rest.Config) *rest.Config {
+func AcceptJSONOnly(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -117,9 +123,9 @@ func acceptJSONOnly(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-// dropTombstones is the classic controller bug: a delete handler that
+// DropTombstones is the classic controller bug: a delete handler that
 // type-asserts its object and returns on a DeletedFinalStateUnknown.
-func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+func DropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { h.OnAdd(obj, false) },
 		UpdateFunc: h.OnUpdate,
@@ -132,20 +138,20 @@ func dropTombstones(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	}
 }
 
-// deafHandler passes on Adds only: a controller that never hears of an
+// DeafHandler passes on Adds only: a controller that never hears of an
 // object's end.
-func deafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
+func DeafHandler(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { h.OnAdd(obj, false) }}
 }
 
-// goawayCloseAsError wraps cfg's transport so that a watch body ending with
+// GoawayCloseAsError wraps cfg's transport so that a watch body ending with
 // the GOAWAY-then-close error of Go's HTTP/2 client ("http2: server sent
 // GOAWAY and closed the connection") returns an error apimachinery does not
 // take for an end of stream: apimachinery before kubernetes PR #73277 (its
 // pkg/util/net IsProbableEOF did not know the message), so the stream
 // watcher sends an ERROR event and the reflector relists.
-func goawayCloseAsError(cfg *rest.Config) *rest.Config {
-	return watchBodyErrors(cfg, func(err error) error {
+func GoawayCloseAsError(cfg *rest.Config) *rest.Config {
+	return WatchBodyErrors(cfg, func(err error) error {
 		if err != nil && strings.Contains(err.Error(), "GOAWAY") {
 			return errors.New("watch stream broken after GOAWAY (reported as an error by a broken client)")
 		}
