@@ -52,7 +52,7 @@ func CurrentHooks() Hooks { return hooks }
 
 // applyHooks is what StartProbe does with the hooks.
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
-	if hooks.Informers != nil && (opts.Stack == "" || opts.Stack == probe.StackTyped) {
+	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {
 		// A spec that configures client-go's factory itself is refused by
 		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into
 		// a skip naming the source.
@@ -68,7 +68,7 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 		AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
 	}
 	if len(hooks.FactoryOptions) > 0 && opts.Source == nil {
-		if opts.Stack != "" && opts.Stack != probe.StackTyped && opts.Stack != probe.StackTypedJSON {
+		if !opts.Stack.Typed() {
 			// informers.SharedInformerOption configures the typed factory only.
 			AddReportEntry("client hook", fmt.Sprintf("the downstream's informer factory options do not apply to the %s stack", opts.Stack))
 		} else {

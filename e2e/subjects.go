@@ -76,10 +76,7 @@ func (o *Observed) Subjects() *Subjects {
 // SpecStack is the current spec's informer stack (SyncMode.Use; the typed
 // one by default).
 func SpecStack() probe.Stack {
-	if specStack == "" {
-		return probe.StackTyped
-	}
-	return specStack
+	return specStack.OrTyped()
 }
 
 // Name is the resource's plural name ("pods", "widgets"): what specs name

@@ -51,10 +51,7 @@ func (m SyncMode) Use() {
 	}
 	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
 	AddReportEntry("sync mode", m.Name)
-	stack := m.Stack
-	if stack == "" {
-		stack = probe.StackTyped
-	}
+	stack := m.Stack.OrTyped()
 	if stack.CBOR() {
 		useCBORClient()
 	}
@@ -113,10 +110,7 @@ func (m SyncMode) Decorations() []any {
 // Labels are the mode's labels: its sync mode, its stack, and
 // LabelExtraStack off the typed stack.
 func (m SyncMode) Labels() ginkgo.Labels {
-	stack := m.Stack
-	if stack == "" {
-		stack = probe.StackTyped
-	}
+	stack := m.Stack.OrTyped()
 	labels := ginkgo.Label(map[bool]string{true: LabelStreamingList, false: LabelListWatch}[m.Streaming], LabelStackPrefix+string(stack))
 	if stack != probe.StackTyped {
 		labels = append(labels, LabelExtraStack)

@@ -168,3 +168,24 @@ func TestHandlerState(t *testing.T) {
 		}
 	}
 }
+
+func TestStackOrTypedAndTyped(t *testing.T) {
+	for _, tc := range []struct {
+		s       probe.Stack
+		orTyped probe.Stack
+		typed   bool
+	}{
+		{"", probe.StackTyped, true},
+		{probe.StackTyped, probe.StackTyped, true},
+		{probe.StackTypedJSON, probe.StackTypedJSON, true},
+		{probe.StackDynamic, probe.StackDynamic, false},
+		{probe.StackDynamicCRDCBOR, probe.StackDynamicCRDCBOR, false},
+	} {
+		if got := tc.s.OrTyped(); got != tc.orTyped {
+			t.Errorf("Stack(%q).OrTyped() = %q, want %q", tc.s, got, tc.orTyped)
+		}
+		if got := tc.s.Typed(); got != tc.typed {
+			t.Errorf("Stack(%q).Typed() = %v, want %v", tc.s, got, tc.typed)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 			return nil, fmt.Errorf("probe: informer source %s: %w", opts.Stack, err)
 		}
 	default:
-		if opts.Informer != nil && opts.Stack != "" && opts.Stack != StackTyped && opts.Stack != StackTypedJSON {
+		if opts.Informer != nil && !opts.Stack.Typed() {
 			return nil, fmt.Errorf("probe: Options.Informer picks from a typed factory; on stack %s name the Resource", opts.Stack)
 		}
 		f, err := newStackFactory(opts.Stack, cfg, cs, opts.Namespace, opts.Resync, slices.Clone(opts.FactoryOptions), opts.TweakListOptions)

@@ -53,6 +53,19 @@ const (
 	StackDynamicCRDCBOR Stack = "dynamic-crd-cbor"
 )
 
+// OrTyped is s, or StackTyped for the empty stack: the one place that says
+// an unset stack is the typed one.
+func (s Stack) OrTyped() Stack {
+	if s == "" {
+		return StackTyped
+	}
+	return s
+}
+
+// Typed says whether s builds typed informers from client-go's typed
+// factory (typed, typed-json, or unset).
+func (s Stack) Typed() bool { return s.OrTyped() == StackTyped || s == StackTypedJSON }
+
 // Stacks are the stacks a probe can build.
 var Stacks = []Stack{StackTyped, StackTypedJSON, StackDynamic, StackMetadata, StackDynamicCRD, StackDynamicCRDCBOR}
 
@@ -111,10 +124,8 @@ type stackFactory struct {
 }
 
 func newStackFactory(stack Stack, cfg *rest.Config, cs kubernetes.Interface, namespace string, resync time.Duration, fopts []informers.SharedInformerOption, tweak func(*metav1.ListOptions)) (*stackFactory, error) {
-	if stack == "" {
-		stack = StackTyped
-	}
-	if stack != StackTyped && stack != StackTypedJSON && len(fopts) > 0 {
+	stack = stack.OrTyped()
+	if !stack.Typed() && len(fopts) > 0 {
 		return nil, fmt.Errorf("stack %s: informer factory options (informers.SharedInformerOption) apply to the typed stacks only", stack)
 	}
 	f := &stackFactory{stack: stack}
