@@ -115,40 +115,10 @@ func (n stormNumbers) String() string {
 func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, inject func(*httpfault.Injector)) {
 	env := e2e.StartEnv(ctx, cluster.Spec{})
 	c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
-	writer := env.Writer
 
-	e2e.By(fmt.Sprintf("creating %d pods of about 2 KiB", size.Objects))
-	// Random (base64) payloads: kube-apiserver gzips large LIST
-	// responses, and a repeated character would make them unrealistically
-	// small next to the watch events of a streaming list, which are not
-	// compressed.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(stormWriters)
-	for i := range size.Objects {
-		g.Go(func() error {
-			raw := make([]byte, stormPayload*3/4)
-			_, _ = rand.Read(raw)
-			pod := e2e.Pod(env.Namespace, fmt.Sprintf("storm-%04d", i))
-			pod.Annotations = map[string]string{"payload": base64.StdEncoding.EncodeToString(raw)}
-			_, err := writer.CoreV1().Pods(env.Namespace).Create(gctx, pod, metav1.CreateOptions{})
-			return err
-		})
-	}
-	Expect(g.Wait()).To(Succeed(), "create the storm's pods")
-
-	e2e.By(fmt.Sprintf("starting %d informers, each with its own client and connection", size.Informers))
+	createStormPods(ctx, env, size.Objects)
 	started := time.Now()
-	injectors := make([]*httpfault.Injector, size.Informers)
-	probes := make([]*e2e.Observed, size.Informers)
-	for i := range probes {
-		injectors[i] = &httpfault.Injector{}
-		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: env.Namespace})
-	}
-	for _, p := range probes {
-		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
-		Expect(p.WaitForSync(syncCtx)).To(Succeed(), "informer %s synced within %s", p.Name, e2e.SyncTimeout)
-		cancel()
-	}
+	probes, injectors := startStormInformers(ctx, env, size.Informers)
 	n := stormNumbers{SyncMode: mode.Name, Informers: size.Informers, Objects: size.Objects, InitialSyncSeconds: time.Since(started).Seconds(),
 		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
 	n.APIServerPeakBefore = peakMemory(env.Backend)
@@ -165,18 +135,89 @@ func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, injec
 	endRestart()
 	ready := time.Now()
 
+	deleted := stormChangesAfterRestart(ctx, env)
+	stormConverges(ctx, env, probes, ready)
+	n.ConvergeSeconds = time.Since(ready).Seconds()
+	n.APIServerPeakAfter = peakMemory(env.Backend)
+	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
+	perInformer := n.countReinits(probes)
+	e2e.AddReportEntry("S12 storm", n)
+	// One informer's numbers in the per-informer table is enough; the
+	// storm's totals are in "S12 storm".
+	probes[0].Report(time.Since(ready))
+	e2e.Logf("S12: %s", n)
+
+	for _, p := range probes {
+		p.ExpectDeletesObserved(deleted...)
+	}
+	Expect(n.Reinitialisations).NotTo(HaveKey(string(probe.CauseUnknown)), "re-initialisations of unknown cause: %v", n)
+	for name, reinits := range perInformer {
+		Expect(len(reinits)).To(BeNumerically("<=", maxReinitsPerInformer), StormReinits+" %s: %v (storm: %s)", name, reinits, n)
+	}
+}
+
+// createStormPods creates the storm's objects pods of about 2 KiB.
+func createStormPods(ctx context.Context, env *e2e.Env, objects int) {
+	e2e.By(fmt.Sprintf("creating %d pods of about 2 KiB", objects))
+	// Random (base64) payloads: kube-apiserver gzips large LIST
+	// responses, and a repeated character would make them unrealistically
+	// small next to the watch events of a streaming list, which are not
+	// compressed.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stormWriters)
+	for i := range objects {
+		g.Go(func() error {
+			raw := make([]byte, stormPayload*3/4)
+			_, _ = rand.Read(raw)
+			pod := e2e.Pod(env.Namespace, fmt.Sprintf("storm-%04d", i))
+			pod.Annotations = map[string]string{"payload": base64.StdEncoding.EncodeToString(raw)}
+			_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(gctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	Expect(g.Wait()).To(Succeed(), "create the storm's pods")
+}
+
+// startStormInformers starts n informers, each with its own client and
+// connection through an HTTP fault injector of its own, and waits for
+// each to sync.
+func startStormInformers(ctx context.Context, env *e2e.Env, n int) ([]*e2e.Observed, []*httpfault.Injector) {
+	e2e.By(fmt.Sprintf("starting %d informers, each with its own client and connection", n))
+	injectors := make([]*httpfault.Injector, n)
+	probes := make([]*e2e.Observed, n)
+	for i := range probes {
+		injectors[i] = &httpfault.Injector{}
+		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: env.Namespace})
+	}
+	for _, p := range probes {
+		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+		Expect(p.WaitForSync(syncCtx)).To(Succeed(), "informer %s synced within %s", p.Name, e2e.SyncTimeout)
+		cancel()
+	}
+	return probes, injectors
+}
+
+// stormChangesAfterRestart deletes stormChanges of the storm's pods and
+// creates as many, returning the deleted ones.
+func stormChangesAfterRestart(ctx context.Context, env *e2e.Env) []probe.Object {
 	e2e.By(fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))
 	var deleted []probe.Object
 	for i := range stormChanges {
 		name := fmt.Sprintf("storm-%04d", i)
-		old, err := writer.CoreV1().Pods(env.Namespace).Get(ctx, name, metav1.GetOptions{})
+		old, err := env.Writer.CoreV1().Pods(env.Namespace).Get(ctx, name, metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
+		Expect(env.Writer.CoreV1().Pods(env.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
 		deleted = append(deleted, probe.Object{Key: env.Namespace + "/" + name, UID: string(old.UID), ResourceVersion: old.ResourceVersion})
-		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
+		_, err = env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, fmt.Sprintf("storm-new-%04d", i)), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
+	return deleted
+}
 
+// stormConverges waits until every informer's store and handlers equal
+// the server, within stormConvergeBound of the apiserver being ready, and
+// records the bound in the timeline.
+func stormConverges(ctx context.Context, env *e2e.Env, probes []*e2e.Observed, ready time.Time) {
 	e2e.By("waiting for every store to equal the server")
 	pending := map[int]bool{}
 	for i := range probes {
@@ -215,11 +256,13 @@ func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, injec
 	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
 		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
 	converged = true
-	n.ConvergeSeconds = time.Since(ready).Seconds()
 	e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, true)
-	n.APIServerPeakAfter = peakMemory(env.Backend)
-	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
+}
 
+// countReinits counts the informers' re-initialisations by cause, the
+// most of one informer and their dials into n, and returns each
+// informer's.
+func (n *stormNumbers) countReinits(probes []*e2e.Observed) map[string][]probe.Reinit {
 	n.Reinitialisations = map[string]int{}
 	perInformer := map[string][]probe.Reinit{}
 	for _, p := range probes {
@@ -231,19 +274,7 @@ func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, injec
 		}
 		n.Dials += len(p.Recorder.Snapshot().Dials)
 	}
-	e2e.AddReportEntry("S12 storm", n)
-	// One informer's numbers in the per-informer table is enough; the
-	// storm's totals are in "S12 storm".
-	probes[0].Report(time.Since(ready))
-	e2e.Logf("S12: %s", n)
-
-	for _, p := range probes {
-		p.ExpectDeletesObserved(deleted...)
-	}
-	Expect(n.Reinitialisations).NotTo(HaveKey(string(probe.CauseUnknown)), "re-initialisations of unknown cause: %v", n)
-	for name, reinits := range perInformer {
-		Expect(len(reinits)).To(BeNumerically("<=", maxReinitsPerInformer), StormReinits+" %s: %v (storm: %s)", name, reinits, n)
-	}
+	return perInformer
 }
 
 // FailNextLists makes in answer the informer's next maxReinitsPerInformer

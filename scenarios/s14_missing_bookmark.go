@@ -194,6 +194,31 @@ func WaitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	Expect(waited).To(BeNumerically("<=", missingBookmarkSyncBound+waitForSyncLateness), "WaitForCacheSync returned within %s of the caller's bound", waitForSyncLateness)
 	Eventually(dropped).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Equal(1), "the server's bookmark was dropped")
 
+	expectBookmarkWarning(ctx, pods, logs, &n)
+	expectOneOpenStreamingList(pods, &n)
+
+	e2e.By("creating pods while the informer waits: they reach the stream, not the store")
+	created := createPods(ctx, env, "waiting", s14Pods)
+	// ADDED events only: a long-running apiserver (the existing backend's)
+	// also sends the open stream a plain BOOKMARK about a second in.
+	Eventually(func() int { return pods.Recorder.Snapshot().Requests[0].EventTypes["ADDED"] }).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).
+		Should(Equal(s14Pods), "the pods' ADDED events reached the client on the open stream")
+	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
+
+	e2e.By("letting the bookmark through and ending the open stream")
+	undo()
+	ended := time.Now()
+	Expect(streams.EndStreams(httpfault.StreamingLists)).To(Equal(1), "the injector ended the open streaming list")
+	synced, converged := syncsThenConverges(ctx, pods, env, ended, syncAfterStreamEnd, "the stream's end (watchList retries at once)")
+	n.SyncAfterStreamEnd, n.ConvergedAfterStreamEnd, recovery = ms(synced), ms(converged), converged
+
+	expectRetriedAtOnce(pods, created, &n)
+}
+
+// expectBookmarkWarning checks client-go's warning about the stream that
+// never ended its initial events, at its 10 s tick, when this client-go
+// runs informers with a context (else it says why it could not).
+func expectBookmarkWarning(ctx context.Context, pods *e2e.Observed, logs *logCapture, n *s14Numbers) {
 	if logs.contextual.Load() {
 		e2e.By("waiting for client-go's warning at its 10 s tick")
 		// Which warning is due depends on what the stream carried before
@@ -230,7 +255,12 @@ func WaitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	} else {
 		e2e.AddReportEntry("S14 warning not checked", "this client-go runs informers without a context (no RunWithContext), so the spec cannot hand the reflector a logger of its own")
 	}
+}
 
+// expectOneOpenStreamingList checks the informer's one request so far: a
+// streaming list for the newest state, accepted and still open, with a
+// timeoutSeconds the server would end only after minutes; no sync.
+func expectOneOpenStreamingList(pods *e2e.Observed, n *s14Numbers) {
 	e2e.By("checking the one request: a streaming list, open, waited on")
 	rec := pods.Recorder.Snapshot()
 	Expect(rec.Requests).To(HaveLen(1), "%s: one request, the streaming list, no retry and no LIST while it is open", NoSyncWithoutBookmark)
@@ -246,23 +276,13 @@ func WaitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Co
 	Expect(timeout).To(And(BeNumerically(">=", minWatchTimeout.Seconds()), BeNumerically("<", maxWatchTimeout.Seconds())),
 		"the streaming list's timeoutSeconds is in [minWatchTimeout, maxWatchTimeout): the server would end it after minutes")
 	Expect(pods.Informer.HasSynced()).To(BeFalse(), NoSyncWithoutBookmark)
+}
 
-	e2e.By("creating pods while the informer waits: they reach the stream, not the store")
-	created := createPods(ctx, env, "waiting", s14Pods)
-	// ADDED events only: a long-running apiserver (the existing backend's)
-	// also sends the open stream a plain BOOKMARK about a second in.
-	Eventually(func() int { return pods.Recorder.Snapshot().Requests[0].EventTypes["ADDED"] }).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).
-		Should(Equal(s14Pods), "the pods' ADDED events reached the client on the open stream")
-	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
-
-	e2e.By("letting the bookmark through and ending the open stream")
-	undo()
-	ended := time.Now()
-	Expect(streams.EndStreams(httpfault.StreamingLists)).To(Equal(1), "the injector ended the open streaming list")
-	synced, converged := syncsThenConverges(ctx, pods, env, ended, syncAfterStreamEnd, "the stream's end (watchList retries at once)")
-	n.SyncAfterStreamEnd, n.ConvergedAfterStreamEnd, recovery = ms(synced), ms(converged), converged
-
-	rec = pods.Recorder.Snapshot()
+// expectRetriedAtOnce checks the two requests until the sync: the first
+// streaming list, ended cleanly without its bookmark, and its retry, a
+// streaming list again, at once, which delivered created.
+func expectRetriedAtOnce(pods *e2e.Observed, created []*corev1.Pod, n *s14Numbers) {
+	rec := pods.Recorder.Snapshot()
 	Expect(rec.Requests).To(HaveLen(2), "two requests until the sync: the first streaming list and its retry")
 	first, retry := rec.Requests[0], rec.Requests[1]
 	Expect(first.CleanEOF).To(BeTrue(), "the first streaming list ended cleanly: %+v", first)
