@@ -44,7 +44,7 @@ export INFORMER_CONFORMANCE_BACKEND := $(BACKEND)
 export KUBECONFIG
 # client-go's watch-list consistency detector: after each streaming list a
 # LIST at its resourceVersion, compared; a difference fails the spec. On in
-# every run (package e2e/watchlistdetector sets it too, for library users);
+# every run (package probe/watchlistdetector sets it too, for library users);
 # KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=false switches it off, and each
 # streaming-list spec's report says so.
 KUBE_WATCHLIST_INCONSISTENCY_DETECTOR ?= true

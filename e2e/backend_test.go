@@ -15,7 +15,7 @@ import (
 	// The backends the tests select, registered by their own packages.
 	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/client-go/features"
 
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 func TestWriteReports(t *testing.T) {

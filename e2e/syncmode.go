@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 // SyncMode is one of client-go's two ways for a reflector to list: a

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 // TimelineEntry names the report entry holding a spec's Timeline. It is

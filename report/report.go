@@ -110,7 +110,7 @@ func Counts[K ~string](m map[K]int) string {
 
 // Cause is why an informer re-initialised: what ended the request before
 // its LIST or streaming list (the probe's classifier names them, package
-// e2e/probe, whose Cause is this type).
+// probe, whose Cause is this type).
 type Cause string
 
 // Numbers is what a spec reports about one informer.

@@ -12,12 +12,12 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 // client-go's own oracle (issue 15, item 5). With
 // KUBE_WATCHLIST_INCONSISTENCY_DETECTOR on (make exports it; package
-// e2e/watchlistdetector sets it before client-go's init otherwise), the
+// probe/watchlistdetector sets it before client-go's init otherwise), the
 // reflector checks every streaming list before it replaces its store
 // (tools/cache/reflector.go watchList -> checkWatchListDataConsistencyIfRequested
 // -> consistencydetector.CheckDataConsistency, v0.31-v0.37): one LIST

@@ -20,7 +20,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 // TestInjectedErrorsReachTheReflector: each injected answer reaches a real

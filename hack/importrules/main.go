@@ -39,7 +39,7 @@ type rule struct {
 var rules = []rule{
 	{From: "cluster", Not: []string{"e2e", "scenarios", "suites", "report", "hack", "integrations"}, Tests: true,
 		Why: "cluster/ is plain Go the harness and the tools build on: it never imports the harness, the scenarios, the suites or the report"},
-	{From: "report", Not: []string{"cluster", "e2e", "scenarios", "suites", "hack", "integrations"}, Tests: true,
+	{From: "report", Not: []string{"cluster", "e2e", "probe", "scenarios", "suites", "hack", "integrations"}, Tests: true,
 		Why: "report/ is the reports as data: tools read it without linking the harness, client-go's informers or a backend"},
 	{From: "cluster/local", Not: []string{"cluster/kind", "cluster/existing"},
 		Why: "backends never import each other"},
@@ -51,6 +51,8 @@ var rules = []rule{
 		Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
 	{From: "e2e", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"},
 		Why: "the harness selects a backend by name among those registered (cluster.RegisterBackend): the suites import the backends, the harness names none (its tests may)"},
+	{From: "probe", Not: []string{"cluster", "e2e", "scenarios", "suites", "hack", "integrations"},
+		Why: "probe, the informer recorder, is plain Go any harness uses: it never imports the Ginkgo harness or a backend (its tests may start a cluster)"},
 	{From: "scenarios", Not: []string{"suites", "hack", "integrations"}, Tests: true,
 		Why: "scenarios are framework-neutral: the Ginkgo suites and the e2e-framework features call them, not the other way"},
 	{From: "", Except: []string{"hack"}, Not: []string{"hack"}, Tests: true,

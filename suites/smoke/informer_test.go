@@ -7,7 +7,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
-	"github.com/informer-conformance/informer-conformance/e2e/probe"
+	"github.com/informer-conformance/informer-conformance/probe"
 )
 
 var _ = Describe("a pod informer through every instrument", Label("smoke"), e2e.CapabilityAPIServerRestart.Label(), Label("disruptive"), func() {

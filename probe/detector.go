@@ -16,7 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/util/consistencydetector"
 
-	"github.com/informer-conformance/informer-conformance/e2e/watchlistdetector"
+	"github.com/informer-conformance/informer-conformance/probe/watchlistdetector"
 )
 
 // client-go's watch-list consistency detector (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR,

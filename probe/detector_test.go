@@ -11,7 +11,7 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"github.com/informer-conformance/informer-conformance/e2e/watchlistdetector"
+	"github.com/informer-conformance/informer-conformance/probe/watchlistdetector"
 )
 
 // TestDetectorOn: client-go read the variable watchlistdetector set before
