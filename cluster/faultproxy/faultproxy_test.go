@@ -433,9 +433,25 @@ func TestGoroutinesNamesTheProxysGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	// A goroutine not yet scheduled shows its go statement's wrapper
+	// (listen.gowrap1), not acceptLoop: poll, bounded, until it runs.
 	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	if !strings.Contains(stacks, names[0]) {
-		t.Errorf("a running proxy's goroutines do not show %q:\n%s", names[0], stacks)
+	deadline := time.After(goroutineStartBound)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if strings.Contains(stacks, names[0]) {
+			return
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("within %s, a running proxy's goroutines do not show %q:\n%s", goroutineStartBound, names[0], stacks)
+		case <-tick.C:
+		}
 	}
 }
+
+// goroutineStartBound bounds waiting for a goroutine the proxy started to
+// be scheduled.
+const goroutineStartBound = 5 * time.Second
