@@ -59,21 +59,9 @@ func run(ctx context.Context, n, history, slowN int) error {
 		return err
 	}
 	opts := local.Options{Binaries: bins}
-	var rows []*row
-	add := func(name string) *row { r := &row{name: name}; rows = append(rows, r); return r }
-
-	cold := add("cold start to ready (etcd + kube-apiserver + certs + RBAC)")
-	for i := range n {
-		fmt.Fprintf(os.Stderr, "cold start %d/%d\n", i+1, n)
-		start := time.Now()
-		c, err := local.Start(ctx, opts)
-		if err != nil {
-			return err
-		}
-		cold.samples = append(cold.samples, time.Since(start))
-		if err := c.Close(ctx); err != nil {
-			return err
-		}
+	var t table
+	if err := coldStarts(ctx, t.add("cold start to ready (etcd + kube-apiserver + certs + RBAC)"), opts, n); err != nil {
+		return err
 	}
 
 	c, err := local.Start(ctx, opts)
@@ -81,18 +69,93 @@ func run(ctx context.Context, n, history, slowN int) error {
 		return err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	timed := func(r *row, samples int, f func() error) error {
-		for i := range samples {
-			fmt.Fprintf(os.Stderr, "%s %d/%d\n", r.name, i+1, samples)
-			start := time.Now()
-			if err := f(); err != nil {
-				return fmt.Errorf("%s: %w", r.name, err)
-			}
-			r.samples = append(r.samples, time.Since(start))
-		}
-		return nil
+	if err := restarts(ctx, &t, c, n); err != nil {
+		return err
 	}
-	if err := timed(add("kube-apiserver hard restart (SIGKILL to ready)"), n, func() error {
+	if err := compactions(ctx, t.add(fmt.Sprintf("etcd compaction of %d revisions (as kube-apiserver does)", history)), c, n, history); err != nil {
+		return err
+	}
+
+	// Graceful restarts while an informer-like watch is open.
+	p, err := local.LoadProfile("fast-graceful-shutdown")
+	if err != nil {
+		return err
+	}
+	fast, err := local.Start(ctx, local.Options{Binaries: bins, Profile: p})
+	if err != nil {
+		return err
+	}
+	defer fast.Close(context.WithoutCancel(ctx))
+	if err := watchedRestarts(ctx, fast, t.add("kube-apiserver graceful restart, watch open, profile fast-graceful-shutdown"), n); err != nil {
+		return err
+	}
+	if slowN > 0 {
+		if err := watchedRestarts(ctx, c, t.add("kube-apiserver graceful restart, watch open, default flags"), slowN); err != nil {
+			return err
+		}
+	}
+
+	t.print(v, n)
+	return nil
+}
+
+// table is the measurements in the order they are printed.
+type table []*row
+
+// add appends a row named name and returns it for its samples.
+func (t *table) add(name string) *row {
+	r := &row{name: name}
+	*t = append(*t, r)
+	return r
+}
+
+// print writes the table in markdown with each row's min, median and max.
+func (t table) print(v binaries.Versions, n int) {
+	fmt.Printf("\nlocal backend, kube-apiserver %s, etcd %s, %d samples each (cached binaries)\n\n", v.KubeAPIServer, v.Etcd, n)
+	fmt.Println("| measurement | min | median | max |")
+	fmt.Println("|---|---:|---:|---:|")
+	for _, r := range t {
+		s := slices.Clone(r.samples)
+		slices.Sort(s)
+		fmt.Printf("| %s | %s | %s | %s |\n", r.name, fmtDur(s[0]), fmtDur(s[len(s)/2]), fmtDur(s[len(s)-1]))
+	}
+}
+
+// timed runs f samples times and adds each run's duration to r.
+func timed(r *row, samples int, f func() error) error {
+	for i := range samples {
+		fmt.Fprintf(os.Stderr, "%s %d/%d\n", r.name, i+1, samples)
+		start := time.Now()
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		r.samples = append(r.samples, time.Since(start))
+	}
+	return nil
+}
+
+// coldStarts starts and closes a cluster n times, timing each start.
+func coldStarts(ctx context.Context, r *row, opts local.Options, n int) error {
+	for i := range n {
+		fmt.Fprintf(os.Stderr, "cold start %d/%d\n", i+1, n)
+		start := time.Now()
+		c, err := local.Start(ctx, opts)
+		if err != nil {
+			return err
+		}
+		r.samples = append(r.samples, time.Since(start))
+		if err := c.Close(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restarts times n restarts of each kind on c, with no watch open: the
+// kube-apiserver hard (to ready and to the first successful GET) and
+// graceful, and etcd hard.
+func restarts(ctx context.Context, t *table, c *local.Cluster, n int) error {
+	if err := timed(t.add("kube-apiserver hard restart (SIGKILL to ready)"), n, func() error {
 		return c.RestartAPIServer(ctx, 0, cluster.Hard)
 	}); err != nil {
 		return err
@@ -101,26 +164,28 @@ func run(ctx context.Context, n, history, slowN int) error {
 	// ok; two post-start hooks (rbac/bootstrap-roles,
 	// scheduling/bootstrap-system-priority-classes) start with a fixed 1 s
 	// wait.Poll in kube-apiserver 1.36 and hold /readyz back.
-	cs0, err := clientset(c)
+	cs, err := clientset(c)
 	if err != nil {
 		return err
 	}
-	if err := timed(add("kube-apiserver hard restart (SIGKILL to first successful GET)"), n, func() error {
-		return firstGET(ctx, c, cs0)
+	if err := timed(t.add("kube-apiserver hard restart (SIGKILL to first successful GET)"), n, func() error {
+		return firstGET(ctx, c, cs)
 	}); err != nil {
 		return err
 	}
-	if err := timed(add("kube-apiserver graceful restart, no watch open (SIGTERM to ready)"), n, func() error {
+	if err := timed(t.add("kube-apiserver graceful restart, no watch open (SIGTERM to ready)"), n, func() error {
 		return c.RestartAPIServer(ctx, 0, cluster.Graceful)
 	}); err != nil {
 		return err
 	}
-	if err := timed(add("etcd hard restart (SIGKILL to healthy)"), n, func() error {
+	return timed(t.add("etcd hard restart (SIGKILL to healthy)"), n, func() error {
 		return c.RestartEtcd(ctx, cluster.Hard)
-	}); err != nil {
-		return err
-	}
-	compact := add(fmt.Sprintf("etcd compaction of %d revisions (as kube-apiserver does)", history))
+	})
+}
+
+// compactions times n etcd compactions on c, each after writing history
+// revisions.
+func compactions(ctx context.Context, r *row, c *local.Cluster, n, history int) error {
 	cs, err := clientset(c)
 	if err != nil {
 		return err
@@ -134,51 +199,26 @@ func run(ctx context.Context, n, history, slowN int) error {
 		if _, err := c.CompactEtcd(ctx, 0); err != nil {
 			return err
 		}
-		compact.samples = append(compact.samples, time.Since(start))
+		r.samples = append(r.samples, time.Since(start))
 	}
+	return nil
+}
 
-	// Graceful restarts while an informer-like watch is open.
-	watching := func(c *local.Cluster, r *row, samples int) error {
-		cs, err := clientset(c)
+// watchedRestarts times samples graceful restarts of c's kube-apiserver,
+// each with an informer-like watch open.
+func watchedRestarts(ctx context.Context, c *local.Cluster, r *row, samples int) error {
+	cs, err := clientset(c)
+	if err != nil {
+		return err
+	}
+	return timed(r, samples, func() error {
+		w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
-		return timed(r, samples, func() error {
-			w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			defer w.Stop()
-			return c.RestartAPIServer(ctx, 0, cluster.Graceful)
-		})
-	}
-	p, err := local.LoadProfile("fast-graceful-shutdown")
-	if err != nil {
-		return err
-	}
-	fast, err := local.Start(ctx, local.Options{Binaries: bins, Profile: p})
-	if err != nil {
-		return err
-	}
-	defer fast.Close(context.WithoutCancel(ctx))
-	if err := watching(fast, add("kube-apiserver graceful restart, watch open, profile fast-graceful-shutdown"), n); err != nil {
-		return err
-	}
-	if slowN > 0 {
-		if err := watching(c, add("kube-apiserver graceful restart, watch open, default flags"), slowN); err != nil {
-			return err
-		}
-	}
-
-	fmt.Printf("\nlocal backend, kube-apiserver %s, etcd %s, %d samples each (cached binaries)\n\n", v.KubeAPIServer, v.Etcd, n)
-	fmt.Println("| measurement | min | median | max |")
-	fmt.Println("|---|---:|---:|---:|")
-	for _, r := range rows {
-		s := slices.Clone(r.samples)
-		slices.Sort(s)
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, fmtDur(s[0]), fmtDur(s[len(s)/2]), fmtDur(s[len(s)-1]))
-	}
-	return nil
+		defer w.Stop()
+		return c.RestartAPIServer(ctx, 0, cluster.Graceful)
+	})
 }
 
 func clientset(c *local.Cluster) (kubernetes.Interface, error) {

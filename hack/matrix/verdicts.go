@@ -255,123 +255,171 @@ func mdCell(s string) string {
 // problems that fail the run: columns that errored (or failed with no
 // failing spec) and unexplained failures.
 func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []string) {
-	type finding struct {
-		col      column
-		failure  string
-		verdicts []verdict
-	}
-	findings := map[string][]finding{} // by spec
-	var problems, notApplicable, errored, unseen []string
-	ran, failures, unexplained := 0, 0, 0
+	t := tallyVerdicts(cols, table)
+	var b strings.Builder
+	writeVerdictHeader(&b, run, cols, t)
+	writeVerdictColumns(&b, cols)
+	writeFindings(&b, t.findings)
+	writeVerdictList(&b, "Explained but not seen", "An entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much.", t.unseen)
+	writeVerdictList(&b, "Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", t.notApplicable)
+	writeVerdictList(&b, "Errored", "Columns that did not run or did not report; these fail the run.", t.errored)
+	return strings.TrimRight(b.String(), "\n") + "\n", t.problems
+}
+
+// finding is one failing (spec, column): the column, the spec's failure
+// message and the entries of the table that explain it (none: unexplained).
+type finding struct {
+	col      column
+	failure  string
+	verdicts []verdict
+}
+
+// verdictTally is what the verdict document says of the columns, gathered
+// in column order: the findings by spec, the lines of its lists, the
+// problems that fail the run, and the counts of its summary.
+type verdictTally struct {
+	findings                                 map[string][]finding // by spec
+	problems, notApplicable, errored, unseen []string
+	ran, failures, unexplained               int
+}
+
+// tallyVerdicts looks every column up in table.
+func tallyVerdicts(cols []column, table []verdict) verdictTally {
+	t := verdictTally{findings: map[string][]finding{}}
 	for _, c := range cols {
 		switch {
 		case c.NotApplicable != "":
-			notApplicable = append(notApplicable, fmt.Sprintf("%s: not applicable: %s", c.name(), c.NotApplicable))
+			t.notApplicable = append(t.notApplicable, fmt.Sprintf("%s: not applicable: %s", c.name(), c.NotApplicable))
 			continue
 		case c.Error != "":
-			errored = append(errored, fmt.Sprintf("%s: %s", c.name(), c.Error))
-			problems = append(problems, fmt.Sprintf("%s errored: %s", c.name(), c.Error))
+			t.errored = append(t.errored, fmt.Sprintf("%s: %s", c.name(), c.Error))
+			t.problems = append(t.problems, fmt.Sprintf("%s errored: %s", c.name(), c.Error))
 			continue
 		}
-		ran++
-		failed := 0
-		for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
-			cl := c.Cells[spec]
-			switch {
-			case failing(cl.Outcome):
-				failed++
-				failures++
-				vs := explain(table, spec, c)
-				if len(vs) == 0 {
-					unexplained++
-					problems = append(problems, fmt.Sprintf("%s: %s %s, and no entry of hack/matrix/verdicts.go explains it", c.name(), spec, cl.Outcome))
-				}
-				findings[spec] = append(findings[spec], finding{col: c, failure: cl.Failure, verdicts: vs})
-			case cl.Outcome == "passed":
-				for _, v := range explain(table, spec, c) {
-					unseen = append(unseen, fmt.Sprintf("%s on %s: passed, though %q (%s) applies", spec, c.name(), v.SpecContains, v.Kind))
-				}
-			}
-		}
-		if !c.Passed && failed == 0 {
+		t.ran++
+		if failed := t.addSpecs(c, table); !c.Passed && failed == 0 {
 			why := fmt.Sprintf("%s: the suite failed, yet no spec failed (a failure outside the specs: see the column's ginkgo.log)", c.name())
-			errored = append(errored, why)
-			problems = append(problems, why)
+			t.errored = append(t.errored, why)
+			t.problems = append(t.problems, why)
 		}
 	}
+	return t
+}
 
-	var b strings.Builder
+// addSpecs tallies the specs of a column that ran, in spec order: a
+// failing spec is a finding (and a problem if no entry of table explains
+// it), a spec that passed though an entry applies is unseen. It returns
+// how many specs of the column failed.
+func (t *verdictTally) addSpecs(c column, table []verdict) int {
+	failed := 0
+	for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
+		cl := c.Cells[spec]
+		switch {
+		case failing(cl.Outcome):
+			failed++
+			t.failures++
+			vs := explain(table, spec, c)
+			if len(vs) == 0 {
+				t.unexplained++
+				t.problems = append(t.problems, fmt.Sprintf("%s: %s %s, and no entry of hack/matrix/verdicts.go explains it", c.name(), spec, cl.Outcome))
+			}
+			t.findings[spec] = append(t.findings[spec], finding{col: c, failure: cl.Failure, verdicts: vs})
+		case cl.Outcome == "passed":
+			for _, v := range explain(table, spec, c) {
+				t.unseen = append(t.unseen, fmt.Sprintf("%s on %s: passed, though %q (%s) applies", spec, c.name(), v.SpecContains, v.Kind))
+			}
+		}
+	}
+	return failed
+}
+
+// writeVerdictHeader writes the document's title, how it was produced,
+// how to read it, and the summary counts.
+func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t verdictTally) {
 	b.WriteString("# client-go releases: what the release-sensitive specs find\n\n")
-	fmt.Fprintf(&b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
+	fmt.Fprintf(b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
 		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
 		columnsSentence(run.DefaultGatesOnly) +
 		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
 		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
-	fmt.Fprintf(&b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",
-		len(cols), ran, len(notApplicable), len(cols)-ran-len(notApplicable), failures, failures-unexplained, unexplained)
+	fmt.Fprintf(b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",
+		len(cols), t.ran, len(t.notApplicable), len(cols)-t.ran-len(t.notApplicable), t.failures, t.failures-t.unexplained, t.unexplained)
+}
 
+// writeVerdictColumns writes the Columns section: a row per column with
+// its counts and failing specs, or why it did not run.
+func writeVerdictColumns(b *strings.Builder, cols []column) {
 	b.WriteString("## Columns\n\n| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cols {
-		fmt.Fprintf(&b, "| %s | %s | %s |", c.ClientGo, orDash(c.Kube), c.Gates)
+		fmt.Fprintf(b, "| %s | %s | %s |", c.ClientGo, orDash(c.Kube), c.Gates)
 		switch {
 		case c.NotApplicable != "":
-			fmt.Fprintf(&b, " - | - | - | - | not applicable: %s |\n", mdCell(c.NotApplicable))
+			fmt.Fprintf(b, " - | - | - | - | not applicable: %s |\n", mdCell(c.NotApplicable))
 			continue
 		case c.Error != "":
-			fmt.Fprintf(&b, " - | - | - | - | error: %s |\n", mdCell(c.Error))
+			fmt.Fprintf(b, " - | - | - | - | error: %s |\n", mdCell(c.Error))
 			continue
 		}
-		passed, skipped := 0, 0
-		var failed []string
-		for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
-			switch o := c.Cells[spec].Outcome; {
-			case o == "passed":
-				passed++
-			case !failing(o):
-				skipped++
-			default:
-				failed = append(failed, spec)
-			}
-		}
-		fmt.Fprintf(&b, " %d | %d | %d | %.0f | %s |\n", passed, len(failed), skipped, c.Seconds, mdCell(strings.Join(failed, "; ")))
+		passed, skipped, failed := countOutcomes(c)
+		fmt.Fprintf(b, " %d | %d | %d | %.0f | %s |\n", passed, len(failed), skipped, c.Seconds, mdCell(strings.Join(failed, "; ")))
 	}
+}
 
+// countOutcomes counts a column's specs that passed and those skipped (or
+// pending), and lists those that failed, in spec order.
+func countOutcomes(c column) (passed, skipped int, failed []string) {
+	for _, spec := range slices.Sorted(maps.Keys(c.Cells)) {
+		switch o := c.Cells[spec].Outcome; {
+		case o == "passed":
+			passed++
+		case !failing(o):
+			skipped++
+		default:
+			failed = append(failed, spec)
+		}
+	}
+	return passed, skipped, failed
+}
+
+// writeFindings writes the Findings section: per failing spec, in spec
+// order, each column it failed on with the entries that explain it, or
+// "unexplained" with its failure message.
+func writeFindings(b *strings.Builder, findings map[string][]finding) {
 	b.WriteString("\n## Findings\n\n")
 	if len(findings) == 0 {
 		b.WriteString("No spec failed in any column that ran.\n\n")
 	}
 	for _, spec := range slices.Sorted(maps.Keys(findings)) {
-		fmt.Fprintf(&b, "### %s\n\n", spec)
+		fmt.Fprintf(b, "### %s\n\n", spec)
 		for _, f := range findings[spec] {
 			if len(f.verdicts) == 0 {
-				fmt.Fprintf(&b, "- %s: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look", f.col.name())
+				fmt.Fprintf(b, "- %s: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look", f.col.name())
 				if f.failure != "" {
-					fmt.Fprintf(&b, " (failure: %s)", mdCell(f.failure))
+					fmt.Fprintf(b, " (failure: %s)", mdCell(f.failure))
 				}
 				b.WriteString(".\n")
 				continue
 			}
 			for _, v := range f.verdicts {
-				fmt.Fprintf(&b, "- %s: **%s**: %s. Upstream: %s.\n", f.col.name(), v.Kind, v.Why, v.Upstream)
+				fmt.Fprintf(b, "- %s: **%s**: %s. Upstream: %s.\n", f.col.name(), v.Kind, v.Why, v.Upstream)
 			}
 		}
 		b.WriteString("\n")
 	}
-	list := func(title, intro string, items []string) {
-		if len(items) == 0 {
-			return
-		}
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n", title, intro)
-		for _, it := range items {
-			fmt.Fprintf(&b, "- %s\n", it)
-		}
-		b.WriteString("\n")
+}
+
+// writeVerdictList writes a section of the document listing items, or
+// nothing if there are none.
+func writeVerdictList(b *strings.Builder, title, intro string, items []string) {
+	if len(items) == 0 {
+		return
 	}
-	list("Explained but not seen", "An entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much.", unseen)
-	list("Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", notApplicable)
-	list("Errored", "Columns that did not run or did not report; these fail the run.", errored)
-	return strings.TrimRight(b.String(), "\n") + "\n", problems
+	fmt.Fprintf(b, "## %s\n\n%s\n\n", title, intro)
+	for _, it := range items {
+		fmt.Fprintf(b, "- %s\n", it)
+	}
+	b.WriteString("\n")
 }
 
 // orDash is s, or "-" if empty.
