@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-
 	"k8s.io/client-go/features"
 
 	"github.com/informer-conformance/informer-conformance/probe"
@@ -16,17 +14,13 @@ import (
 // the spec, naming the detector and the informer (probe.DetectorReported).
 const DetectorNote = report.DetectorNote
 
-// detectorNoted: the current spec has its DetectorNote.
-var detectorNoted bool
-
-// noteDetector adds DetectorNote to the current spec, once, when its
+// noteDetector adds DetectorNote to the Env's spec, once, when its
 // informers stream their lists (client-go's WatchListClient gate on as the
-// informer is built: SyncMode.Use, or the gate's default).
-func noteDetector() {
-	if detectorNoted || !features.FeatureGates().Enabled(features.WatchListClient) {
+// informer is built: the spec's sync mode, or the gate's default).
+func (e *Env) noteDetector() {
+	if e.detectorNoted || !features.FeatureGates().Enabled(features.WatchListClient) {
 		return
 	}
-	detectorNoted = true
+	e.detectorNoted = true
 	AddReportEntry(DetectorNote, probe.DetectorState())
-	DeferCleanup(0, func(context.Context) error { detectorNoted = false; return nil })
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report/timing"
@@ -43,16 +44,66 @@ type Env struct {
 	// (local), a namespace of the spec's own on a shared one (removed with
 	// the spec).
 	Namespace string
+	// Faults is the spec's fault log: the fault proxy records in it, the
+	// backends too when called with the context StartEnv returns, and an
+	// HTTP fault injector given it (httpfault.Injector.Faults). The spec's
+	// timeline draws it.
+	Faults *faultlog.Log
+
+	setup Setup
+	// stack is the informer stack of the spec's probes: setup's, typed
+	// when it names none.
+	stack probe.Stack
+	// timeline is the spec's, drawn in its report.
+	timeline *specTimeline
+	// detectorNoted: the spec's report has its DetectorNote.
+	detectorNoted bool
 }
 
+// Setup is what a scenario runs with, handed to StartEnv: the sync mode
+// (and informer stack) of its informers and, in a negative control, the
+// broken client they are built with.
+type Setup struct {
+	Mode SyncMode
+	// Client, when set, rewrites the rest.Config of every informer the
+	// spec's Env starts (StartProbe), after the scenario's own wrappers and
+	// before the downstream's hooks: a negative control's broken client
+	// (a transport that turns the end of a watch into an error, ...).
+	Client func(*rest.Config) *rest.Config
+}
+
+// Setup is a scenario's plain set-up in mode m: client-go as built.
+func (m SyncMode) Setup() Setup { return Setup{Mode: m} }
+
+// WithClient is a set-up in mode m whose informers are built with client, a
+// negative control's broken client.
+func (m SyncMode) WithClient(client func(*rest.Config) *rest.Config) Setup {
+	return Setup{Mode: m, Client: client}
+}
+
+// Mode is the spec's sync mode.
+func (e *Env) Mode() SyncMode { return e.setup.Mode }
+
+// Stack is the informer stack of the spec's probes (its mode's; typed by
+// default).
+func (e *Env) Stack() probe.Stack { return e.stack }
+
 // StartEnv starts an Env for the current spec on the selected backend;
-// everything stops with it. The spec skips, saying why, when the backend
-// cannot give it what spec asks or what its "capability:*" and "backend:*"
-// labels need. A backend that starts a cluster per spec starts one for
-// spec; on a shared one the spec gets a namespace of its own.
-func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
+// everything stops with it. It switches client-go to s's sync mode for the
+// rest of the spec (SyncMode's use) and keeps s for the spec's probes. The
+// spec skips, saying why, when the backend cannot give it what spec asks
+// or what its "capability:*" and "backend:*" labels need. A backend that
+// starts a cluster per spec starts one for spec; on a shared one the spec
+// gets a namespace of its own.
+//
+// The context it returns is ctx carrying the spec's fault log
+// (faultlog.NewContext): the scenario calls the backend's fault methods
+// with it, so that its timeline shows their windows.
+func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Context) {
 	ginkgo.GinkgoHelper()
-	if SpecStack().CBOR() {
+	e := &Env{setup: s, stack: s.Mode.use(), Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	ctx = faultlog.NewContext(ctx, e.Faults)
+	if e.stack.CBOR() {
 		// The server side of CBOR: a backend that cannot set
 		// kube-apiserver's gates skips, naming the profile.
 		spec.Profile = strings.TrimPrefix(spec.Profile+"+"+CBORProfile, "+")
@@ -63,7 +114,8 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 	if !ok {
 		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))
 	}
-	e := &Env{Backend: c, Proxy: StartProxy(addr), Namespace: metav1.NamespaceDefault}
+	e.Backend, e.Proxy = c, StartProxy(addr)
+	e.Proxy.Faults = e.Faults
 	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's own writes are the tool, not the subject: no client-side
@@ -76,18 +128,18 @@ func StartEnv(ctx context.Context, spec cluster.Spec) *Env {
 		e.Namespace = useOwnNamespace(ctx, e.Writer, admin)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, e.Namespace)
-	if SpecStack().CustomResource() {
-		requireCRDs(c)
+	if e.stack.CustomResource() {
+		requireCRDs(c, e.stack)
 	}
 	dc, err := dynamic.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	e.Subjects, err = NewSubjects(e.Writer, dc, SpecStack().Resource(), e.Namespace)
+	e.Subjects, err = NewSubjects(e.Writer, dc, e.stack.Resource(), e.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's time axis starts here, the cluster ready.
-	startTimeline()
-	return e
+	e.startTimeline()
+	return e, ctx
 }
 
 // useOwnNamespace creates a namespace for the current spec, returns its

@@ -46,10 +46,6 @@ var hooks Hooks
 // SetHooks installs h for every spec that follows; call it before RunSpecs.
 func SetHooks(h Hooks) { hooks = h }
 
-// CurrentHooks are the hooks SetHooks installed last (for a caller that
-// changes them for one spec and puts them back after).
-func CurrentHooks() Hooks { return hooks }
-
 // applyHooks is what StartProbe does with the hooks.
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
 	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {

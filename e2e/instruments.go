@@ -57,6 +57,8 @@ type Observed struct {
 	*probe.Probe
 	Name string
 	Dir  string
+	// env is the spec's, whose timeline draws the probe.
+	env *Env
 	// reported counts the consistency detector's reports a failure has
 	// named already (detectorError).
 	reported int
@@ -79,10 +81,13 @@ func (o *Observed) detectorError() error {
 }
 
 // StartProbe builds, starts and syncs a probe on cfg, stops it when the spec
-// ends, and on failure dumps its record next to the process logs.
-func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.Options) *Observed {
+// ends, and on failure dumps its record next to the process logs. The probe
+// is on the spec's informer stack unless opts picks one (or an informer of
+// its own), and its client is built with the set-up's broken client when
+// there is one (Setup.Client), then the downstream's hooks (SetHooks).
+func (e *Env) StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.Options) *Observed {
 	ginkgo.GinkgoHelper()
-	o := StartProbeUnsynced(name, cfg, opts)
+	o := e.StartProbeUnsynced(name, cfg, opts)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
 	end := TimePhase(timing.ClientSync)
@@ -97,10 +102,13 @@ func StartProbe(ctx context.Context, name string, cfg *rest.Config, opts probe.O
 }
 
 // StartProbeUnsynced is StartProbe without waiting for the sync.
-func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Observed {
+func (e *Env) StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Observed {
 	ginkgo.GinkgoHelper()
 	if opts.Stack == "" && opts.Informer == nil {
-		opts.Stack = specStack
+		opts.Stack = e.stack
+	}
+	if e.setup.Client != nil {
+		cfg = e.setup.Client(rest.CopyConfig(cfg))
 	}
 	cfg, opts = applyHooks(cfg, opts)
 	p, err := probe.New(cfg, opts)
@@ -108,11 +116,11 @@ func StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Options) *Obse
 		Skip(fmt.Sprintf("probe %s: %v", name, err))
 	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
-	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir()}
-	noteDetector()
-	// Before the probe's clean-up: the timeline is built after it stopped.
-	tl := startTimeline()
-	tl.probes = append(tl.probes, o)
+	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir(), env: e}
+	e.noteDetector()
+	// The timeline's clean-up (StartEnv's) runs after the probe's: it
+	// draws the probe stopped.
+	e.timeline.probes = append(e.timeline.probes, o)
 	p.Start()
 	DeferCleanup(0, func(context.Context) error {
 		// Bounded: a handler or informer that never returns fails the spec
@@ -220,7 +228,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 		if met {
 			o.converged = append(o.converged, at)
 		}
-		RecordBound(fmt.Sprintf("informer %s converged", o.Name), start, at, ConvergeTimeout, met)
+		o.env.RecordBound(fmt.Sprintf("informer %s converged", o.Name), start, at, ConvergeTimeout, met)
 	}()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		if err := o.detectorError(); err != nil {

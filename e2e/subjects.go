@@ -46,7 +46,7 @@ func NewSubjects(cs kubernetes.Interface, dc dynamic.Interface, resource schema.
 	return s, nil
 }
 
-// SubjectsFor writes the current spec's resource (its stack's,
+// SubjectsFor writes the spec's resource (its stack's,
 // probe.Stack.Resource) in the Env's namespace with clients of cfg: for a
 // writer on another apiserver than the Env's (ConfigThrough).
 func (e *Env) SubjectsFor(cfg *rest.Config) *Subjects {
@@ -57,7 +57,7 @@ func (e *Env) SubjectsFor(cfg *rest.Config) *Subjects {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	dc, err := dynamic.NewForConfig(cfg)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	s, err := NewSubjects(cs, dc, SpecStack().Resource(), e.Namespace)
+	s, err := NewSubjects(cs, dc, e.stack.Resource(), e.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	return s
 }
@@ -71,12 +71,6 @@ func (o *Observed) Subjects() *Subjects {
 	s, err := NewSubjects(o.Client, o.Dynamic, o.Stack.Resource(), o.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "subjects of informer %s", o.Name)
 	return s
-}
-
-// SpecStack is the current spec's informer stack (SyncMode.Use; the typed
-// one by default).
-func SpecStack() probe.Stack {
-	return specStack.OrTyped()
 }
 
 // Name is the resource's plural name ("pods", "widgets"): what specs name
@@ -221,15 +215,15 @@ func objectOf(obj metav1.Object) probe.Object {
 // requireCRDs skips the spec when the backend did not install the suite's
 // CRDs because it may not (an existing cluster whose user may not create
 // them), and fails it when the install failed otherwise.
-func requireCRDs(c cluster.Cluster) {
+func requireCRDs(c cluster.Cluster, stack probe.Stack) {
 	ginkgo.GinkgoHelper()
 	cr, ok := c.(cluster.CustomResources)
 	if !ok {
-		Skip(fmt.Sprintf("backend %s does not install the suite's CRDs (stack %s)", c.Name(), SpecStack()))
+		Skip(fmt.Sprintf("backend %s does not install the suite's CRDs (stack %s)", c.Name(), stack))
 	}
 	err := cr.CRDsInstalled()
 	if apierrors.IsForbidden(err) {
-		Skip(fmt.Sprintf("stack %s: the suite's CRDs are not installed: %v", SpecStack(), err))
+		Skip(fmt.Sprintf("stack %s: the suite's CRDs are not installed: %v", stack, err))
 	}
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "the backend installed the suite's CRDs (stack %s)", SpecStack())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "the backend installed the suite's CRDs (stack %s)", stack)
 }

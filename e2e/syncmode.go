@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -20,7 +19,7 @@ type SyncMode struct {
 	Name      string
 	Streaming bool
 	// Stack is the informer stack the spec's probes are built with
-	// (StartProbe, unless the spec picks one): "" is probe.StackTyped.
+	// (Env.StartProbe, unless the spec picks one): "" is probe.StackTyped.
 	Stack probe.Stack
 }
 
@@ -37,12 +36,18 @@ const (
 	LabelListWatch     = "sync:list"
 )
 
-// Use switches client-go to the mode for the rest of the current spec
-// (restored after it; Ginkgo runs one spec at a time per process), makes
-// its stack the spec's, and records both in the spec's report. Call it
-// before building an informer.
-func (m SyncMode) Use() {
+// use switches client-go to the mode for the rest of the current spec
+// (restored after it; Ginkgo runs one spec at a time per process), records
+// the mode and its stack in the spec's report, and returns the stack (typed
+// when the mode names none). StartEnv calls it, before building anything.
+// The zero SyncMode leaves client-go in its default mode.
+func (m SyncMode) use() probe.Stack {
 	ginkgo.GinkgoHelper()
+	if m.Name == "" {
+		// The zero mode: client-go's default, left as it is (a negative
+		// control whose broken consumer does not depend on the mode).
+		return probe.StackTyped
+	}
 	// Under Ginkgo only: a TestingRun (go test, e2e-framework) has no labels.
 	if _, ginkgoSpec := current().(ginkgoFrontEnd); ginkgoSpec {
 		if missing := missingLabels(m.Labels(), ginkgo.CurrentSpecReport().Labels()); len(missing) > 0 {
@@ -55,9 +60,8 @@ func (m SyncMode) Use() {
 	if stack.CBOR() {
 		useCBORClient()
 	}
-	specStack = stack
 	AddReportEntry("stack", string(stack))
-	DeferCleanup(0, func(context.Context) error { specStack = ""; return nil })
+	return stack
 }
 
 // The client-go gates of the CBOR stacks (features/known_features.go,
@@ -81,10 +85,6 @@ func useCBORClient() {
 		UseClientGoGate(string(g), true)
 	}
 }
-
-// specStack is the current spec's informer stack (SyncMode.Use), "" for
-// the default; StartProbe builds with it unless the spec picks one.
-var specStack probe.Stack
 
 // OnStack is the mode on another informer stack (its name says which).
 func (m SyncMode) OnStack(s probe.Stack) SyncMode {
@@ -134,8 +134,9 @@ const (
 //     DescribeStacksAndSyncModes, StacksAndSyncModes;
 //   - a spec in one mode: its decorations include m.Decorations();
 //
-// and the body calls m.Use() before building an informer. Use fails a spec
-// that does not carry the mode's labels, so `--label-filter=sync:list` runs
+// and the body hands m to its scenario, whose StartEnv switches client-go to
+// it (m.Setup(), or m.WithClient in a negative control). StartEnv fails a
+// spec that does not carry the mode's labels, so `--label-filter=sync:list` runs
 // exactly the specs in that mode. Each helper is a GinkgoHelper: the
 // entries' code locations are the spec's own lines.
 

@@ -13,40 +13,32 @@ import (
 // <suite>.html) shows it as a picture per spec.
 const TimelineEntry = "timeline"
 
-// specTimeline collects the current spec's timeline (one spec at a time
-// per process, as the fault log).
+// specTimeline collects a spec's timeline (its Env's).
 type specTimeline struct {
-	mark   int
+	faults *faultlog.Log
 	origin time.Time
 	probes []*Observed
 	bounds []Bound
 }
 
-var currentTimeline *specTimeline
-
-// startTimeline starts the current spec's timeline, once: StartEnv and
-// StartProbeUnsynced call it. Its clean-up, registered before any probe's,
-// runs after the probes stopped and adds the TimelineEntry.
-func startTimeline() *specTimeline {
-	if currentTimeline != nil {
-		return currentTimeline
-	}
-	t := &specTimeline{mark: faultlog.Mark(), origin: time.Now()}
-	currentTimeline = t
+// startTimeline starts the Env's timeline, with its fault log: StartEnv
+// calls it, before any probe starts. Its clean-up, registered before any
+// probe's, runs after the probes stopped and adds the TimelineEntry.
+func (e *Env) startTimeline() {
+	t := &specTimeline{faults: e.Faults, origin: time.Now()}
+	e.timeline = t
 	DeferCleanup(0, func(context.Context) error {
-		currentTimeline = nil
 		AddReportEntry(TimelineEntry, t.build(time.Now()))
 		return nil
 	})
-	return t
 }
 
 // RecordBound adds a bound the spec asserts to its timeline: what took
 // from..at, held to bound; met is false when the wait for it failed (at is
 // then when it gave up). Call it before asserting, so a spec that fails on
 // it still shows it.
-func RecordBound(what string, from, at time.Time, bound time.Duration, met bool) {
-	t := startTimeline()
+func (e *Env) RecordBound(what string, from, at time.Time, bound time.Duration, met bool) {
+	t := e.timeline
 	t.bounds = append(t.bounds, Bound{What: what, FromMs: t.ms(from), AtMs: t.ms(at), BoundSeconds: bound.Seconds(), Within: met && at.Sub(from) <= bound})
 }
 
@@ -64,7 +56,7 @@ func (t *specTimeline) msOrOpen(at time.Time) float64 {
 
 func (t *specTimeline) build(end time.Time) Timeline {
 	tl := Timeline{Origin: t.origin, EndMs: t.ms(end), Bounds: t.bounds}
-	for _, w := range faultlog.Since(t.mark) {
+	for _, w := range t.faults.Windows() {
 		tl.Faults = append(tl.Faults, TimelineFault{Kind: w.Kind, Detail: w.Detail, StartMs: t.ms(w.Start), EndMs: t.msOrOpen(w.End)})
 	}
 	for _, o := range t.probes {

@@ -36,22 +36,19 @@ import (
 // initial events: the detector must report it and the spec fail with the
 // detector and the informer named.
 //
-// StreamingListChecked runs it in mode m, the informer's client through
-// client (nil: as it is).
-func StreamingListChecked(ctx context.Context, m e2e.SyncMode, client func(*rest.Config) *rest.Config) {
+// StreamingListChecked runs it in s's mode, the informer's client through
+// s.Client when set.
+func StreamingListChecked(ctx context.Context, s e2e.Setup) {
+	m := s.Mode
 	if m.Streaming && !probe.DetectorEnabled() {
 		e2e.Skip("client-go's watch-list consistency detector is " + probe.DetectorState())
 	}
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	for _, name := range []string{"d1", "d2", "d3"} {
 		_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, name), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred(), "create pod %s", name)
 	}
-	cfg := env.User
-	if client != nil {
-		cfg = client(cfg)
-	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, env.Pods)
 	pods.Report(0)
 

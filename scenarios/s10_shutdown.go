@@ -42,13 +42,13 @@ const (
 // Run goroutine; tools/cache/shared_informer.go Run stops the controller and
 // the processor's listeners when its context ends. Nothing of it owns the
 // HTTP transport, so the clientset is unaffected.
-func ShutdownLeavesNothing(ctx context.Context, opts probe.Options, deadConnection bool) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options, deadConnection bool) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	proxy := env.Proxy
 
 	leaks := probe.NewLeakCheck(faultproxy.Goroutines()...)
 	opts.Namespace = env.Namespace
-	pods := e2e.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
+	pods := env.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
 	// The informer's own client writes (and, below, lists): a pod through
 	// the clientset, or a custom resource through the dynamic client on the
 	// CRD stacks.
@@ -125,14 +125,14 @@ func LeakyHandler(release <-chan struct{}) func(cache.ResourceEventHandler) cach
 // and fails the spec with its error; here the same call is made in the
 // spec, so that its failure can be asserted: within its bound, naming the
 // handler.
-func ShutdownHeldByHandler(ctx context.Context) {
+func ShutdownHeldByHandler(ctx context.Context, s e2e.Setup) {
 	release := make(chan struct{})
 	defer close(release) // then the probe's own clean-up finds Shutdown done
 	blocking := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
 		return HandlerBlockingOnAdd{h, release}
 	}
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace, WrapHandler: blocking})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	pods := env.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace, WrapHandler: blocking})
 	_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "s"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the handler was called")

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
@@ -82,19 +81,16 @@ const (
 type FailoverInput struct {
 	// FreshTarget restarts apiserver 1 before the failover.
 	FreshTarget bool
-	// Client, when set, replaces the informer's config (negative controls).
-	Client func(env *e2e.Env) *rest.Config
+	// PinnedToAPIServer0 builds the informer on apiserver 0's own URL
+	// instead of the failover address (the negative control): a client that
+	// pinned itself to the apiserver it first reached, after resolving a
+	// load balancer name once.
+	PinnedToAPIServer0 bool
 }
 
-// DirectToAPIServer0 is the negative control's client: the test user's
-// config with apiserver 0's own URL instead of the failover address, as a
-// client that pinned itself to the apiserver it first reached (after
-// resolving a load balancer name once).
-func DirectToAPIServer0(env *e2e.Env) *rest.Config { return env.ConfigThrough(cluster.TestUser, 0) }
-
 // HAFailover runs S11 (above) on a cluster of two kube-apiservers.
-func HAFailover(ctx context.Context, in FailoverInput) {
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2})
+func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	proxy := env.Proxy
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
@@ -102,10 +98,10 @@ func HAFailover(ctx context.Context, in FailoverInput) {
 	server := probe.QuorumPods(writer, env.Namespace)
 
 	cfg := env.User
-	if in.Client != nil {
-		cfg = in.Client(env)
+	if in.PinnedToAPIServer0 {
+		cfg = env.ConfigThrough(cluster.TestUser, 0)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
@@ -140,7 +136,7 @@ func HAFailover(ctx context.Context, in FailoverInput) {
 	converged := false
 	defer func() {
 		if !converged { // the bound failed the spec: the timeline shows it missed
-			e2e.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
+			env.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
 		}
 	}()
 	Eventually(ctx, func(ctx context.Context) error {
@@ -149,7 +145,7 @@ func HAFailover(ctx context.Context, in FailoverInput) {
 		FailoverConverged+" within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
 	converged = true
 	recovery := time.Since(start)
-	e2e.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
+	env.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
 	e2e.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
 	// A relist cannot deliver the delete of a pod the informer never saw (created
 	// and deleted while it was away): with a fresh target only the deletes of

@@ -5,14 +5,17 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
@@ -109,24 +112,19 @@ func (n stormNumbers) String() string {
 		n.SyncMode, n.Informers, n.Objects, n.InitialSyncSeconds, n.InitialBytesToClient, n.Reinitialisations, n.MaxReinitsOneInform, n.Dials, n.BytesToClients, n.ConvergeSeconds, n.APIServerPeakBefore, n.APIServerPeakAfter)
 }
 
-// RelistStorm runs S12 (above) in sync mode mode with size informers and
-// pods; inject, if not nil, is called with each informer's fault injector
-// before the restart (a negative control breaks their requests).
-func RelistStorm(ctx context.Context, mode e2e.SyncMode, size StormParams, inject func(*httpfault.Injector)) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+// RelistStorm runs S12 (above) in s's sync mode with size informers and
+// pods, each built with s.Client when set (a negative control breaks their
+// requests).
+func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
 
 	createStormPods(ctx, env, size.Objects)
 	started := time.Now()
-	probes, injectors := startStormInformers(ctx, env, size.Informers)
-	n := stormNumbers{SyncMode: mode.Name, Informers: size.Informers, Objects: size.Objects, InitialSyncSeconds: time.Since(started).Seconds(),
+	probes := startStormInformers(ctx, env, size.Informers)
+	n := stormNumbers{SyncMode: s.Mode.Name, Informers: size.Informers, Objects: size.Objects, InitialSyncSeconds: time.Since(started).Seconds(),
 		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
 	n.APIServerPeakBefore = peakMemory(env.Backend)
-	if inject != nil {
-		for _, in := range injectors {
-			inject(in)
-		}
-	}
 
 	e2e.By("killing kube-apiserver and starting it again")
 	connsBefore := len(env.Proxy.Stats().Connections)
@@ -179,22 +177,21 @@ func createStormPods(ctx context.Context, env *e2e.Env, objects int) {
 }
 
 // startStormInformers starts n informers, each with its own client and
-// connection through an HTTP fault injector of its own, and waits for
-// each to sync.
-func startStormInformers(ctx context.Context, env *e2e.Env, n int) ([]*e2e.Observed, []*httpfault.Injector) {
+// connection (a probe's recording Dial keeps client-go from sharing its
+// transport: transport/cache.go tlsTransportCache.get), and waits for each
+// to sync.
+func startStormInformers(ctx context.Context, env *e2e.Env, n int) []*e2e.Observed {
 	e2e.By(fmt.Sprintf("starting %d informers, each with its own client and connection", n))
-	injectors := make([]*httpfault.Injector, n)
 	probes := make([]*e2e.Observed, n)
 	for i := range probes {
-		injectors[i] = &httpfault.Injector{}
-		probes[i] = e2e.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), injectors[i].Instrument(env.User), probe.Options{Namespace: env.Namespace})
+		probes[i] = env.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), env.User, probe.Options{Namespace: env.Namespace})
 	}
 	for _, p := range probes {
 		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
 		Expect(p.WaitForSync(syncCtx)).To(Succeed(), "informer %s synced within %s", p.Name, e2e.SyncTimeout)
 		cancel()
 	}
-	return probes, injectors
+	return probes
 }
 
 // stormChangesAfterRestart deletes stormChanges of the storm's pods and
@@ -226,7 +223,7 @@ func stormConverges(ctx context.Context, env *e2e.Env, probes []*e2e.Observed, r
 	converged := false
 	defer func() {
 		if !converged { // the bound failed the spec: the timeline shows it missed
-			e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, false)
+			env.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, false)
 		}
 	}()
 	Eventually(ctx, func(ctx context.Context) error {
@@ -256,7 +253,7 @@ func stormConverges(ctx context.Context, env *e2e.Env, probes []*e2e.Observed, r
 	}).WithTimeout(stormConvergeBound).WithPolling(200*time.Millisecond).Should(Succeed(),
 		"every informer converges within %s of the apiserver being ready", stormConvergeBound)
 	converged = true
-	e2e.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, true)
+	env.RecordBound(fmt.Sprintf("all %d informers converged, from the apiserver ready", len(probes)), ready, time.Now(), stormConvergeBound, true)
 }
 
 // countReinits counts the informers' re-initialisations by cause, the
@@ -277,12 +274,16 @@ func (n *stormNumbers) countReinits(probes []*e2e.Observed) map[string][]probe.R
 	return perInformer
 }
 
-// FailNextLists makes in answer the informer's next maxReinitsPerInformer
-// LISTs 500 (S12's negative control, in LIST+WATCH mode: a client that
-// needs many LISTs to get through), until the spec ends.
-func FailNextLists(in *httpfault.Injector) {
-	restore, _ := in.FailRequests(httpfault.Lists, maxReinitsPerInformer, 500, metav1.StatusReasonInternalError, "injected: list failed")
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+// ListsFailAfterTheFirst is S12's negative control's client (in LIST+WATCH
+// mode): a transport whose first LIST (the initial sync) goes through and
+// whose next maxReinitsPerInformer LISTs are answered 500, as a client that
+// needs many LISTs to get through.
+func ListsFailAfterTheFirst(cfg *rest.Config) *rest.Config {
+	in := &httpfault.Injector{}
+	var lists atomic.Int32
+	afterTheFirst := func(r *http.Request) bool { return httpfault.Lists(r) && lists.Add(1) > 1 }
+	in.FailRequests(afterTheFirst, maxReinitsPerInformer, 500, metav1.StatusReasonInternalError, "injected: list failed")
+	return in.Instrument(cfg)
 }
 
 func bytesDown(conns []faultproxy.ConnStats) int64 {

@@ -76,10 +76,10 @@ const (
 // control matches it).
 const GoawayNoReinit = "resumed across every GOAWAY without re-initialising"
 
-// GoawayRebalancing runs S13 (above); broken, if not nil, changes the
+// GoawayRebalancing runs S13 (above); s.Client, when set, changes the
 // informers' client (a negative control breaks it).
-func GoawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: "goaway"})
+func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "goaway"})
 	c := e2e.Require[cluster.Addressable](env.Backend, "reach one of several kube-apiservers by its own URL")
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restoreRoundRobin := env.Proxy.RoundRobin()
@@ -91,15 +91,12 @@ func GoawayRebalancing(ctx context.Context, broken func(*rest.Config) *rest.Conf
 	// limiting (client-go's default is 5 QPS) it reaches the rate above.
 	cfg := rest.CopyConfig(env.User)
 	cfg.QPS = -1
-	if broken != nil {
-		cfg = broken(cfg)
-	}
 	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.TimeoutSeconds = new(int64(goawayWatchTimeout.Seconds()))
 	})
 	var observed []*e2e.Observed
 	for i := range goawayInformers {
-		o := e2e.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+		o := env.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 		e2e.DeferCleanup(0, func(context.Context) error { o.Report(0); return nil })
 		observed = append(observed, o)
 	}

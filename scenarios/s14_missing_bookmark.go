@@ -162,16 +162,16 @@ func us(d time.Duration) string { return d.Round(time.Microsecond).String() }
 // WaitsForTheBookmark runs S14's first spec: with the bookmark dropped the
 // informer waits on the open stream: never synced, no LIST, a warning at
 // 10 s; WaitForCacheSync gives up at its bound; it syncs once the stream
-// ends with the bookmark let through. client changes the informer's client
-// (a negative control breaks it).
-func WaitsForTheBookmark(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	e2e.StreamingList.Use()
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	streams := &httpfault.StreamInjector{}
+// ends with the bookmark let through. s.Client changes the informer's
+// client (a negative control breaks it).
+func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
+	requireStreaming(s)
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	e2e.DeferCleanup(0, func(context.Context) error { undo(); return nil })
 	logs := &logCapture{}
-	pods := e2e.StartProbeUnsynced("pods", client(streams.Instrument(env.User)), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
+	pods := env.StartProbeUnsynced("pods", streams.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error {
@@ -299,11 +299,11 @@ func expectRetriedAtOnce(pods *e2e.Observed, created []*corev1.Pod, n *s14Number
 // RetriesWhenTheServerEndsTheStream runs S14's second spec: each time the
 // server ends a stream without the bookmark the informer retries the
 // streaming list at once, and never falls back to a LIST.
-func RetriesWhenTheServerEndsTheStream(ctx context.Context) {
-	e2e.StreamingList.Use()
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
+	requireStreaming(s)
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	created := createPods(ctx, env, "before", s14Pods)
-	streams := &httpfault.StreamInjector{}
+	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	e2e.DeferCleanup(0, func(context.Context) error { undo(); return nil })
 	logs := &logCapture{}
@@ -314,7 +314,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context) {
 	// protobuf), so each framing the injector rewrites meets a real server.
 	cfg := rest.CopyConfig(env.User)
 	cfg.ContentType = "application/json"
-	pods := e2e.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
+	pods := env.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
 	var n s14Numbers
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error {
@@ -387,15 +387,15 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context) {
 // FallsBackOnAVeryShortStream runs S14's third spec: the informer falls
 // back to a LIST only when the streaming list ends within a second with no
 // event.
-func FallsBackOnAVeryShortStream(ctx context.Context) {
-	e2e.StreamingList.Use()
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func FallsBackOnAVeryShortStream(ctx context.Context, s e2e.Setup) {
+	requireStreaming(s)
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	created := createPods(ctx, env, "before", s14Pods)
-	in := &httpfault.Injector{}
+	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := in.EndWatchesCleanly(httpfault.StreamingLists, 1)
 	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
 	logs := &logCapture{}
-	pods := e2e.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
+	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	e2e.DeferCleanup(0, func(context.Context) error {
 		pods.Report(0)
@@ -427,6 +427,14 @@ func FallsBackOnAVeryShortStream(ctx context.Context) {
 	w := pods.Recorder.Snapshot().Requests[2]
 	Expect(w.Watch && !w.SendInitialEvents && w.ResourceVersion != "").To(BeTrue(), "after the LIST, a watch resuming from its resourceVersion: %+v", w)
 	expectInitialAdds(rec, created)
+}
+
+// requireStreaming fails the spec unless s streams its lists: S14's
+// specs are about streaming lists (their suite runs them in that mode
+// only).
+func requireStreaming(s e2e.Setup) {
+	ginkgo.GinkgoHelper()
+	Expect(s.Mode.Streaming).To(BeTrue(), "S14 runs in streaming-list mode, not %s", s.Mode)
 }
 
 // EarlyInitialEventsEnd is S14's broken client: a transport that starts

@@ -287,19 +287,16 @@ func lastRequest(o *e2e.Observed) probe.Request {
 	return rs[len(rs)-1]
 }
 
-// ClientCARotation runs S15's client CA rotation (above); client, when set,
-// changes the informer's config built from the kubeconfig (the negative
-// control: InlineCredentials).
-func ClientCARotation(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+// ClientCARotation runs S15's client CA rotation (above); s.Client, when
+// set, changes the informer's config built from the kubeconfig (the
+// negative control: InlineCredentials).
+func ClientCARotation(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(env.Namespace)
 	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
-	if client != nil {
-		cfg = client(cfg)
-	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, env.Pods)
 
 	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
@@ -354,8 +351,8 @@ func ClientCARotation(ctx context.Context, client func(*rest.Config) *rest.Confi
 
 // ServingCARotation runs S15's serving and client CA rotation (above), with
 // an informer built with ClientsAllowCARotation and one without.
-func ServingCARotation(ctx context.Context) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func ServingCARotation(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(env.Namespace)
 	created := createRotationPods(ctx, api, env.Namespace)
@@ -363,11 +360,11 @@ func ServingCARotation(ctx context.Context) {
 
 	e2e.By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
 	useCARotationGate(false)
-	static := e2e.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
+	static := env.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
 	staticMade := time.Now() // its transport is older
 	useCARotationGate(true)
 	reloadingFrom := time.Now() // its transport is newer
-	reloading := e2e.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
+	reloading := env.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
 	reloadingMade := time.Now()
 	e2e.AddReportEntry("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
 	for _, o := range []*e2e.Observed{static, reloading} {
@@ -450,7 +447,7 @@ func ServingCARotation(ctx context.Context) {
 
 	e2e.By("building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
 	useCARotationGate(false)
-	fresh := e2e.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
+	fresh := env.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
 	fresh.EventuallyConverged(ctx, server)
 }
 

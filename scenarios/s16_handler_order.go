@@ -51,8 +51,8 @@ const (
 // stays in order on every version (measured on v0.31 with a 100 ms index
 // function). A slow handler alone never reorders: each handler has its own
 // goroutine behind an unbounded buffer, fed in the queue's order.
-func HandlerOrder(ctx context.Context, opts probe.Options, slow Slowness) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slowness) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
 	initial := make([]string, S16Initial)
@@ -70,7 +70,7 @@ func HandlerOrder(ctx context.Context, opts probe.Options, slow Slowness) {
 	e2e.AddReportEntry("S16 consumer", slow.describe())
 
 	e2e.By("starting the informer; changes as soon as its initial list was answered")
-	obs := e2e.StartProbeUnsynced(writer.Name(), env.User, opts)
+	obs := env.StartProbeUnsynced(writer.Name(), env.User, opts)
 	Eventually(func() bool { return initialListAnswered(obs.Recorder.Snapshot()) }).WithContext(ctx).WithTimeout(e2e.SyncTimeout).WithPolling(5*time.Millisecond).
 		Should(BeTrue(), "the informer's initial list was answered")
 	// One change queued behind the initial list is enough for a per-object

@@ -62,12 +62,12 @@ const S17Objects = 20
 // to the store just before its handler call, and the handler's looks see
 // the store half replaced. The report says which the informer did, with
 // the gates in effect.
-func RelistView(ctx context.Context, opts probe.Options) {
+func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// Without the watch cache the resume after the cut is an etcd watch
 	// below the compacted revision: a real 410 at once, and a relist. (The
 	// watch cache would serve the resume from its event buffer, which
 	// compaction does not touch: see S5.)
-	env := e2e.StartEnv(ctx, cluster.Spec{Profile: RelistProfile})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	proxy, writer := env.Proxy, env.Subjects
 	server := writer.Quorum()
@@ -93,7 +93,7 @@ func RelistView(ctx context.Context, opts probe.Options) {
 		return err
 	})
 	e2e.AddReportEntry("S17 consumer", s17Index.describe())
-	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	// The looking handler is a listener of its own: wait until it heard
 	// the initial list before looking at what the relist shows.

@@ -59,14 +59,14 @@ var s18Index = Slowness{Name: "slow index function", IndexDelay: 40 * time.Milli
 // reflector's Add waits for every item (with batches, for a whole batch of
 // up to 1000), the watch is not read, and the server's and the
 // connection's buffers fill instead.
-func SlowConsumer(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func SlowConsumer(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
 	opts.Namespace = env.Namespace
 	s18Index.apply(&opts)
 	e2e.AddReportEntry("S18 consumer", s18Index.describe())
-	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	readBefore := addedRead(obs.Recorder.Snapshot())
 	heapBefore := heapInUse()
@@ -86,7 +86,7 @@ func SlowConsumer(ctx context.Context, opts probe.Options) {
 		}).WithTimeout(StreamReadBound).WithPolling(10*time.Millisecond).Should(BeNumerically(">=", S18Objects),
 			KeepsReading+": the burst's %d ADDED events read off the watch within %s of the last write (%s)", S18Objects, StreamReadBound, relistGates())
 	})
-	e2e.RecordBound("watch read the burst", lastWrite, lastWrite.Add(read), StreamReadBound, err == nil)
+	env.RecordBound("watch read the burst", lastWrite, lastWrite.Add(read), StreamReadBound, err == nil)
 	// A plain error keeps the named message first in the failure.
 	Expect(err).NotTo(HaveOccurred())
 	heapPeak := heapInUse()

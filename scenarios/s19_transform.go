@@ -45,12 +45,12 @@ const S19Resync = time.Second
 // and are not transformed again. client-go's doc (delta_fifo.go
 // TransformFunc, "New in v1.27") lets a transform mutate the object in
 // place: a second call would change the cached object itself.
-func Transformed(ctx context.Context, opts probe.Options) {
+func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// Without the watch cache the resume after the cut is an etcd watch
 	// below the compacted revision: a real 410 at once, and a relist. (The
 	// watch cache would serve the resume from its event buffer, which
 	// compaction does not touch: see S5.)
-	env := e2e.StartEnv(ctx, cluster.Spec{Profile: RelistProfile})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	proxy, writer := env.Proxy, env.Subjects
 	server := writer.Quorum()
@@ -74,7 +74,7 @@ func Transformed(ctx context.Context, opts probe.Options) {
 		_, err := inf.AddEventHandlerWithResyncPeriod(seen.handler(), S19Resync)
 		return err
 	})
-	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 
 	e2e.By("watch events: two objects relabelled, one deleted")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -119,17 +118,15 @@ func S1Allowed(ri probe.Reinit, stop cluster.StopMode, gone time.Time) bool {
 }
 
 // RestartInput configures one run of APIServerRestart: how apiserver 0
-// stops, and an optional change to the informer's client (negative
-// controls break it).
+// stops.
 type RestartInput struct {
-	Stop   cluster.StopMode
-	Client func(*rest.Config) *rest.Config
+	Stop cluster.StopMode
 }
 
 // APIServerRestart runs S1 (above) on a cluster of two kube-apiservers
 // with the fast-graceful-shutdown profile.
-func APIServerRestart(ctx context.Context, in RestartInput) {
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
+func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	admin1 := env.ConfigThrough(cluster.Admin, 1)
 	// The objects of the resource the spec's stack watches: pods, or the
@@ -144,10 +141,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	}
 
 	user := env.ConfigThrough(cluster.TestUser, 0)
-	if in.Client != nil {
-		user = in.Client(user)
-	}
-	pods := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
 	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
@@ -200,7 +194,7 @@ func APIServerRestart(ctx context.Context, in RestartInput) {
 	firstOK, ok := firstSuccessAfter(after, gone)
 	Expect(ok).To(BeTrue(), "a request of the informer succeeded after the restart")
 	e2e.Logf("S1 %s: first 2xx %s after ready", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond))
-	e2e.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, FirstSuccessBound, firstOK.Start.Sub(ready) < FirstSuccessBound)
+	env.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, FirstSuccessBound, firstOK.Start.Sub(ready) < FirstSuccessBound)
 	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", FirstSuccessBound),
 		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s", firstOK, FirstSuccessBound)
 

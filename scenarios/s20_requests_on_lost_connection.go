@@ -53,17 +53,17 @@ const DefaultRetries = -1
 // up to maxRetries (10 by default, rest/request.go NewRequest); x/net's
 // http2 transport drops the lost connection from its pool, so the retry
 // dials a new one. Writes are never retried (not idempotent).
-func RequestsOnLostConnection(ctx context.Context, opts probe.Options, retries int) {
+func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Options, retries int) {
 	readIdle, ping := ShortReadIdle, ShortPingTimeout
 	setHTTP2HealthCheck(&readIdle, &ping)
 	bound := RequestsRecoveryBound(readIdle, ping)
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
 	_, err := writer.Create(ctx, "wanted")
 	Expect(err).NotTo(HaveOccurred())
 	opts.Namespace = env.Namespace
-	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	var watch probe.Request
 	Eventually(func(g Gomega) {
@@ -141,7 +141,7 @@ func RequestsOnLostConnection(ctx context.Context, opts probe.Options, retries i
 		line += fmt.Sprintf("%s: %s after %s; ", r.what, outcome, r.took.Round(time.Millisecond))
 	}
 	e2e.AddReportEntry("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
-	e2e.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, len(failed) == 0)
+	env.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, len(failed) == 0)
 	Expect(failed).To(BeEmpty(), RequestsRetried+" within %s of the blackhole; numbers: %s", bound, n)
 }
 

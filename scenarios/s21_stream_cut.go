@@ -45,22 +45,22 @@ const (
 // stops the watch and retries with a clean state at
 // rewatchResourceVersion(): "" after a 410 or before the first sync, else
 // the last synced resourceVersion.
-func StreamCutInsideInitialEvents(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
 	for i := range S21Objects {
 		_, err := writer.Create(ctx, fmt.Sprintf("listed-%02d", i))
 		Expect(err).NotTo(HaveOccurred())
 	}
-	streams := &httpfault.StreamInjector{}
-	faults := &httpfault.Injector{}
+	streams := &httpfault.StreamInjector{Faults: env.Faults}
+	faults := &httpfault.Injector{Faults: env.Faults}
 	cfg := streams.Instrument(faults.Instrument(env.User))
 
 	e2e.By(fmt.Sprintf("the first streaming list is cut after %d of its %d objects", S21CutAfter, S21Objects))
 	restoreCut, cut := streams.CutInitialEvents(httpfault.StreamingLists, S21CutAfter, 1)
 	opts.Namespace = env.Namespace
-	obs := e2e.StartProbe(ctx, writer.Name(), cfg, opts)
+	obs := env.StartProbe(ctx, writer.Name(), cfg, opts)
 	restoreCut()
 	Expect(cut()).To(Equal(1), "the first streaming list was cut")
 	obs.EventuallyConverged(ctx, server)

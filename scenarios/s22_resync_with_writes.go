@@ -45,8 +45,8 @@ const (
 // of the store), and the store holds only what was processed, in order,
 // before; shared_informer.go OnUpdate marks an update with equal
 // resourceVersions a sync and hands it only to handlers due a resync.
-func ResyncWithWrites(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func ResyncWithWrites(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
 	names := make([]string, S22Objects)
@@ -57,7 +57,7 @@ func ResyncWithWrites(ctx context.Context, opts probe.Options) {
 	}
 	opts.Namespace = env.Namespace
 	opts.Resync = S22Resync
-	obs := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 
 	e2e.By(fmt.Sprintf("relabelling %d objects at least %d times each while the informer resyncs every %s, until %d resync calls came among the writes", S22Objects, S22Rounds, S22Resync, S22ResyncsDuring))

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -93,13 +92,10 @@ const (
 // ShutdownInput configures one run of ShutdownOutlivesWatches.
 type ShutdownInput struct {
 	End ShutdownEnd
-	// Client, when set, changes the informer's client (negative controls
-	// break it).
-	Client func(*rest.Config) *rest.Config
 }
 
 // ShutdownOutlivesWatches runs S23.
-func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
+func ShutdownOutlivesWatches(ctx context.Context, s e2e.Setup, in ShutdownInput) {
 	spec := cluster.Spec{APIServers: 2}
 	switch in.End {
 	case ShutdownTimesOut:
@@ -108,7 +104,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 	default:
 		Expect(in.End).To(BeElementOf(ShutdownTimesOut, ShutdownKilled), "S23's end of the drain")
 	}
-	env := e2e.StartEnv(ctx, spec)
+	env, ctx := e2e.StartEnv(ctx, s, spec)
 	c := e2e.Require[apiServers](env.Backend, "stop one of several kube-apiservers behind one address")
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restorePin, err := env.Proxy.Pin(0)
@@ -123,11 +119,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 		Expect(err).NotTo(HaveOccurred())
 		created[n] = o
 	}
-	user := env.User
-	if in.Client != nil {
-		user = in.Client(user)
-	}
-	obs := e2e.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
+	obs := env.StartProbe(ctx, api.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	obs.EventuallyConverged(ctx, server)
 	e2e.By("updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
 	Relabel(ctx, api, "keep", "before")
@@ -215,7 +207,7 @@ func ShutdownOutlivesWatches(ctx context.Context, in ShutdownInput) {
 	Expect(n.Reinitialisations).To(BeEmpty(), "the informer "+ShutdownResumes+" (re-initialisations: %v)", n.ReinitDetails)
 	Expect(first.Conn).NotTo(Equal(old.Conn), "the resumed watch runs on a new connection")
 	took := first.Start.Sub(old.End)
-	e2e.RecordBound("resumed watch after apiserver 0's exit", old.End, first.Start, resumeBound, took < resumeBound)
+	env.RecordBound("resumed watch after apiserver 0's exit", old.End, first.Start, resumeBound, took < resumeBound)
 	Expect(took).To(BeNumerically("<", resumeBound), "the informer resumed within %s of the watch's end", resumeBound)
 }
 

@@ -62,8 +62,8 @@ const (
 
 // LaggingAPIServer runs S24. tweak, when set, changes the informer's lists
 // and watches (negative controls break them).
-func LaggingAPIServer(ctx context.Context, tweak func(*metav1.ListOptions)) {
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, EtcdLinks: true})
+func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListOptions)) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, EtcdLinks: true})
 	c := e2e.Require[apiServers](env.Backend, "reach one of several kube-apiservers behind one address")
 	links := e2e.Require[cluster.EtcdLinks](env.Backend, "a fault point between each kube-apiserver and etcd")
 	restorePin, err := env.Proxy.Pin(0)
@@ -78,13 +78,14 @@ func LaggingAPIServer(ctx context.Context, tweak func(*metav1.ListOptions)) {
 		_, err := api.Create(ctx, n)
 		Expect(err).NotTo(HaveOccurred())
 	}
-	in := &httpfault.Injector{}
-	obs := e2e.StartProbe(ctx, api.Name(), in.Instrument(env.User), probe.Options{Namespace: env.Namespace, TweakListOptions: tweak})
+	in := &httpfault.Injector{Faults: env.Faults}
+	obs := env.StartProbe(ctx, api.Name(), in.Instrument(env.User), probe.Options{Namespace: env.Namespace, TweakListOptions: tweak})
 	obs.EventuallyConverged(ctx, server)
 
 	e2e.By("stalling apiserver 1's etcd link, then deleting, creating and changing objects through apiserver 0")
 	link, err := links.EtcdLink(1)
 	Expect(err).NotTo(HaveOccurred())
+	link.Faults = env.Faults // the link is the spec's cluster's: its stall is the spec's fault
 	unstall, held := link.StallAfter(0)
 	e2e.DeferCleanup(0, func(context.Context) error { unstall(); return nil })
 	Expect(api.Delete(ctx, "gone")).To(Succeed())

@@ -116,9 +116,9 @@ type informerUnderTest struct {
 // RecoversFromStaleConnection runs S2: three informers of one factory
 // share one HTTP/2 connection, the proxy blackholes it, and every informer
 // must recover on a new one within sc.Bound, relisting once (transport).
-func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
+func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConnection) {
 	setHTTP2HealthCheck(sc.ReadIdle, sc.Ping)
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer, subjects := env.Writer, env.Subjects
 	gone, err := subjects.Create(ctx, "gone")
 	Expect(err).NotTo(HaveOccurred())
@@ -127,7 +127,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 	createConfigMapAndSecret(ctx, env, "before")
 
 	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	var recovery time.Duration
 	informers := []*informerUnderTest{
 		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
@@ -181,7 +181,7 @@ func RecoversFromStaleConnection(ctx context.Context, sc StaleConnection) {
 
 	recovered := false
 	defer func() {
-		e2e.RecordBound("every informer recovered from the blackhole", start, start.Add(recovery), sc.Bound, recovered)
+		env.RecordBound("every informer recovered from the blackhole", start, start.Add(recovery), sc.Bound, recovered)
 	}()
 	Eventually(func(g Gomega) {
 		recovery = time.Since(start)

@@ -64,10 +64,11 @@ const (
 	serverTimeoutWindow = 15 * time.Second
 )
 
-// ResumesAfterServerTimeouts runs S3 server side (above) on an informer
-// built on client(the test user's config): a negative control breaks it.
-func ResumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+// ResumesAfterServerTimeouts runs S3 server side (above) on an informer of
+// the test user (built with s.Client when set: a negative control breaks
+// it).
+func ResumesAfterServerTimeouts(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	gone, err := writer.Create(ctx, "gone")
 	Expect(err).NotTo(HaveOccurred())
@@ -75,7 +76,7 @@ func ResumesAfterServerTimeouts(ctx context.Context, client func(*rest.Config) *
 	// The tweak runs before the client marks a watch (Watch=true), so it
 	// sets the LIST's timeoutSeconds too: harmless, a LIST is quick.
 	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = new(int64(serverWatchTimeout.Seconds())) }
-	pods := e2e.StartProbe(ctx, writer.Name(), client(env.User), probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
+	pods := env.StartProbe(ctx, writer.Name(), env.User, probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
 
@@ -207,8 +208,8 @@ type MidFrameInput struct {
 }
 
 // ResumesAfterDeadlineMidFrame runs S3 client side (above).
-func ResumesAfterDeadlineMidFrame(ctx context.Context, in MidFrameInput) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameInput) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Writer
 	gone, err := writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "gone"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -222,7 +223,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, in MidFrameInput) {
 	if in.Informer != nil {
 		opts.Informer = in.Informer(cfg, env.Namespace)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, opts)
+	pods := env.StartProbe(ctx, "pods", cfg, opts)
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
 

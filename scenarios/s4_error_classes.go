@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -50,19 +49,15 @@ type ErrorClass struct {
 const watchTimeout = 30 * time.Second
 
 // ExpectReinitialisations runs S4's error class ec (above) against an
-// informer in LIST+WATCH mode; client, if not nil, changes the informer's
-// client (a negative control breaks it).
-func ExpectReinitialisations(ctx context.Context, ec ErrorClass, client func(*rest.Config) *rest.Config) {
-	e2e.ListWatch.Use()
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	in := &httpfault.Injector{}
+// informer in LIST+WATCH mode (s's mode must be it); s.Client, if set,
+// changes the informer's client (a negative control breaks it).
+func ExpectReinitialisations(ctx context.Context, s e2e.Setup, ec ErrorClass) {
+	Expect(s.Mode.Streaming).To(BeFalse(), "S4's error classes run in LIST+WATCH mode, not %s", s.Mode)
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := ec.Inject(in)
 	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
-	cfg := in.Instrument(env.User)
-	if client != nil {
-		cfg = client(cfg)
-	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace})
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.Times), "injections answered")
@@ -287,14 +282,15 @@ type throttleNumbers struct {
 }
 
 // ExpectThrottledRecovery runs one throttling fault against an informer
-// built on client(cfg) and asserts what client-go's reflector must do.
-func ExpectThrottledRecovery(ctx context.Context, t Throttle, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
-	in := &httpfault.Injector{}
+// (built with s.Client when set) and asserts what client-go's reflector
+// must do.
+func ExpectThrottledRecovery(ctx context.Context, s e2e.Setup, t Throttle) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	in := &httpfault.Injector{Faults: env.Faults}
 	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.TimeoutSeconds = new(int64(throttledWatchTimeout.Seconds()))
 	})
-	pods := e2e.StartProbe(ctx, "pods", client(in.Instrument(env.User)), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
 

@@ -78,8 +78,8 @@ const resumableWatchAge = 1500 * time.Millisecond
 
 // CompactedWhileWatching: compaction, noticed by the watch cache, does not
 // touch an open watch.
-func CompactedWhileWatching(ctx context.Context) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func CompactedWhileWatching(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	writer, subjects := env.Writer, env.Subjects
 	first, err := subjects.Create(ctx, "first")
@@ -88,7 +88,7 @@ func CompactedWhileWatching(ctx context.Context) {
 		_, err = subjects.SetLabels(ctx, "first", map[string]string{"round": fmt.Sprint(i)})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 	before := pods.Recorder.Snapshot()
 	oldRV := pods.Informer.LastSyncResourceVersion()
@@ -163,12 +163,12 @@ type DrainResult struct {
 // may be compacted. Then the informer resumes, either on apiserver 0
 // restarted or on apiserver 1. The universal invariant is checked here;
 // callers assert the re-initialisations.
-func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
+func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResult {
 	profile := "fast-graceful-shutdown"
 	if !in.WatchCache {
 		profile += "+no-watch-cache"
 	}
-	env := e2e.StartEnv(ctx, cluster.Spec{APIServers: 2, Profile: profile})
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: profile})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	writer1 := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
@@ -187,8 +187,8 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 	// reflector answers with a relist (1 run in 8). Refusing the informer's
 	// requests in its transport too takes that race out; the drain, the 410
 	// and the resume stay the server's.
-	refusals := &httpfault.Injector{}
-	pods := e2e.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: env.Namespace, WrapHandler: in.Wrap,
+	refusals := &httpfault.Injector{Faults: env.Faults}
+	pods := env.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: env.Namespace, WrapHandler: in.Wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: in.Wrap != nil})
@@ -273,12 +273,12 @@ func ResumeAfterDrain(ctx context.Context, in DrainInput) DrainResult {
 
 // DeleteThenCompact: each delete is followed at once by a compaction to the
 // delete's revision, racing the watchers' fetch of the previous value.
-func DeleteThenCompact(ctx context.Context, watchCache bool) {
+func DeleteThenCompact(ctx context.Context, s e2e.Setup, watchCache bool) {
 	spec := cluster.Spec{}
 	if !watchCache {
 		spec.Profile = "no-watch-cache"
 	}
-	env := e2e.StartEnv(ctx, spec)
+	env, ctx := e2e.StartEnv(ctx, s, spec)
 	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	const n = 5
 	subjects := env.Subjects
@@ -288,7 +288,7 @@ func DeleteThenCompact(ctx context.Context, watchCache bool) {
 		Expect(err).NotTo(HaveOccurred())
 		uids = append(uids, o.UID)
 	}
-	pods := e2e.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 
 	e2e.By("deleting each of them and compacting etcd right after each delete")

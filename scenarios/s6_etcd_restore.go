@@ -94,21 +94,22 @@ type EtcdRestoreInput struct {
 //     (isExpiredError), so the reflector relists and Replace delivers the
 //     vanished pod as a DeletedFinalStateUnknown tombstone
 //     (the_real_fifo.go Replace -> reconcileReplacement).
-func EtcdRestored(ctx context.Context, in EtcdRestoreInput) {
+func EtcdRestored(ctx context.Context, s e2e.Setup, in EtcdRestoreInput) {
 	if !in.Bumped {
-		r := restoredUnderInformer(ctx, cluster.RestoreOptions{}, in.Wrap, nil)
+		r := restoredUnderInformer(ctx, s, cluster.RestoreOptions{}, in.Wrap, nil)
 		expectStaleAfterPlainRestore(ctx, r)
 		return
 	}
-	restoredUnderInformer(ctx, cluster.RestoreOptions{BumpRevision: restoreBump, MarkCompacted: true}, in.Wrap, nil).expectConverged(ctx)
+	restoredUnderInformer(ctx, s, cluster.RestoreOptions{BumpRevision: restoreBump, MarkCompacted: true}, in.Wrap, nil).expectConverged(ctx)
 }
 
 // restoredUnderInformer snapshots etcd under a synced informer, changes
 // pods, and restores the snapshot while the informer is cut off; it returns
-// once the informer may reconnect. client, when set, builds the informer's
-// client from the test user's config (fault injection, broken clients).
-func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler, client func(*rest.Config) *rest.Config) restored {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+// once the informer may reconnect. instrument, when set, builds the
+// informer's client from the test user's config (the scenario's fault
+// injection; a negative control's broken client is s.Client).
+func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.RestoreOptions, wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler, instrument func(*rest.Config) *rest.Config) restored {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	c := e2e.Require[restorableEtcd](env.Backend, "snapshot and restore etcd and read its revision")
 	writer := env.Writer
 	podsAPI := writer.CoreV1().Pods(env.Namespace)
@@ -117,10 +118,10 @@ func restoredUnderInformer(ctx context.Context, opts cluster.RestoreOptions, wra
 		Expect(err).NotTo(HaveOccurred())
 	}
 	cfg := env.User
-	if client != nil {
-		cfg = client(cfg)
+	if instrument != nil {
+		cfg = instrument(cfg)
 	}
-	pods := e2e.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace, WrapHandler: wrap,
+	pods := env.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace, WrapHandler: wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
 		NoHandlerCheck: wrap != nil})
@@ -214,6 +215,6 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("plain restore: NOT CONVERGED (upstream limitation): watch resumed at %s with etcd at %d, accepted and silent for %s; the store keeps the vanished pod", rv, r.serverRV, staleWindow))
 
 	e2e.By("starting a fresh informer, as a restarted client would")
-	fresh := e2e.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})
+	fresh := r.env.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})
 	fresh.Report(fresh.EventuallyConverged(ctx, r.env.Pods))
 }

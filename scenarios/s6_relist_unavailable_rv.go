@@ -75,15 +75,6 @@ func expectedRelist(m e2e.SyncMode) relistExpectation {
 	return relistExpectation{tooLarge: n, bound: time.Duration(n)*watchCacheBlockTimeout + restClientMaxRetries*tooLargeRetryAfter + relistSlack}
 }
 
-// RelistInput configures one run of RelistAfterPlainRestore: the sync mode
-// the spec uses (its expected relist and bound), and an optional change to
-// the informer's client, applied after the scenario's own instruments
-// (negative controls break it).
-type RelistInput struct {
-	Mode   e2e.SyncMode
-	Client func(*rest.Config) *rest.Config
-}
-
 // S6, continued (issue 12, k8s#107133): a plain etcd restore, then anything
 // that makes the informer re-initialise. The relist is at the informer's
 // resourceVersion R, which the restored etcd has not reached and, on a quiet
@@ -137,20 +128,16 @@ type RelistInput struct {
 // the spec runs; the spec checks that premise at its end and that every
 // answer's "current" is below R.
 //
-// RelistAfterPlainRestore runs it in sync mode in.Mode, which the caller
-// has made the spec's (SyncMode.Use).
-func RelistAfterPlainRestore(ctx context.Context, in RelistInput) {
-	m := in.Mode
+// RelistAfterPlainRestore runs it in s's sync mode (its expected relist
+// and bound); s.Client, when set, changes the informer's client after the
+// scenario's own instruments (negative controls break it).
+func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
+	m := s.Mode
 	faults := &httpfault.Injector{}
 	answers := &listErrors{}
-	client := func(cfg *rest.Config) *rest.Config {
-		cfg = answers.Instrument(faults.Instrument(cfg))
-		if in.Client != nil {
-			cfg = in.Client(cfg)
-		}
-		return cfg
-	}
-	r := restoredUnderInformer(ctx, cluster.RestoreOptions{}, nil, client)
+	instrument := func(cfg *rest.Config) *rest.Config { return answers.Instrument(faults.Instrument(cfg)) }
+	r := restoredUnderInformer(ctx, s, cluster.RestoreOptions{}, nil, instrument)
+	faults.Faults = r.env.Faults
 	rv := strconv.FormatInt(r.informerRV, 10)
 	want := expectedRelist(m)
 	opened := r.resumedWatch(ctx)

@@ -27,8 +27,8 @@ import (
 //
 // RecreatedWhileDisconnected runs it with the probe options given (a
 // negative control wraps the handler).
-func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func RecreatedWhileDisconnected(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
 	proxy, writer := env.Proxy, env.Subjects
 	server := writer.Quorum()
@@ -36,7 +36,7 @@ func RecreatedWhileDisconnected(ctx context.Context, opts probe.Options) {
 	Expect(err).NotTo(HaveOccurred())
 
 	opts.Namespace = env.Namespace
-	pods := e2e.StartProbe(ctx, writer.Name(), env.User, opts)
+	pods := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	pods.EventuallyConverged(ctx, server)
 
 	var recreated probe.Object

@@ -33,8 +33,8 @@ const (
 
 // ResyncSendsNoRequests runs S8 (above) with the probe options given (a
 // negative control tweaks the informer's factory).
-func ResyncSendsNoRequests(ctx context.Context, opts probe.Options) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+func ResyncSendsNoRequests(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Writer
 	names := []string{"r1", "r2", "r3"}
 	for _, n := range names {
@@ -42,7 +42,7 @@ func ResyncSendsNoRequests(ctx context.Context, opts probe.Options) {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	opts.Namespace, opts.Resync = env.Namespace, resyncPeriod
-	pods := e2e.StartProbe(ctx, "pods", env.User, opts)
+	pods := env.StartProbe(ctx, "pods", env.User, opts)
 	pods.EventuallyConverged(ctx, env.Pods)
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
 

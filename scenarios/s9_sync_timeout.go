@@ -32,15 +32,15 @@ const (
 	maxDialsInSyncBound = 10
 )
 
-// SyncWithUnreachableAPIServer runs S9 (above) on an informer built on
-// client(the test user's config): a negative control breaks it.
-func SyncWithUnreachableAPIServer(ctx context.Context, client func(*rest.Config) *rest.Config) {
-	env := e2e.StartEnv(ctx, cluster.Spec{})
+// SyncWithUnreachableAPIServer runs S9 (above) on an informer of the test
+// user (built with s.Client when set: a negative control breaks it).
+func SyncWithUnreachableAPIServer(ctx context.Context, s e2e.Setup) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	proxy := env.Proxy
 
 	e2e.By("refusing connections, then starting the informer")
 	reachable := proxy.RefuseNew()
-	pods := e2e.StartProbeUnsynced("pods", client(env.User), probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbeUnsynced("pods", env.User, probe.Options{Namespace: env.Namespace})
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
 	bounded, cancel := context.WithTimeout(ctx, syncBound)
 	defer cancel()

@@ -3,13 +3,16 @@
 // with a start and an end, so a report can draw it next to what the
 // informer did (the timeline of issue 16).
 //
-// The log is one per process, as the faults are: a Ginkgo process runs one
-// spec at a time, and each parallel process has its own log. A reader marks
-// the log when its spec starts (Mark) and takes the windows begun since
-// (Since). A window still open when read has a zero End.
+// A Log is one spec's: the harness makes one per spec (e2e.StartEnv) and
+// hands it to what applies faults in that spec, the fault proxy and the
+// HTTP fault injectors as a value, the backends in the context of the call
+// that applies the fault (NewContext: every fault method of the cluster
+// capabilities takes one). A fault applied with no log (a benchmark, a
+// tool) is recorded nowhere. A window still open when read has a zero End.
 package faultlog
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -42,51 +45,65 @@ const (
 	StreamFault    = "rewritten watch stream"
 )
 
-var (
+// Log is the fault windows of one spec, in the order they began. A nil
+// *Log records nothing. Safe for concurrent use.
+type Log struct {
 	mu      sync.Mutex
 	windows []Window
-)
+}
+
+// New is an empty log.
+func New() *Log { return &Log{} }
 
 // Begin records that a fault of kind starts now and returns the function
 // that records its end; calling it again does nothing.
-func Begin(kind, detail string) (end func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	i := len(windows)
-	windows = append(windows, Window{Kind: kind, Detail: detail, Start: time.Now()})
+func (l *Log) Begin(kind, detail string) (end func()) {
+	if l == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := len(l.windows)
+	l.windows = append(l.windows, Window{Kind: kind, Detail: detail, Start: time.Now()})
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			windows[i].End = time.Now()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.windows[i].End = time.Now()
 		})
 	}
 }
 
 // Around records a fault that lasts as long as f (a compaction, a restore)
 // and returns f's error.
-func Around(kind, detail string, f func() error) error {
-	end := Begin(kind, detail)
+func (l *Log) Around(kind, detail string, f func() error) error {
+	end := l.Begin(kind, detail)
 	defer end()
 	return f()
 }
 
-// Mark is the log's position now: Since(Mark()) are the windows begun
-// after it.
-func Mark() int {
-	mu.Lock()
-	defer mu.Unlock()
-	return len(windows)
+// Windows are the windows recorded so far, in the order they began.
+func (l *Log) Windows() []Window {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Window(nil), l.windows...)
 }
 
-// Since returns the windows begun at or after mark, in the order they
-// began.
-func Since(mark int) []Window {
-	mu.Lock()
-	defer mu.Unlock()
-	if mark < 0 || mark > len(windows) {
-		mark = len(windows)
-	}
-	return append([]Window(nil), windows[mark:]...)
+type contextKey struct{}
+
+// NewContext is ctx carrying l: a backend's fault method called with it
+// records its fault in l (FromContext).
+func NewContext(ctx context.Context, l *Log) context.Context {
+	return context.WithValue(ctx, contextKey{}, l)
+}
+
+// FromContext is the log ctx carries (NewContext), or nil: a fault applied
+// with it is recorded nowhere.
+func FromContext(ctx context.Context) *Log {
+	l, _ := ctx.Value(contextKey{}).(*Log)
+	return l
 }

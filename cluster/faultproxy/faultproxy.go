@@ -34,6 +34,11 @@ const DialTimeout = 5 * time.Second
 
 // Proxy forwards TCP connections from its listener to one of its upstreams.
 type Proxy struct {
+	// Faults is where the proxy records the windows of the faults it
+	// applies (nil: nowhere). Set it before applying one: e2e.StartEnv
+	// gives it the spec's log.
+	Faults *faultlog.Log
+
 	upstreams []string
 	port      *ports.Reservation
 
@@ -332,7 +337,7 @@ func (p *Proxy) Stats() Stats {
 // closes during the blackhole, the other side is closed only after it.
 func (p *Proxy) Blackhole() (restore func()) {
 	p.blackholeAll.Add(1)
-	end := faultlog.Begin(faultlog.Blackhole, "every connection, current and new")
+	end := p.Faults.Begin(faultlog.Blackhole, "every connection, current and new")
 	return once(func() { p.blackholeAll.Add(-1); end() })
 }
 
@@ -340,7 +345,7 @@ func (p *Proxy) Blackhole() (restore func()) {
 // life (accepted, then nothing); current connections keep working.
 func (p *Proxy) BlackholeNew() (restore func()) {
 	p.blackholeNew.Add(1)
-	end := faultlog.Begin(faultlog.Blackhole, "new connections")
+	end := p.Faults.Begin(faultlog.Blackhole, "new connections")
 	return once(func() { p.blackholeNew.Add(-1); end() })
 }
 
@@ -356,7 +361,7 @@ func (p *Proxy) RefuseNew() (restore func() error) {
 	if ln != nil {
 		_ = ln.Close()
 	}
-	end := faultlog.Begin(faultlog.RefuseNew, "")
+	end := p.Faults.Begin(faultlog.RefuseNew, "")
 	var o sync.Once
 	return func() error {
 		var err error
@@ -385,7 +390,7 @@ func (p *Proxy) ResetAll() int {
 		cs = append(cs, c)
 	}
 	p.mu.Unlock()
-	faultlog.Begin(faultlog.Reset, fmt.Sprintf("%d connections", len(cs)))()
+	p.Faults.Begin(faultlog.Reset, fmt.Sprintf("%d connections", len(cs)))()
 	for _, c := range cs {
 		p.finish(c, "reset", true)
 	}
@@ -395,7 +400,7 @@ func (p *Proxy) ResetAll() int {
 // SetLatency delays every forwarded chunk by d in each direction.
 func (p *Proxy) SetLatency(d time.Duration) (restore func()) {
 	old := p.latency.Swap(int64(d))
-	end := faultlog.Begin(faultlog.Latency, d.String())
+	end := p.Faults.Begin(faultlog.Latency, d.String())
 	return once(func() { p.latency.Store(old); end() })
 }
 
@@ -404,7 +409,7 @@ func (p *Proxy) SetLatency(d time.Duration) (restore func()) {
 // the middle of whatever it was sending.
 func (p *Proxy) CutAfter(n int64) (restore func()) {
 	old := p.cutAfter.Swap(n)
-	end := faultlog.Begin(faultlog.ConnectionsCut, fmt.Sprintf("after %d bytes", n))
+	end := p.Faults.Begin(faultlog.ConnectionsCut, fmt.Sprintf("after %d bytes", n))
 	return once(func() { p.cutAfter.Store(old); end() })
 }
 

@@ -19,7 +19,7 @@ func (p *Proxy) BlackholeCurrent() (restore func()) {
 	for _, c := range cs {
 		c.silencedNow.Store(true)
 	}
-	end := faultlog.Begin(faultlog.Blackhole, fmt.Sprintf("the %d connections open", len(cs)))
+	end := p.Faults.Begin(faultlog.Blackhole, fmt.Sprintf("the %d connections open", len(cs)))
 	return once(func() {
 		for _, c := range cs {
 			c.silencedNow.Store(false)
@@ -44,7 +44,7 @@ func (p *Proxy) StallAfter(n int64) (restore func(), held func() int64) {
 		states = append(states, s)
 		c.stall.Store(s)
 	}
-	end := faultlog.Begin(faultlog.Stall, fmt.Sprintf("the %d connections open, after %d bytes", len(cs), n))
+	end := p.Faults.Begin(faultlog.Stall, fmt.Sprintf("the %d connections open, after %d bytes", len(cs), n))
 	restore = once(func() {
 		for i, c := range cs {
 			c.stall.CompareAndSwap(states[i], nil)

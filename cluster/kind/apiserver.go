@@ -78,7 +78,7 @@ func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMod
 	}
 	c.stopped = true
 	if c.down == nil {
-		c.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, %s stop", c.name, mode))
+		c.down = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, %s stop", c.name, mode))
 	}
 	return c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 0 }, "no kube-apiserver container running", StopTimeout)
 }
@@ -142,7 +142,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 	if len(old) != 1 {
 		return fmt.Errorf("expected one running kube-apiserver container, found %d", len(old))
 	}
-	c.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, hard restart", c.name))
+	c.down = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, hard restart", c.name))
 	defer c.up()
 	if _, err := c.nodeExec(ctx, "crictl", "stop", "--timeout", "0", old[0]); err != nil {
 		return err

@@ -81,7 +81,7 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	end := faultlog.Begin(faultlog.Compaction, "")
+	end := faultlog.FromContext(ctx).Begin(faultlog.Compaction, "")
 	defer end()
 	rev, err = etcdcompact.Compact(ctx, cli, rev)
 	if err != nil {

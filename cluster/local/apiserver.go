@@ -203,7 +203,7 @@ func (c *Cluster) stopAPIServerLocked(ctx context.Context, i int, mode cluster.S
 		return fmt.Errorf("stop kube-apiserver-%d: not running", i)
 	}
 	if a.down == nil {
-		a.down = faultlog.Begin(faultlog.APIServerDown, fmt.Sprintf("%s, %s stop", a.proc.Name, mode))
+		a.down = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, %s stop", a.proc.Name, mode))
 	}
 	return c.stop(ctx, a.proc, mode)
 }

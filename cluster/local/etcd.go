@@ -47,7 +47,7 @@ func (c *Cluster) CompactEtcd(ctx context.Context, rev int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	end := faultlog.Begin(faultlog.Compaction, "")
+	end := faultlog.FromContext(ctx).Begin(faultlog.Compaction, "")
 	defer end()
 	return etcdcompact.Compact(ctx, cli, rev)
 }
@@ -80,7 +80,7 @@ func (c *Cluster) SnapshotEtcd(ctx context.Context, path string) (int64, error) 
 // (hard) and etcd, restores the snapshot into a new data directory with
 // etcdutl, and starts etcd and the apiservers that were running again.
 func (c *Cluster) RestoreEtcd(ctx context.Context, path string, opts cluster.RestoreOptions) error {
-	end := faultlog.Begin(faultlog.Restore, fmt.Sprintf("%s, bump revision %d", filepath.Base(path), opts.BumpRevision))
+	end := faultlog.FromContext(ctx).Begin(faultlog.Restore, fmt.Sprintf("%s, bump revision %d", filepath.Base(path), opts.BumpRevision))
 	defer end()
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("restore etcd: %w", err)

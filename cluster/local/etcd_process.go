@@ -100,7 +100,7 @@ func (c *Cluster) stopEtcdLocked(ctx context.Context, mode cluster.StopMode) err
 		return errors.New("stop etcd: not running")
 	}
 	if c.etcd.down == nil {
-		c.etcd.down = faultlog.Begin(faultlog.EtcdDown, string(mode)+" stop")
+		c.etcd.down = faultlog.FromContext(ctx).Begin(faultlog.EtcdDown, string(mode)+" stop")
 	}
 	return c.stop(ctx, c.etcd.proc, mode)
 }

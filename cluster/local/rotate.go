@@ -52,7 +52,7 @@ func (c *Cluster) RotateCertificates(ctx context.Context, opts cluster.RotateOpt
 	if err := opts.Stop.Validate(); err != nil {
 		return fmt.Errorf("rotate certificates: %w", err)
 	}
-	end := faultlog.Begin(faultlog.CertRotation, string(opts.Stop)+" stop of the apiservers")
+	end := faultlog.FromContext(ctx).Begin(faultlog.CertRotation, string(opts.Stop)+" stop of the apiservers")
 	defer end()
 	c.mu.Lock()
 	defer c.mu.Unlock()

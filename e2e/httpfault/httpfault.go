@@ -68,6 +68,12 @@ func (f RoundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Injector holds the active injections of one client.
 type Injector struct {
+	// Faults is where the injector records its rules' windows (nil:
+	// nowhere): the spec's log (e2e.Env.Faults). A negative control's
+	// broken client leaves it nil: its rewrites are the client under test,
+	// not a fault the spec applies.
+	Faults *faultlog.Log
+
 	mu    sync.Mutex
 	rules []*rule
 	last  time.Time // when a rule last answered
@@ -135,7 +141,7 @@ func (in *Injector) add(r *rule) (restore func(), answered func() int) {
 	if r.left >= 0 {
 		times = fmt.Sprintf("the next %d matching requests", r.left)
 	}
-	r.end = faultlog.Begin(faultlog.HTTPFault, r.what+" to "+times)
+	r.end = in.Faults.Begin(faultlog.HTTPFault, r.what+" to "+times)
 	in.mu.Lock()
 	in.rules = append(in.rules, r)
 	in.mu.Unlock()

@@ -34,6 +34,10 @@ import (
 // stream. Every injection is undoable (undoing it stops it on open streams
 // too, from their next event) and counts what it did.
 type StreamInjector struct {
+	// Faults is where the injector records its rules' windows (nil:
+	// nowhere), as Injector.Faults.
+	Faults *faultlog.Log
+
 	mu        sync.Mutex
 	rules     []*streamRule
 	open      map[*rewrittenBody]struct{}
@@ -147,7 +151,7 @@ func (in *StreamInjector) Rewritten() map[string]int {
 }
 
 func (in *StreamInjector) add(r *streamRule) (restore func(), count func() int) {
-	end := faultlog.Begin(faultlog.StreamFault, r.action.String())
+	end := in.Faults.Begin(faultlog.StreamFault, r.action.String())
 	in.mu.Lock()
 	in.rules = append(in.rules, r)
 	in.mu.Unlock()

@@ -75,8 +75,8 @@ func SyncModes(modes ...e2e.SyncMode) Option {
 
 // WithClient changes the rest.Config of the informers under test (a
 // downstream's transport wrappers, rate limits, content type; or a broken
-// client for a negative control), as e2e.Hooks.Config does for the Ginkgo
-// specs.
+// client for a negative control): the scenario's e2e.Setup.Client, applied
+// to every informer it starts, before any e2e.Hooks.Config.
 func WithClient(wrap func(*rest.Config) *rest.Config) Option {
 	return func(o *options) { o.client = wrap }
 }
@@ -131,8 +131,8 @@ func APIServerRestart(opts ...Option) features.Feature {
 	const name = "S1 kube-apiserver restart"
 	b := o.builder(name, "S1")
 	for _, stop := range []cluster.StopMode{cluster.Graceful, cluster.Hard} {
-		b = o.perMode(b, name, fmt.Sprintf("%s stop, ", stop), func(ctx context.Context) {
-			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: stop})
+		b = o.perMode(b, name, fmt.Sprintf("%s stop, ", stop), func(ctx context.Context, s e2e.Setup) {
+			scenarios.APIServerRestart(ctx, s, scenarios.RestartInput{Stop: stop})
 		})
 	}
 	return b.Feature()
@@ -152,7 +152,7 @@ func Blackhole(opts ...Option) features.Feature {
 	if *sc.ReadIdle == 0 { // the check off: the bound of the default short check
 		sc.Bound = scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout)
 	}
-	b := o.perMode(o.builder(name, "S2"), name, "", func(ctx context.Context) { scenarios.RecoversFromStaleConnection(ctx, sc) })
+	b := o.perMode(o.builder(name, "S2"), name, "", func(ctx context.Context, s e2e.Setup) { scenarios.RecoversFromStaleConnection(ctx, s, sc) })
 	return b.Feature()
 }
 
@@ -162,8 +162,8 @@ func Blackhole(opts ...Option) features.Feature {
 func SameNameRecreate(opts ...Option) features.Feature {
 	o := apply(opts)
 	const name = "S7 same-name pod recreated while disconnected"
-	b := o.perMode(o.builder(name, "S7"), name, "", func(ctx context.Context) {
-		scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil})
+	b := o.perMode(o.builder(name, "S7"), name, "", func(ctx context.Context, s e2e.Setup) {
+		scenarios.RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil})
 	})
 	return b.Feature()
 }
@@ -175,8 +175,8 @@ func SameNameRecreate(opts ...Option) features.Feature {
 func Compaction(opts ...Option) features.Feature {
 	o := apply(opts)
 	const name = "S5 etcd compaction"
-	b := o.perMode(o.builder(name, "S5"), name, "delete then compact, ", func(ctx context.Context) { scenarios.DeleteThenCompact(ctx, true) })
-	b = o.perMode(b, name, "compacted while watching, ", func(ctx context.Context) { scenarios.CompactedWhileWatching(ctx) })
+	b := o.perMode(o.builder(name, "S5"), name, "delete then compact, ", func(ctx context.Context, s e2e.Setup) { scenarios.DeleteThenCompact(ctx, s, true) })
+	b = o.perMode(b, name, "compacted while watching, ", func(ctx context.Context, s e2e.Setup) { scenarios.CompactedWhileWatching(ctx, s) })
 	return b.Feature()
 }
 
@@ -189,7 +189,7 @@ func (o options) builder(name, scenario string) *features.FeatureBuilder {
 }
 
 // perMode adds an assessment per sync mode, named prefix + the mode.
-func (o options) perMode(b *features.FeatureBuilder, feature, prefix string, body func(ctx context.Context)) *features.FeatureBuilder {
+func (o options) perMode(b *features.FeatureBuilder, feature, prefix string, body func(ctx context.Context, s e2e.Setup)) *features.FeatureBuilder {
 	for _, m := range o.modes {
 		b = b.Assess(prefix+m.Name, o.step(feature, prefix+m.Name, m, body))
 	}
@@ -197,8 +197,8 @@ func (o options) perMode(b *features.FeatureBuilder, feature, prefix string, bod
 }
 
 // step is one assessment: the scenario body as a spec of the run, on the
-// environment's cluster, in sync mode m.
-func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx context.Context)) features.Func {
+// environment's cluster, in sync mode m with the options' client.
+func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx context.Context, s e2e.Setup)) features.Func {
 	return func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		t.Helper()
 		c, err := ClusterOf(ctx, cfg)
@@ -210,19 +210,12 @@ func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx contex
 			name = feature + " (negative control): " + step
 		}
 		run.Spec(ctx, t, c, name, func(ctx context.Context) {
-			m.Use()
-			if o.client != nil {
-				prev := e2e.CurrentHooks()
-				hooks := prev
-				hooks.Config = o.client
-				e2e.SetHooks(hooks)
-				e2e.DeferCleanup(0, func(context.Context) error { e2e.SetHooks(prev); return nil })
-			}
+			s := e2e.Setup{Mode: m, Client: o.client}
 			if o.expectFailure == "" {
-				body(ctx)
+				body(ctx, s)
 				return
 			}
-			err := gomega.InterceptGomegaFailure(func() { body(ctx) })
+			err := gomega.InterceptGomegaFailure(func() { body(ctx, s) })
 			gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(o.expectFailure)),
 				"negative control: the scenario's assertion %q catches the broken client", o.expectFailure)
 			e2e.AddReportEntry("negative control", "the scenario failed as it must: "+err.Error())

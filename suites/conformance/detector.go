@@ -14,8 +14,7 @@ import (
 var _ = Describe("client-go's watch-list consistency detector", Label("consistency-detector"), func() {
 	e2e.DescribeSyncModes("checks each streaming list with one LIST at its resourceVersion, which is no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.StreamingListChecked(ctx, m, nil)
+			scenarios.StreamingListChecked(ctx, m.Setup())
 		})
 
 	It("fails, naming the detector and the informer, when a streaming list loses an object", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
@@ -23,8 +22,7 @@ var _ = Describe("client-go's watch-list consistency detector", Label("consisten
 		// list's initial events: the informer would sync without it.
 		// The detector's LIST has it.
 		lossy, dropped := scenarios.LossyStreamingLists()
-		e2e.StreamingList.Use()
-		err := InterceptGomegaFailure(func() { scenarios.StreamingListChecked(ctx, e2e.StreamingList, lossy) })
+		err := InterceptGomegaFailure(func() { scenarios.StreamingListChecked(ctx, e2e.StreamingList.WithClient(lossy)) })
 		Expect(err).To(MatchError(And(ContainSubstring(probe.DetectorReported), ContainSubstring("informer pods"))),
 			"the spec fails on the detector's report, naming it and the informer")
 		AddReportEntry("failure caught", err.Error())

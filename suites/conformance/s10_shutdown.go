@@ -14,14 +14,12 @@ import (
 var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 	e2e.DescribeStacksAndSyncModes("leaves no goroutine, sends nothing more, and leaves the clientset working",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.ShutdownLeavesNothing(ctx, probe.Options{}, false)
+			scenarios.ShutdownLeavesNothing(ctx, m.Setup(), probe.Options{}, false)
 		})
 
 	e2e.DescribeStacksAndSyncModes("returns promptly when the connection died before the shutdown",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.ShutdownLeavesNothing(ctx, probe.Options{}, true)
+			scenarios.ShutdownLeavesNothing(ctx, m.Setup(), probe.Options{}, true)
 		})
 
 	It("fails when a handler leaves a goroutine behind", NegativeControl, func(ctx SpecContext) {
@@ -30,11 +28,11 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 		release := make(chan struct{})
 		DeferCleanup(func() { close(release) })
 		leaky := scenarios.LeakyHandler(release)
-		err := InterceptGomegaFailure(func() { scenarios.ShutdownLeavesNothing(ctx, probe.Options{WrapHandler: leaky}, false) })
+		err := InterceptGomegaFailure(func() { scenarios.ShutdownLeavesNothing(ctx, e2e.Setup{}, probe.Options{WrapHandler: leaky}, false) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.LeftAfterShutdown)), "the S10 leak check catches a leaked goroutine")
 	})
 
 	It("fails within its bound, naming the handler, when a handler blocks for ever", NegativeControl, func(ctx SpecContext) {
-		scenarios.ShutdownHeldByHandler(ctx)
+		scenarios.ShutdownHeldByHandler(ctx, e2e.Setup{})
 	})
 })

@@ -13,14 +13,12 @@ import (
 var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA, NeedsAPIServerRestart, func() {
 	e2e.DescribeSyncModes("to a warm apiserver: the resume is accepted, no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.HAFailover(ctx, scenarios.FailoverInput{})
+			scenarios.HAFailover(ctx, m.Setup(), scenarios.FailoverInput{})
 		})
 
 	e2e.DescribeSyncModes("to a freshly restarted apiserver: 410, one relist",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.HAFailover(ctx, scenarios.FailoverInput{FreshTarget: true})
+			scenarios.HAFailover(ctx, m.Setup(), scenarios.FailoverInput{FreshTarget: true})
 		})
 
 	It("fails when the client does not go through the failover address", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
@@ -28,9 +26,8 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 		// (here: configured with apiserver 0's own URL, as after resolving
 		// a load balancer name once) never reaches the survivor: the
 		// failover bound must catch it.
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.HAFailover(ctx, scenarios.FailoverInput{Client: scenarios.DirectToAPIServer0})
+			scenarios.HAFailover(ctx, e2e.StreamingList.Setup(), scenarios.FailoverInput{PinnedToAPIServer0: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.FailoverConverged)), "the S11 bound catches a client that cannot fail over")
 	})

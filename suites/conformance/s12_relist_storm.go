@@ -13,8 +13,7 @@ import (
 var _ = Describe("S12 relist storm cost", Label("relist-storm"), Disruptive, NeedsAPIServerRestart, func() {
 	e2e.DescribeSyncModes("every informer converges after an apiserver restart, each re-initialising a bounded number of times",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RelistStorm(ctx, m, scenarios.StormSize(ctx), nil)
+			scenarios.RelistStorm(ctx, m.Setup(), scenarios.StormSize(ctx))
 		}, Slow)
 
 	It("fails when every informer needs many LISTs to get through", NegativeControl, Slow, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
@@ -25,9 +24,8 @@ var _ = Describe("S12 relist storm cost", Label("relist-storm"), Disruptive, Nee
 		// stormConvergeBound (the backoff doubles from 800 ms: at most
 		// 1.6+3.2+6.4+12.8+25.6 s). A small storm proves the bound; LIST+WATCH
 		// mode, where a relist is a LIST.
-		e2e.ListWatch.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.RelistStorm(ctx, e2e.ListWatch, scenarios.StormParams{Informers: 3, Objects: 20}, scenarios.FailNextLists)
+			scenarios.RelistStorm(ctx, e2e.ListWatch.WithClient(scenarios.ListsFailAfterTheFirst), scenarios.StormParams{Informers: 3, Objects: 20})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.StormReinits)), "the S12 bound catches a client that relists on every watch end")
 	})

@@ -15,8 +15,7 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 	// of the spec's full name, which must still tell the sync modes apart.
 	e2e.DescribeSyncModes("client CA rotated, reconnects without a new client",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.ClientCARotation(ctx, nil)
+			scenarios.ClientCARotation(ctx, m.Setup())
 		})
 
 	It("fails when the client holds its certificate in memory", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
@@ -24,16 +23,14 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 		// rest.Config filled in code gives): TLSConfigFor makes them a
 		// static certificate, so the informer keeps presenting the old
 		// one and is refused (401) forever.
-		e2e.StreamingList.Use()
-		err := InterceptGomegaFailure(func() { scenarios.ClientCARotation(ctx, scenarios.InlineCredentials) })
+		err := InterceptGomegaFailure(func() { scenarios.ClientCARotation(ctx, e2e.StreamingList.WithClient(scenarios.InlineCredentials)) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.RotationRecovers)), "the S15 recovery bound catches a client that cannot reload its certificate")
 	})
 
 	Context("serving and client CA rotated", Slow, Long, e2e.ClientGo(">= 0.36.0"), func() {
 		e2e.DescribeSyncModes("5-minute reload with ClientsAllowCARotation, never without",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				scenarios.ServingCARotation(ctx)
+				scenarios.ServingCARotation(ctx, m.Setup())
 			})
 	})
 })

@@ -17,8 +17,7 @@ import (
 var _ = Describe("S16 handler order across objects", Label("handler-order", "release-sensitive"), func() {
 	DescribeTable("the handler hears a burst of changes to several objects in the server's order",
 		func(ctx SpecContext, m e2e.SyncMode, slow scenarios.Slowness) {
-			m.Use()
-			scenarios.HandlerOrder(ctx, probe.Options{}, slow)
+			scenarios.HandlerOrder(ctx, m.Setup(), probe.Options{}, slow)
 		},
 		s16Entries(),
 	)
@@ -28,7 +27,7 @@ var _ = Describe("S16 handler order across objects", Label("handler-order", "rel
 		// it: the queue's order broken the way a per-object queue breaks it.
 		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &addsLate{next: h} }
 		err := InterceptGomegaFailure(func() {
-			scenarios.HandlerOrder(ctx, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}, scenarios.NotSlowed)
+			scenarios.HandlerOrder(ctx, e2e.Setup{}, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}, scenarios.NotSlowed)
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.InServerOrder)), "the S16 assertion catches calls out of the server's order")
 	})

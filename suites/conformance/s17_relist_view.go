@@ -14,8 +14,7 @@ import (
 var _ = Describe("S17 what a handler sees of the store during a relist", Label("relist-view", "compaction", "release-sensitive"), Disruptive, NeedsEtcdCompaction, func() {
 	e2e.DescribeStacksAndSyncModes("every handler call of a relist after a 410 sees a store the server once had",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RelistView(ctx, probe.Options{})
+			scenarios.RelistView(ctx, m.Setup(), probe.Options{})
 		})
 
 	m := e2e.StreamingList
@@ -26,10 +25,9 @@ var _ = Describe("S17 what a handler sees of the store during a relist", Label("
 		// Replace). Both gates: batches alone (PopBatch, up to 1000
 		// distinct objects in one store transaction) already apply a
 		// relist this small at once.
-		m.Use()
 		e2e.UseClientGoGate("AtomicFIFO", false)
 		e2e.UseClientGoGate("InOrderInformersBatchProcess", false)
-		err := InterceptGomegaFailure(func() { scenarios.RelistView(ctx, probe.Options{}) })
+		err := InterceptGomegaFailure(func() { scenarios.RelistView(ctx, m.Setup(), probe.Options{}) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ServerHadView)), "the S17 assertion catches a relist applied item by item")
 	})
 })

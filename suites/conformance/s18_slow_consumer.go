@@ -17,8 +17,7 @@ import (
 var _ = Describe("S18 a consumer slower than the events", Label("slow-consumer", "release-sensitive"), func() {
 	e2e.DescribeSyncModes("the watch keeps being read, stays open, and nothing is lost or relisted",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.SlowConsumer(ctx, probe.Options{})
+			scenarios.SlowConsumer(ctx, m.Setup(), probe.Options{})
 		})
 
 	m := e2e.StreamingList
@@ -26,9 +25,8 @@ var _ = Describe("S18 a consumer slower than the events", Label("slow-consumer",
 		// client-go's own queue before v0.36: Pop and PopBatch hold the
 		// queue's lock while the consumer processes (the_real_fifo.go
 		// whileProcessing_locked), so the reflector cannot append.
-		m.Use()
 		e2e.UseClientGoGate("UnlockWhileProcessingFIFO", false)
-		err := InterceptGomegaFailure(func() { scenarios.SlowConsumer(ctx, probe.Options{}) })
+		err := InterceptGomegaFailure(func() { scenarios.SlowConsumer(ctx, m.Setup(), probe.Options{}) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.KeepsReading)), "the S18 assertion catches a watch left unread behind a locked queue")
 	})
 })

@@ -15,8 +15,7 @@ import (
 var _ = Describe("S19 an informer with a transform", Label("transform", "compaction", "release-sensitive"), Disruptive, NeedsEtcdCompaction, func() {
 	e2e.DescribeStacksAndSyncModes("transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34 a streaming list's objects twice)",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.Transformed(ctx, probe.Options{})
+			scenarios.Transformed(ctx, m.Setup(), probe.Options{})
 		})
 
 	It("fails when the objects reaching the handlers are transformed again", NegativeControl, func(ctx SpecContext) {
@@ -24,7 +23,7 @@ var _ = Describe("S19 an informer with a transform", Label("transform", "compact
 		// hands the handlers (as a wrapper re-applying it would): the
 		// recording handler sees objects transformed twice.
 		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return retransforming{h} }
-		err := InterceptGomegaFailure(func() { scenarios.Transformed(ctx, probe.Options{WrapHandler: wrap}) })
+		err := InterceptGomegaFailure(func() { scenarios.Transformed(ctx, e2e.Setup{}, probe.Options{WrapHandler: wrap}) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.TransformedOnce)), "the S19 assertion catches objects transformed twice")
 	})
 })

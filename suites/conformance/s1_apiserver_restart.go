@@ -15,8 +15,7 @@ import (
 var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disruptive, NeedsAPIServerRestart, NeedsHA, func() {
 	DescribeTable("the informer resumes, converges and relists only where the server says so",
 		func(ctx SpecContext, m e2e.SyncMode, stop cluster.StopMode) {
-			m.Use()
-			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: stop})
+			scenarios.APIServerRestart(ctx, m.Setup(), scenarios.RestartInput{Stop: stop})
 		},
 		s1Entries(),
 	)
@@ -26,9 +25,8 @@ var _ = Describe("S1 kube-apiserver restart", Label("apiserver-restart"), Disrup
 		// error: the stream watcher turns it into an ERROR event and the
 		// reflector relists instead of resuming. The resume and
 		// re-initialisation assertions must catch it.
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.APIServerRestart(ctx, scenarios.RestartInput{Stop: cluster.Hard, Client: scenarios.EndOfWatchAsError})
+			scenarios.APIServerRestart(ctx, e2e.StreamingList.WithClient(scenarios.EndOfWatchAsError), scenarios.RestartInput{Stop: cluster.Hard})
 		})
 		Expect(err).To(MatchError(Or(ContainSubstring(scenarios.ResumesWatch), ContainSubstring(scenarios.NeedlessReinit))),
 			"an S1 assertion catches a client that relists on every watch end")

@@ -16,12 +16,11 @@ import (
 var _ = Describe("S20 the clientset's own requests when the informers' connection is lost", Label("lost-connection-requests"), func() {
 	e2e.DescribeSyncModes("a GET in flight and a LIST issued meanwhile are retried on a new connection and succeed",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RequestsOnLostConnection(ctx, probe.Options{}, scenarios.DefaultRetries)
+			scenarios.RequestsOnLostConnection(ctx, m.Setup(), probe.Options{}, scenarios.DefaultRetries)
 		})
 
 	It("fails when the requests may not be retried (MaxRetries(0))", NegativeControl, func(ctx SpecContext) {
-		err := InterceptGomegaFailure(func() { scenarios.RequestsOnLostConnection(ctx, probe.Options{}, 0) })
+		err := InterceptGomegaFailure(func() { scenarios.RequestsOnLostConnection(ctx, e2e.Setup{}, probe.Options{}, 0) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.RequestsRetried)), "the S20 assertion catches requests that fail with the lost connection")
 	})
 })

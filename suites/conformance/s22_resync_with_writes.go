@@ -15,15 +15,16 @@ import (
 var _ = Describe("S22 resyncs among writes", Label("resync"), func() {
 	e2e.DescribeSyncModes("every change reaches the handler as a change and resyncs re-deliver only what it heard",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.ResyncWithWrites(ctx, probe.Options{})
+			scenarios.ResyncWithWrites(ctx, m.Setup(), probe.Options{})
 		})
 
 	It("fails when the handler is handed the old object for a change", NegativeControl, func(ctx SpecContext) {
 		// Every other real change reaches the handler as Update(old, old):
 		// it looks like a resync, and the change is hidden.
 		wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &oldForNew{next: h} }
-		err := InterceptGomegaFailure(func() { scenarios.ResyncWithWrites(ctx, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}) })
+		err := InterceptGomegaFailure(func() {
+			scenarios.ResyncWithWrites(ctx, e2e.Setup{}, probe.Options{WrapHandler: wrap, NoHandlerCheck: true})
+		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ResyncHidesNothing)), "the S22 assertion catches a change handed over as a resync")
 	})
 })

@@ -14,17 +14,15 @@ var _ = Describe("S23 kube-apiserver shutdown outliving its watches", Label("api
 	for _, end := range []scenarios.ShutdownEnd{scenarios.ShutdownTimesOut, scenarios.ShutdownKilled} {
 		e2e.DescribeSyncModes("drain ended by "+string(end)+": the watch open through GOAWAY is resumed on the other apiserver, no relist",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: end})
+				scenarios.ShutdownOutlivesWatches(ctx, m.Setup(), scenarios.ShutdownInput{End: end})
 			})
 	}
 
 	It("fails when the client takes the end of a watch for an error", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// The watch ends cleanly at the shutdown timeout: a client that
 		// relists on every watch end must be caught.
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownTimesOut, Client: scenarios.EndOfWatchAsError})
+			scenarios.ShutdownOutlivesWatches(ctx, e2e.StreamingList.WithClient(scenarios.EndOfWatchAsError), scenarios.ShutdownInput{End: scenarios.ShutdownTimesOut})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ShutdownResumes)), "the S23 assertion catches a client that relists when the watch ends")
 	})
@@ -33,9 +31,8 @@ var _ = Describe("S23 kube-apiserver shutdown outliving its watches", Label("api
 		// apimachinery before kubernetes PR #73277: the stream watcher
 		// sends an ERROR event for the GOAWAY close and the reflector
 		// relists: the no-re-initialisation assertion must catch it.
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ShutdownOutlivesWatches(ctx, scenarios.ShutdownInput{End: scenarios.ShutdownKilled, Client: scenarios.GoawayCloseAsError})
+			scenarios.ShutdownOutlivesWatches(ctx, e2e.StreamingList.WithClient(scenarios.GoawayCloseAsError), scenarios.ShutdownInput{End: scenarios.ShutdownKilled})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ShutdownResumes)), "the S23 assertion catches a client that relists after a GOAWAY close")
 	})

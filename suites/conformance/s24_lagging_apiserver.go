@@ -13,15 +13,13 @@ import (
 var _ = Describe("S24 a relist through a lagging kube-apiserver", Label("lagging-apiserver", "ha"), Disruptive, NeedsHA, func() {
 	e2e.DescribeSyncModes("never goes back in time: no deleted object returns, no seen object vanishes or gets older",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.LaggingAPIServer(ctx, nil)
+			scenarios.LaggingAPIServer(ctx, m.Setup(), nil)
 		})
 
 	It("fails when the client relists at resourceVersion \"0\"", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 		// What client-go did before kubernetes#59848 was fixed: the
 		// lagging cache's state is served at once.
-		e2e.ListWatch.Use()
-		err := InterceptGomegaFailure(func() { scenarios.LaggingAPIServer(ctx, scenarios.ZeroRelists) })
+		err := InterceptGomegaFailure(func() { scenarios.LaggingAPIServer(ctx, e2e.ListWatch.Setup(), scenarios.ZeroRelists) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.NeverBackInTime)), "the S24 assertion catches a relist that goes back in time")
 	})
 })

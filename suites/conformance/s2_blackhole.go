@@ -15,8 +15,7 @@ import (
 var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackhole"), func() {
 	e2e.DescribeStacksAndSyncModes("detects the dead connection with the HTTP/2 health check and recovers every informer on a new one",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{
+			scenarios.RecoversFromStaleConnection(ctx, m.Setup(), scenarios.StaleConnection{
 				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
@@ -27,8 +26,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 	// variant above already covers both relist shapes; streaming lists are
 	// client-go v0.36's default.
 	It("recovers within client-go's default health check (30 s read-idle + 15 s ping)", Slow, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
-		e2e.StreamingList.Use()
-		scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{Bound: scenarios.StaleRecoveryBound(scenarios.DefaultReadIdle, scenarios.DefaultPingTimeout)})
+		scenarios.RecoversFromStaleConnection(ctx, e2e.StreamingList.Setup(), scenarios.StaleConnection{Bound: scenarios.StaleRecoveryBound(scenarios.DefaultReadIdle, scenarios.DefaultPingTimeout)})
 	})
 
 	It("fails when the HTTP/2 health check is disabled", NegativeControl, func(ctx SpecContext) {
@@ -36,7 +34,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 		// watch waits on the dead connection forever (the proxy keeps TCP
 		// alive) and the recovery bound must catch it.
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecoversFromStaleConnection(ctx, scenarios.StaleConnection{
+			scenarios.RecoversFromStaleConnection(ctx, e2e.Setup{}, scenarios.StaleConnection{
 				ReadIdle: new(time.Duration(0)), Ping: new(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})

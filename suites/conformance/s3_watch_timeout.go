@@ -3,7 +3,6 @@ package conformance
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/probe"
@@ -17,8 +16,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 	Context("when kube-apiserver ends each watch at its timeoutSeconds", func() {
 		e2e.DescribeStacksAndSyncModes("resumes with a watch from its last resourceVersion, never relists, and misses no change",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				scenarios.ResumesAfterServerTimeouts(ctx, func(cfg *rest.Config) *rest.Config { return cfg })
+				scenarios.ResumesAfterServerTimeouts(ctx, m.Setup())
 			})
 
 		It("fails when the client treats the end of a watch as an error", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
@@ -26,8 +24,9 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// into a read error: the stream watcher reports it as an
 			// InternalError and the reflector relists after every timeout.
 			// The no-relist assertion must catch it.
-			e2e.ListWatch.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.EndOfWatchAsError) })
+			err := InterceptGomegaFailure(func() {
+				scenarios.ResumesAfterServerTimeouts(ctx, e2e.ListWatch.WithClient(scenarios.EndOfWatchAsError))
+			})
 			Expect(err).To(MatchError(ContainSubstring(scenarios.S3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout")
 		})
 
@@ -35,8 +34,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 		It("fails when the client treats the end of a watch as an error ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 			// The same broken transport under the dynamic client on the
 			// custom resource (JSON watch frames, unstructured objects).
-			crd.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.EndOfWatchAsError) })
+			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, crd.WithClient(scenarios.EndOfWatchAsError)) })
 			Expect(err).To(MatchError(ContainSubstring(scenarios.S3NoRelist)), "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource")
 		})
 
@@ -45,8 +43,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 		// only is answered JSON by a server that serves CBOR, and must fail.
 		cbor := e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)
 		It("fails when the client asks for JSON only ("+cbor.Name+")", NegativeControl, cbor.Decorations(), func(ctx SpecContext) {
-			cbor.Use()
-			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, scenarios.AcceptJSONOnly) })
+			err := InterceptGomegaFailure(func() { scenarios.ResumesAfterServerTimeouts(ctx, cbor.WithClient(scenarios.AcceptJSONOnly)) })
 			Expect(err).To(MatchError(ContainSubstring(e2e.AnsweredInCBOR)), "the CBOR stack's encoding check catches a client answered in JSON")
 		})
 	})
@@ -58,8 +55,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 	Context("when a client-side deadline fires while a protobuf watch frame is half read", func() {
 		e2e.DescribeSyncModes("ends the watch as a timeout and resumes it without relisting",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				scenarios.ResumesAfterDeadlineMidFrame(ctx, scenarios.MidFrameInput{})
+				scenarios.ResumesAfterDeadlineMidFrame(ctx, m.Setup(), scenarios.MidFrameInput{})
 			})
 
 		It("fails with client-go v0.32's frame reader", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
@@ -68,9 +64,8 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 			// into a decode error and relists: the no-relist assertion must
 			// catch it. One sync mode: the control's hand-built ListWatch
 			// stands for v0.32, which had no streaming lists by default.
-			e2e.ListWatch.Use()
 			err := InterceptGomegaFailure(func() {
-				scenarios.ResumesAfterDeadlineMidFrame(ctx, scenarios.MidFrameInput{Informer: scenarios.PodsWithV032FrameReader})
+				scenarios.ResumesAfterDeadlineMidFrame(ctx, e2e.ListWatch.Setup(), scenarios.MidFrameInput{Informer: scenarios.PodsWithV032FrameReader})
 			})
 			Expect(err).To(MatchError(ContainSubstring(scenarios.S3NoRelist)), "the S3 no-relist assertion catches v0.32's relist after a deadline mid-frame")
 		})

@@ -4,7 +4,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
@@ -17,7 +16,9 @@ import (
 // scenarios.ExpectThrottledRecovery (throttling past the REST client).
 var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWatch.Decorations(), func() {
 	DescribeTable("re-initialise exactly when the error calls for it",
-		func(ctx SpecContext, ec scenarios.ErrorClass) { scenarios.ExpectReinitialisations(ctx, ec, nil) },
+		func(ctx SpecContext, ec scenarios.ErrorClass) {
+			scenarios.ExpectReinitialisations(ctx, e2e.ListWatch.Setup(), ec)
+		},
 		Entry("410 Gone event: relist", scenarios.ErrorClass{
 			Inject: func(in *httpfault.Injector) (func(), func() int) {
 				return in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version: 1 (2)")
@@ -49,10 +50,10 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWa
 		// the 429 from the reflector, which then relists: the no-relist
 		// assertion must catch it.
 		err := InterceptGomegaFailure(func() {
-			scenarios.ExpectReinitialisations(ctx, scenarios.ErrorClass{
+			scenarios.ExpectReinitialisations(ctx, e2e.ListWatch.WithClient(httpfault.StatusesAsErrors), scenarios.ErrorClass{
 				Inject: func(in *httpfault.Injector) (func(), func() int) {
 					return in.FailRequests(httpfault.Watches, 2, 429, metav1.StatusReasonTooManyRequests, "slow down")
-				}, Times: 2, Want: map[probe.Cause]int{}}, httpfault.StatusesAsErrors)
+				}, Times: 2, Want: map[probe.Cause]int{}})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ErrorClassReinits)), "the S4 assertion catches a relist after 429")
 	})
@@ -61,8 +62,7 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWa
 var _ = Describe("S4 throttling past the REST client", Label("error-class"), func() {
 	DescribeTable("the reflector backs off and resumes from its resourceVersion, never relists",
 		func(ctx SpecContext, m e2e.SyncMode, t scenarios.Throttle) {
-			m.Use()
-			scenarios.ExpectThrottledRecovery(ctx, t, func(c *rest.Config) *rest.Config { return c })
+			scenarios.ExpectThrottledRecovery(ctx, m.Setup(), t)
 		},
 		e2e.StreamingList.Entry("2 429s without Retry-After opening resuming watches", scenarios.ThrottledNoRetryAfter),
 		e2e.ListWatch.Entry("2 429s without Retry-After opening resuming watches", scenarios.ThrottledNoRetryAfter),
@@ -75,8 +75,7 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 	// LIST+WATCH mode has no streaming list: its relist is a LIST.
 	DescribeTable("a relist's streaming list backs off and streams again from its resourceVersion, never falls back to a LIST",
 		func(ctx SpecContext, m e2e.SyncMode, t scenarios.Throttle) {
-			m.Use()
-			scenarios.ExpectThrottledRecovery(ctx, t, func(c *rest.Config) *rest.Config { return c })
+			scenarios.ExpectThrottledRecovery(ctx, m.Setup(), t)
 		},
 		e2e.StreamingList.Entry("2 429s without Retry-After", scenarios.ThrottledNoRetryAfter.OnRelist()),
 		e2e.StreamingList.Entry("11 429s with Retry-After: 1", scenarios.ThrottledPastRetries.OnRelist()),
@@ -86,17 +85,15 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 	// reflector relists from watch() and falls back to a LIST from
 	// watchList(). The re-initialisation assertion must catch both.
 	It("fails when the client takes a 429 without Retry-After on a resuming watch for a failure", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
-		e2e.ListWatch.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ExpectThrottledRecovery(ctx, scenarios.ThrottledNoRetryAfter, httpfault.TooManyRequestsAsInternalErrors)
+			scenarios.ExpectThrottledRecovery(ctx, e2e.ListWatch.WithClient(httpfault.TooManyRequestsAsInternalErrors), scenarios.ThrottledNoRetryAfter)
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ThrottledReinits)), "the S4 throttling assertion catches a relist after a 429")
 	})
 
 	It("fails when the client takes a 429 without Retry-After on a relist's streaming list for a failure", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.ExpectThrottledRecovery(ctx, scenarios.ThrottledNoRetryAfter.OnRelist(), httpfault.TooManyRequestsAsInternalErrors)
+			scenarios.ExpectThrottledRecovery(ctx, e2e.StreamingList.WithClient(httpfault.TooManyRequestsAsInternalErrors), scenarios.ThrottledNoRetryAfter.OnRelist())
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ThrottledReinits)), "the S4 throttling assertion catches a fallback to LIST after a 429")
 	})

@@ -14,21 +14,20 @@ import (
 var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtcdCompaction, func() {
 	Context("when etcd is compacted while the informer is watching", Slow, func() {
 		e2e.DescribeStacksAndSyncModes("keeps the same watch: no re-initialisation, no new dial, later changes arrive",
-			func(ctx SpecContext, m e2e.SyncMode) { m.Use(); scenarios.CompactedWhileWatching(ctx) })
+			func(ctx SpecContext, m e2e.SyncMode) { scenarios.CompactedWhileWatching(ctx, m.Setup()) })
 	})
 
 	Context("when etcd is compacted while the informer fails over between kube-apiservers without watch cache", NeedsAPIServerRestart, NeedsHA, func() {
 		e2e.DescribeStacksAndSyncModes("the resume is answered 410, the informer relists and observes every delete as a tombstone",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true})
+				r := scenarios.ResumeAfterDrain(ctx, m.Setup(), scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true})
 				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
 			})
 
 		It("fails when the handler drops tombstones", NegativeControl, func(ctx SpecContext) {
 			err := InterceptGomegaFailure(func() {
-				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
+				scenarios.ResumeAfterDrain(ctx, e2e.Setup{}, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
 			})
 			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores tombstones")
 		})
@@ -38,9 +37,8 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 		// and watch cache.
 		crd := e2e.StreamingList.OnStack(probe.StackDynamicCRD)
 		It("fails when the handler drops tombstones ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
-			crd.Use()
 			err := InterceptGomegaFailure(func() {
-				scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
+				scenarios.ResumeAfterDrain(ctx, crd.Setup(), scenarios.DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: scenarios.DropTombstones})
 			})
 			Expect(err).To(MatchError(ContainSubstring(e2e.SawEveryDelete)), "the S5 delete assertion catches a handler that ignores the custom resource's tombstones")
 		})
@@ -49,8 +47,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 	Context("when etcd is compacted while the informer fails over between kube-apiservers with watch cache", Slow, NeedsAPIServerRestart, NeedsHA, func() {
 		e2e.DescribeSyncModes("the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: true, FailOver: true})
+				r := scenarios.ResumeAfterDrain(ctx, m.Setup(), scenarios.DrainInput{WatchCache: true, Compact: true, FailOver: true})
 				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
 				AddReportEntry("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
@@ -60,8 +57,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 	Context("when a delete is immediately followed by compaction (etcd#10681, PrevKV=nil)", func() {
 		DescribeTable("the deleted objects do not survive in the store",
 			func(ctx SpecContext, m e2e.SyncMode, watchCache bool) {
-				m.Use()
-				scenarios.DeleteThenCompact(ctx, watchCache)
+				scenarios.DeleteThenCompact(ctx, m.Setup(), watchCache)
 			},
 			e2e.StreamingList.Entry("watch cache", true),
 			e2e.ListWatch.Entry("watch cache", true),
@@ -73,16 +69,14 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 	Context("when kube-apiserver restarts while the informer waits to resume", NeedsAPIServerRestart, NeedsHA, func() {
 		e2e.DescribeSyncModes("without the watch cache the watch resumes from etcd: no relist, real Deletes",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: false, Compact: false})
+				r := scenarios.ResumeAfterDrain(ctx, m.Setup(), scenarios.DrainInput{WatchCache: false, Compact: false})
 				Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
 			})
 
 		e2e.DescribeSyncModes("with the watch cache the restarted apiserver answers the old resourceVersion 410: one relist",
 			func(ctx SpecContext, m e2e.SyncMode) {
-				m.Use()
-				r := scenarios.ResumeAfterDrain(ctx, scenarios.DrainInput{WatchCache: true, Compact: false})
+				r := scenarios.ResumeAfterDrain(ctx, m.Setup(), scenarios.DrainInput{WatchCache: true, Compact: false})
 				Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
 				Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone")
 			})

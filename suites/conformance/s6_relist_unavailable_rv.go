@@ -16,8 +16,7 @@ var _ = Describe("S6 etcd restored from an earlier snapshot, then a relist", Lab
 	// slow; the streaming list seconds.
 	DescribeTable("plain restore, then a relist: the LIST at the informer's resourceVersion is answered too large and the reflector falls back to a consistent list",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RelistAfterPlainRestore(ctx, scenarios.RelistInput{Mode: m})
+			scenarios.RelistAfterPlainRestore(ctx, m.Setup())
 		},
 		e2e.StreamingList.Entry(""),
 		e2e.ListWatch.Entry("", Slow))
@@ -28,9 +27,8 @@ var _ = Describe("S6 etcd restored from an earlier snapshot, then a relist", Lab
 		// client-go before k8s#107133's fix: the bound must catch it. In
 		// streaming-list mode, whose bound (8 s) fails in a third of the time
 		// LIST+WATCH's 48 s would take.
-		e2e.StreamingList.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.RelistAfterPlainRestore(ctx, scenarios.RelistInput{Mode: e2e.StreamingList, Client: scenarios.PinListResourceVersion})
+			scenarios.RelistAfterPlainRestore(ctx, e2e.StreamingList.WithClient(scenarios.PinListResourceVersion))
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.RelistConverged)), "the S6 relist bound catches a client that never falls back to a consistent list")
 	})

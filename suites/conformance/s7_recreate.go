@@ -14,13 +14,12 @@ import (
 var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreate", "compaction"), Disruptive, NeedsEtcdCompaction, func() {
 	e2e.DescribeStacksAndSyncModes("converges and tells the handler the old object ended (Delete or UID-changing Update)",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{})
+			scenarios.RecreatedWhileDisconnected(ctx, m.Setup(), probe.Options{})
 		})
 
 	It("fails when the handler drops updates and deletes", NegativeControl, func(ctx SpecContext) {
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
+			scenarios.RecreatedWhileDisconnected(ctx, e2e.Setup{}, probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of it")
 	})
@@ -29,9 +28,8 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 	It("fails when the handler drops updates and deletes ("+crd.Name+")", NegativeControl, crd.Decorations(), func(ctx SpecContext) {
 		// The same broken handler on the custom resource: unstructured
 		// objects, another decoder, the same assertion.
-		crd.Use()
 		err := InterceptGomegaFailure(func() {
-			scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
+			scenarios.RecreatedWhileDisconnected(ctx, crd.Setup(), probe.Options{WrapHandler: scenarios.DeafHandler, NoHandlerCheck: true})
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.OldObjectEnded)), "the S7 assertion catches a handler that never hears of the custom resource's end")
 	})
@@ -40,7 +38,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 		// The handler hears the initial list and nothing after: the store
 		// still converges (the relist's Replace), the handler calls do not.
 		wrap := scenarios.InitialListOnly
-		err := InterceptGomegaFailure(func() { scenarios.RecreatedWhileDisconnected(ctx, probe.Options{WrapHandler: wrap}) })
+		err := InterceptGomegaFailure(func() { scenarios.RecreatedWhileDisconnected(ctx, e2e.Setup{}, probe.Options{WrapHandler: wrap}) })
 		Expect(err).To(MatchError(ContainSubstring(e2e.HandlersAddUp)), "the handler check catches a relist no handler heard of")
 	})
 })

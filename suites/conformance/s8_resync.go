@@ -15,8 +15,7 @@ import (
 var _ = Describe("S8 resync", Label("resync"), func() {
 	e2e.DescribeSyncModes("re-delivers every object from the indexer and sends no request to the apiserver",
 		func(ctx SpecContext, m e2e.SyncMode) {
-			m.Use()
-			scenarios.ResyncSendsNoRequests(ctx, probe.Options{})
+			scenarios.ResyncSendsNoRequests(ctx, m.Setup(), probe.Options{})
 		})
 
 	It("fails when the client re-watches every second", NegativeControl, func(ctx SpecContext) {
@@ -25,7 +24,7 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 		// zero requests during the resync window must catch it.
 		tweak := informers.WithTweakListOptions(scenarios.RewatchEverySecond)
 		err := InterceptGomegaFailure(func() {
-			scenarios.ResyncSendsNoRequests(ctx, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}})
+			scenarios.ResyncSendsNoRequests(ctx, e2e.Setup{}, probe.Options{FactoryOptions: []informers.SharedInformerOption{tweak}})
 		})
 		// Either S8 assertion may be the one that trips: the new watches
 		// show up as requests, and when they end in relists (clean close

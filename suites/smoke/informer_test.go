@@ -24,7 +24,7 @@ var _ = Describe("a pod informer through every instrument", Label("smoke"), e2e.
 	// transport error, possibly followed by refused or forbidden attempts
 	// while the new apiserver starts.
 	It("survives a hard apiserver restart and reports every request with its cause", func(ctx SpecContext) {
-		env := e2e.StartEnv(ctx, cluster.Spec{})
+		env, faultCtx := e2e.StartEnv(ctx, e2e.Setup{}, cluster.Spec{})
 		c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
 		writer, server := env.Writer, env.Pods
 
@@ -34,11 +34,11 @@ var _ = Describe("a pod informer through every instrument", Label("smoke"), e2e.
 		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "b"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		pods := e2e.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace})
+		pods := env.StartProbe(ctx, "pods", env.User, probe.Options{Namespace: env.Namespace})
 		pods.EventuallyConverged(ctx, server)
 
 		By("hard-restarting kube-apiserver, then writing through the new one")
-		Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
+		Expect(c.RestartAPIServer(faultCtx, 0, cluster.Hard)).To(Succeed())
 		_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "c"), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, "a", metav1.DeleteOptions{})).To(Succeed())
