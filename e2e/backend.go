@@ -293,7 +293,7 @@ func skipLacking(backend string, missing []string) {
 // or skips it, saying why, when the backend cannot give it what it asks
 // (spec, capability and backend labels): a Shared backend's cluster of
 // this process, or a new cluster closed when the spec ends.
-func startCluster(ctx context.Context, spec cluster.Spec) (d cluster.Backend, c cluster.Cluster, shared bool) {
+func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d cluster.Backend, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
 	if err != nil {
@@ -324,23 +324,21 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d cluster.Backend, c 
 			}
 			skipLacking(d.Name, early)
 		}
-		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs"), true
+		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs", data), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
 	}
 	if clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
-		return d, joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec"), true
+		return d, joinShared(ctx, d, labels, clientSideKey(d, spec), spec, "shared by this process's client-side specs with the same cluster.Spec", data), true
 	}
-	end := TimePhase(timing.ClusterStart)
+	end := data.phase(timing.ClusterStart)
 	h := harness(SpecArtifactsDir())
 	sctx, cancel := startContext(ctx, d)
 	if d.StartDedicated != nil {
 		var how string
 		c, how, err = d.StartDedicated(sctx, spec, h)
-		if how != "" {
-			ginkgo.AddReportEntry(timing.ClusterFrom, how, ginkgo.ReportEntryVisibilityNever)
-		}
+		data.clusterFrom(how)
 	} else {
 		c, err = d.Start(sctx, spec, h)
 	}
@@ -353,7 +351,7 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d cluster.Backend, c 
 		if ginkgo.CurrentSpecReport().Failed() {
 			ginkgo.AddReportEntry("process logs", c.ArtifactsDir())
 		}
-		defer TimePhase(timing.ClusterClose)()
+		defer data.phase(timing.ClusterClose)()
 		return c.Close(ctx)
 	})
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
@@ -366,9 +364,9 @@ func startCluster(ctx context.Context, spec cluster.Spec) (d cluster.Backend, c 
 // key (started for spec by the first spec that asks, its start timed as
 // that spec's), or skips the spec when the cluster lacks a capability it
 // is labelled with, and readies it (useShared).
-func joinShared(ctx context.Context, d cluster.Backend, labels []string, key string, spec cluster.Spec, what string) cluster.Cluster {
+func joinShared(ctx context.Context, d cluster.Backend, labels []string, key string, spec cluster.Spec, what string, data *specData) cluster.Cluster {
 	ginkgo.GinkgoHelper()
-	end := TimePhase(timing.ClusterStart)
+	end := data.phase(timing.ClusterStart)
 	c, started, err := sharedClusterFor(ctx, d, key, spec, what)
 	if err != nil {
 		ginkgo.Fail(err.Error())
@@ -379,12 +377,12 @@ func joinShared(ctx context.Context, d cluster.Backend, labels []string, key str
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
 		skipLacking(d.Name, missing)
 	}
-	useShared(ctx, d.Name, c)
+	useShared(ctx, d.Name, c, data)
 	return c
 }
 
 // HealthTimeout bounds the health check of a shared cluster before a spec
-// (UseSharedCluster).
+// (useSharedCluster).
 const HealthTimeout = 10 * time.Second
 
 // healthy checks that every kube-apiserver of c answers /readyz with ok
@@ -449,9 +447,9 @@ const RecoverTimeout = 3 * time.Minute
 
 // useShared readies a shared cluster for the current spec and, should the
 // spec fail, exports the cluster's logs into the spec's artifacts.
-func useShared(ctx context.Context, backend string, c cluster.Cluster) {
+func useShared(ctx context.Context, backend string, c cluster.Cluster, data *specData) {
 	ginkgo.GinkgoHelper()
-	if err := UseSharedCluster(ctx, c); err != nil {
+	if err := useSharedCluster(ctx, c, data); err != nil {
 		Fail(fmt.Sprintf("backend %s: %v", backend, err))
 	}
 }
@@ -459,15 +457,15 @@ func useShared(ctx context.Context, backend string, c cluster.Cluster) {
 // ExportLogsTimeout bounds exporting a shared cluster's logs for a failed spec.
 const ExportLogsTimeout = 2 * time.Minute
 
-// UseSharedCluster readies c, a cluster that outlives the current spec,
+// useSharedCluster readies c, a cluster that outlives the current spec,
 // for it: a cluster.Recoverer recovers from what an earlier spec left (an
 // apiserver left stopped comes back, within RecoverTimeout), every
 // kube-apiserver of it must answer /readyz ok (within HealthTimeout: an
 // unhealthy shared cluster fails the spec that would have used it, saying
 // so), and a cluster.LogExporter's logs go to the spec's artifacts
-// directory should the spec fail.
-func UseSharedCluster(ctx context.Context, c cluster.Cluster) error {
-	endCheck := TimePhase(timing.SharedCheck)
+// directory should the spec fail. It times the check into data.
+func useSharedCluster(ctx context.Context, c cluster.Cluster, data *specData) error {
+	endCheck := data.phase(timing.SharedCheck)
 	if r, ok := c.(cluster.Recoverer); ok {
 		rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
 		err := r.Recover(rctx)

@@ -58,6 +58,8 @@ type Env struct {
 	timeline *specTimeline
 	// detectorNoted: the spec's report has its DetectorNote.
 	detectorNoted bool
+	// data is what the harness measures of the spec, for its report.
+	data *specData
 }
 
 // Setup is what a scenario runs with, handed to StartEnv: the sync mode
@@ -101,15 +103,16 @@ func (e *Env) Stack() probe.Stack { return e.stack }
 // with it, so that its timeline shows their windows.
 func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Context) {
 	ginkgo.GinkgoHelper()
-	e := &Env{setup: s, stack: s.Mode.use(), Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	// First: the spec's data is written after every other clean-up.
+	e := &Env{data: newSpecData(), setup: s, stack: s.Mode.use(), Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
 	ctx = faultlog.NewContext(ctx, e.Faults)
 	if e.stack.CBOR() {
 		// The server side of CBOR: a backend that cannot set
 		// kube-apiserver's gates skips, naming the profile.
 		spec.Profile = strings.TrimPrefix(spec.Profile+"+"+CBORProfile, "+")
 	}
-	c, shared := current().Cluster(ctx, spec)
-	defer TimePhase(timing.EnvSetup)()
+	c, shared := current().Cluster(ctx, spec, e.data)
+	defer e.TimePhase(timing.EnvSetup)()
 	addr, ok := c.(cluster.Addressable)
 	if !ok {
 		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))
@@ -125,7 +128,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	if shared {
-		e.Namespace = useOwnNamespace(ctx, e.Writer, admin)
+		e.Namespace = e.useOwnNamespace(ctx, admin)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, e.Namespace)
 	if e.stack.CustomResource() {
@@ -147,7 +150,8 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 // ends (cleanupNamespace, bounded by NamespaceCleanupTimeout): whatever
 // is left is named in a report entry and on GinkgoWriter, without failing
 // the spec.
-func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.Config) string {
+func (e *Env) useOwnNamespace(ctx context.Context, admin *rest.Config) string {
+	cs := e.Writer
 	ginkgo.GinkgoHelper()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: NamespacePrefix,
@@ -156,7 +160,7 @@ func useOwnNamespace(ctx context.Context, cs kubernetes.Interface, admin *rest.C
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	AddReportEntry("namespace", ns.Name)
 	DeferCleanup(NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
-		defer TimePhase(timing.NamespaceCleanup)()
+		defer e.TimePhase(timing.NamespaceCleanup)()
 		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)

@@ -11,7 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
-	"github.com/informer-conformance/informer-conformance/report/timing"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // FrontEnd is the test framework a spec runs under. The instruments (StartEnv,
@@ -47,8 +47,8 @@ type FrontEnd interface {
 	TB() testing.TB
 	// Cluster gives the spec a cluster fit for spec, or skips it saying
 	// why; shared says the cluster outlives the spec (the spec then works
-	// in a namespace of its own).
-	Cluster(ctx context.Context, spec cluster.Spec) (c cluster.Cluster, shared bool)
+	// in a namespace of its own). It times its phases into data.
+	Cluster(ctx context.Context, spec cluster.Spec, data *specData) (c cluster.Cluster, shared bool)
 }
 
 var (
@@ -96,15 +96,6 @@ func By(text string) { current().By(text) }
 // AddReportEntry attaches a value to the current spec's report.
 func AddReportEntry(name string, value any) { current().AddReportEntry(name, value) }
 
-// TimePhase starts timing a phase of the current spec (timing.Entry); the
-// returned func ends it and records it in the spec's report. Name it after
-// what the spec waits for ("server: graceful shutdown").
-func TimePhase(name string) (end func()) {
-	start := time.Now()
-	var once sync.Once
-	return func() { once.Do(func() { AddReportEntry(timing.Entry, timing.Of(name, time.Since(start))) }) }
-}
-
 // DeferCleanup runs f when the current spec ends, with a context bounded by
 // timeout (none if 0); an error f returns fails the spec.
 func DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
@@ -143,10 +134,10 @@ func (ginkgoFrontEnd) DeferCleanup(timeout time.Duration, f func(ctx context.Con
 	ginkgo.DeferCleanup(args...)
 }
 func (ginkgoFrontEnd) AddReportEntry(name string, value any) {
-	switch value.(type) {
-	case Timeline, timing.Phase:
-		// Drawn by the HTML report, summed by runcheck: noise on the console.
-		ginkgo.AddReportEntry(name, value, ginkgo.Offset(2), ginkgo.ReportEntryVisibilityNever)
+	if _, ok := value.(report.SpecData); ok {
+		// Drawn and summed by the reports; on the console (its String:
+		// the numbers per informer) where a failure is read.
+		ginkgo.AddReportEntry(name, value, ginkgo.Offset(2), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 		return
 	}
 	ginkgo.AddReportEntry(name, value, ginkgo.Offset(2))
@@ -155,7 +146,7 @@ func (ginkgoFrontEnd) By(text string)       { ginkgo.By(text) }
 func (ginkgoFrontEnd) Writer() io.Writer    { return ginkgo.GinkgoWriter }
 func (ginkgoFrontEnd) ArtifactsDir() string { return specArtifactsDir(ginkgo.CurrentSpecReport()) }
 func (ginkgoFrontEnd) TB() testing.TB       { return ginkgo.GinkgoTB() }
-func (ginkgoFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (cluster.Cluster, bool) {
-	_, c, shared := startCluster(ctx, spec)
+func (ginkgoFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *specData) (cluster.Cluster, bool) {
+	_, c, shared := startCluster(ctx, spec, data)
 	return c, shared
 }

@@ -199,9 +199,13 @@ func (f *testingFrontEnd) AddReportEntry(name string, value any) {
 	// only for entries from other Ginkgo processes).
 	addEntry(&f.spec, name, value, "", fmt.Sprint(value))
 	f.mu.Unlock()
-	if _, ok := value.(Timeline); !ok { // drawn by the HTML report, too long for a log
-		f.t.Logf("%s: %v", name, value)
+	if d, ok := value.(report.SpecData); ok {
+		if len(d.Informers) > 0 { // the rest is drawn by the HTML report, too long for a log
+			f.t.Logf("%v", d)
+		}
+		return
 	}
+	f.t.Logf("%s: %v", name, value)
 }
 
 func (f *testingFrontEnd) By(text string)       { f.t.Log("STEP: " + text) }
@@ -211,7 +215,7 @@ func (f *testingFrontEnd) TB() testing.TB       { return f.t }
 
 // Cluster gives the spec the run's cluster when it has what spec asks, or
 // skips it naming what is missing; the cluster is shared (Recover first).
-func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (cluster.Cluster, bool) {
+func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *specData) (cluster.Cluster, bool) {
 	var missing []string
 	if spec.APIServers > 1 {
 		a, ok := f.c.(cluster.APIServerController)
@@ -228,7 +232,7 @@ func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec) (clust
 	if len(missing) > 0 {
 		f.Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", f.c.Name(), strings.Join(missing, " and ")))
 	}
-	if err := UseSharedCluster(ctx, f.c); err != nil {
+	if err := useSharedCluster(ctx, f.c, data); err != nil {
 		f.Fail(err.Error())
 	}
 	return f.c, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // versionedCluster tells its kube-apiserver version.
@@ -42,7 +43,7 @@ func TestTestingRunReports(t *testing.T) {
 			}
 			By("doing nothing")
 			AddReportEntry("S0 outcome", "fine")
-			AddReportEntry(ReportEntryPrefix+"pods", Numbers{Informer: "pods", Dials: 1})
+			AddReportEntry(report.SpecEntry, report.SpecData{Informers: []Numbers{{Informer: "pods", Dials: 1}}})
 			DeferCleanup(0, func(context.Context) error {
 				cleanedUp = current().TB() == t
 				return nil
@@ -58,7 +59,7 @@ func TestTestingRunReports(t *testing.T) {
 	t.Run("skips", func(t *testing.T) {
 		run.Spec(ctx, t, versionedCluster{}, "S0 skips", func(ctx context.Context) {
 			// The cluster has one apiserver and no profile: the spec skips.
-			current().Cluster(ctx, cluster.Spec{APIServers: 2})
+			current().Cluster(ctx, cluster.Spec{APIServers: 2}, nil)
 			t.Error("not skipped")
 		})
 	})

@@ -38,9 +38,6 @@ const HandlerLagTimeout = 5 * time.Second
 // handler calls (negative controls match it).
 const HandlersAddUp = "the handler calls add up to the server's state"
 
-// ReportEntryPrefix starts the name of every probe's report entry.
-const ReportEntryPrefix = "informer: "
-
 // StartProxy puts a fault proxy in front of c's kube-apiservers (its
 // upstreams, pinned to the first) and closes it when the spec ends.
 func StartProxy(c cluster.Addressable) *faultproxy.Proxy {
@@ -90,7 +87,7 @@ func (e *Env) StartProbe(ctx context.Context, name string, cfg *rest.Config, opt
 	o := e.StartProbeUnsynced(name, cfg, opts)
 	syncCtx, cancel := context.WithTimeout(ctx, SyncTimeout)
 	defer cancel()
-	end := TimePhase(timing.ClientSync)
+	end := e.TimePhase(timing.ClientSync)
 	err := o.WaitForSync(syncCtx)
 	end()
 	if derr := o.detectorError(); derr != nil {
@@ -220,7 +217,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	ginkgo.GinkgoHelper()
 	start := time.Now()
 	met := false
-	endConverge := TimePhase(timing.ClientConverge)
+	endConverge := o.env.TimePhase(timing.ClientConverge)
 	defer endConverge() // also when the wait failed
 	defer func() {
 		// Also when the wait failed: the timeline shows where it gave up.
@@ -242,7 +239,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 	met = true
 	endConverge()
 	if o.HandlerChecked {
-		EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
+		o.env.EventuallyHandlersConverged(ctx, o.Name, o.Recorder, server, o.Dir)
 	}
 	o.ExpectStackEncoding()
 	return took
@@ -281,9 +278,9 @@ func (o *Observed) ExpectStackEncoding() {
 // EventuallyHandlersConverged waits, within HandlerLagTimeout, until the
 // handler calls recorded in rec add up to a quorum read of the server. For
 // an informer whose store has converged.
-func EventuallyHandlersConverged(ctx context.Context, name string, rec *probe.Recorder, server probe.Lister, dir string) {
+func (e *Env) EventuallyHandlersConverged(ctx context.Context, name string, rec *probe.Recorder, server probe.Lister, dir string) {
 	ginkgo.GinkgoHelper()
-	defer TimePhase(timing.ClientHandlers)()
+	defer e.TimePhase(timing.ClientHandlers)()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		return probe.HandlersConverged(ctx, rec.Snapshot(), server)
 	}).WithTimeout(HandlerLagTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
@@ -337,10 +334,10 @@ func NumbersOf(name string, rec probe.Record, recovery time.Duration) Numbers {
 	return n
 }
 
-// Report attaches the numbers to the spec's report.
+// Report adds the numbers to the spec's report (Env.ReportNumbers).
 func (o *Observed) Report(recovery time.Duration) Numbers {
 	n := o.Numbers(recovery)
-	AddReportEntry(ReportEntryPrefix+o.Name, n)
+	o.env.ReportNumbers(n)
 	return n
 }
 

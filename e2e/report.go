@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
-	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // WriteReports writes the suite's informer report into ArtifactsRoot, next
@@ -43,49 +41,21 @@ func WriteReports(r ginkgo.Report) error {
 	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
 }
 
-// addEntry adds a report entry to the spec's summary: a probe's numbers
-// (raw in-process; from parallel processes only their JSON), or a note.
+// addEntry adds a report entry to the spec's summary: the harness's data
+// (report.SpecEntry: raw in-process; from parallel processes only its
+// JSON), or a note.
 func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
-	if name == timing.Entry {
-		p, ok := raw.(timing.Phase)
-		if !ok {
-			p, ok = timing.Decode(asJSON)
-		}
-		if ok {
-			if sum.Time == nil {
-				sum.Time = map[string]float64{}
-			}
-			sum.Time[p.Name] += p.Seconds
+	if name == report.SpecEntry {
+		if d, ok := report.DecodeSpecData(raw, asJSON); ok {
+			sum.Add(d)
 		}
 		return
 	}
-	if name == TimelineEntry {
-		if t, ok := raw.(Timeline); ok {
-			sum.Timeline = &t
-			return
+	if asString != "" && name != "process logs" && name != "probe record" {
+		if sum.Notes == nil {
+			sum.Notes = map[string]string{}
 		}
-		var t Timeline
-		if err := json.Unmarshal([]byte(asJSON), &t); err == nil {
-			sum.Timeline = &t
-		}
-		return
-	}
-	if !strings.HasPrefix(name, ReportEntryPrefix) {
-		if asString != "" && name != "process logs" && name != "probe record" {
-			if sum.Notes == nil {
-				sum.Notes = map[string]string{}
-			}
-			sum.Notes[name] = asString
-		}
-		return
-	}
-	if n, ok := raw.(Numbers); ok {
-		sum.Informers = append(sum.Informers, n)
-		return
-	}
-	var n Numbers
-	if err := json.Unmarshal([]byte(asJSON), &n); err == nil {
-		sum.Informers = append(sum.Informers, n)
+		sum.Notes[name] = asString
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 func TestWriteReports(t *testing.T) {
@@ -17,15 +19,16 @@ func TestWriteReports(t *testing.T) {
 	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", dir)
 	n := Numbers{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseGone: 2}, Dials: 3,
 		Requests: map[string]int{"watch": 4}, Events: map[string]int{"Add": 1}, RecoverySeconds: 1.5}
-	raw, _ := json.Marshal(n)
+	d := report.SpecData{Informers: []Numbers{n}, Time: map[string]float64{timing.ClusterStart: 2}, Timeline: &Timeline{EndMs: 7}, ClusterFrom: "started"}
+	raw, _ := json.Marshal(d)
 	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "in process", State: types.SpecStatePassed,
-			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.WrapEntryValue(n)},
+			ReportEntries: types.ReportEntries{{Name: report.SpecEntry, Value: types.WrapEntryValue(d)},
 				{Name: "S7 outcome", Value: types.WrapEntryValue("Update with a UID change")},
 				{Name: "process logs", Value: types.WrapEntryValue("/some/dir")}}},
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "from another process", State: types.SpecStateFailed,
 			Failure:       types.Failure{Message: "boom"},
-			ReportEntries: types.ReportEntries{{Name: ReportEntryPrefix + "pods", Value: types.ReportEntryValue{AsJSON: string(raw)}}}},
+			ReportEntries: types.ReportEntries{{Name: report.SpecEntry, Value: types.ReportEntryValue{AsJSON: string(raw)}}}},
 		{LeafNodeType: types.NodeTypeBeforeSuite},
 	}}
 	if err := WriteReports(r); err != nil {
@@ -51,6 +54,15 @@ func TestWriteReports(t *testing.T) {
 	var got struct{ Specs []SpecSummary }
 	data, _ := os.ReadFile(jsonPath)
 	if err := json.Unmarshal(data, &got); err != nil || len(got.Specs) != 2 || got.Specs[1].Failure != "boom" {
-		t.Errorf("json report %s: %v", data, err)
+		t.Fatalf("json report %s: %v", data, err)
+	}
+	for _, s := range got.Specs {
+		// The one entry carries it all, in process and from another one.
+		if s.Time[timing.ClusterStart] != 2 || s.Timeline == nil || s.Timeline.EndMs != 7 || len(s.Informers) != 1 {
+			t.Errorf("spec %q: time %v, timeline %v, informers %v: want the SpecData entry's", s.Spec, s.Time, s.Timeline, s.Informers)
+		}
+		if _, ok := s.Notes[report.SpecEntry]; ok {
+			t.Errorf("spec %q: the data entry is not a note: %v", s.Spec, s.Notes)
+		}
 	}
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
-// TimelineEntry names the report entry holding a spec's Timeline. It is
-// never printed (the reports draw it); the HTML report (informer-report-
-// <suite>.html) shows it as a picture per spec.
-const TimelineEntry = "timeline"
-
 // specTimeline collects a spec's timeline (its Env's).
 type specTimeline struct {
 	faults *faultlog.Log
@@ -23,12 +18,13 @@ type specTimeline struct {
 
 // startTimeline starts the Env's timeline, with its fault log: StartEnv
 // calls it, before any probe starts. Its clean-up, registered before any
-// probe's, runs after the probes stopped and adds the TimelineEntry.
+// probe's, runs after the probes stopped and puts the timeline in the
+// spec's data (the HTML report draws it).
 func (e *Env) startTimeline() {
 	t := &specTimeline{faults: e.Faults, origin: time.Now()}
 	e.timeline = t
 	DeferCleanup(0, func(context.Context) error {
-		AddReportEntry(TimelineEntry, t.build(time.Now()))
+		e.data.timeline(t.build(time.Now()))
 		return nil
 	})
 }

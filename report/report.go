@@ -6,6 +6,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -72,6 +73,64 @@ type SpecSummary struct {
 	// Time is where the spec's time went: seconds per phase
 	// (package timing: the cluster's start, waits on the server, ...).
 	Time map[string]float64 `json:"time,omitempty"`
+}
+
+// SpecEntry names the one Ginkgo report entry in which the harness records
+// a spec's data (SpecData), when the spec ends. The informer report and
+// runcheck read it with DecodeSpecData, never by parsing other entries.
+const SpecEntry = "informer-conformance"
+
+// SpecData is what the harness measured of one spec, written once: the
+// numbers per informer, the timeline, where its time went and where its
+// cluster came from.
+type SpecData struct {
+	Informers []Numbers `json:"informers,omitempty"`
+	// Timeline is what the spec's instruments saw, on one time axis.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// Time is seconds per phase (package timing).
+	Time map[string]float64 `json:"time,omitempty"`
+	// ClusterFrom says where the spec's own cluster came from: "started"
+	// when the spec asked, "spare ready" or "spare still starting" when it
+	// was started ahead, while the spec before ran (cluster/local.Spares);
+	// empty for a shared cluster.
+	ClusterFrom string `json:"clusterFrom,omitempty"`
+}
+
+// String is the spec's numbers, an informer a line, for the console (the
+// timeline is drawn by the HTML report).
+func (d SpecData) String() string {
+	var lines []string
+	for _, n := range d.Informers {
+		lines = append(lines, "informer "+n.Informer+": "+n.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// DecodeSpecData reads a SpecEntry's value: raw, in the process that
+// recorded it, or from its JSON (Ginkgo hands other processes' entries over
+// as JSON only); ok is false when it is neither.
+func DecodeSpecData(raw any, asJSON string) (d SpecData, ok bool) {
+	if d, ok := raw.(SpecData); ok {
+		return d, true
+	}
+	if err := json.Unmarshal([]byte(asJSON), &d); err != nil {
+		return SpecData{}, false
+	}
+	return d, true
+}
+
+// Add adds d to the spec's summary.
+func (s *SpecSummary) Add(d SpecData) {
+	s.Informers = append(s.Informers, d.Informers...)
+	if d.Timeline != nil {
+		s.Timeline = d.Timeline
+	}
+	for name, secs := range d.Time {
+		if s.Time == nil {
+			s.Time = map[string]float64{}
+		}
+		s.Time[name] += secs
+	}
 }
 
 // SuiteSummary is a suite's informer report: the versions it ran with and

@@ -112,7 +112,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 		w.Pause()
 		_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		endRestart := e2e.TimePhase("server: kube-apiserver restart")
+		endRestart := env.TimePhase("server: kube-apiserver restart")
 		Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
 		endRestart()
 		waitAuthorised(ctx, env, 1)
@@ -146,7 +146,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	converged = true
 	recovery := time.Since(start)
 	env.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
-	e2e.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
+	env.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
 	// A relist cannot deliver the delete of a pod the informer never saw (created
 	// and deleted while it was away): with a fresh target only the deletes of
 	// pods it had seen are owed; with a warm one the resumed watch replays every

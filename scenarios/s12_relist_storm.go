@@ -128,7 +128,7 @@ func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 
 	e2e.By("killing kube-apiserver and starting it again")
 	connsBefore := len(env.Proxy.Stats().Connections)
-	endRestart := e2e.TimePhase("server: kube-apiserver restart")
+	endRestart := env.TimePhase("server: kube-apiserver restart")
 	Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
 	endRestart()
 	ready := time.Now()

@@ -389,7 +389,7 @@ func ServingCARotation(ctx context.Context, s e2e.Setup) {
 		e2e.AddReportEntry("S15 rotation: "+reloading.Name, out.numbers)
 		return nil
 	})
-	endReload := e2e.TimePhase("client: CA file re-read (client-go's 5-minute period)")
+	endReload := env.TimePhase("client: CA file re-read (client-go's 5-minute period)")
 	defer endReload() // also when the wait fails
 	Eventually(ctx, func() bool {
 		out = outcomeOf(reloading, "serving and client CA", reloadingBefore, rotated, ready)

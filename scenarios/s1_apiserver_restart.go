@@ -160,7 +160,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 
 	e2e.By("stopping kube-apiserver 0 (" + string(in.Stop) + ") and writing through apiserver 1 meanwhile")
 	stopped := time.Now()
-	endStop := e2e.TimePhase("server: kube-apiserver stop (" + string(in.Stop) + ")")
+	endStop := env.TimePhase("server: kube-apiserver stop (" + string(in.Stop) + ")")
 	Expect(c.StopAPIServer(ctx, 0, in.Stop)).To(Succeed())
 	endStop()
 	gone := time.Now() // the old process has exited: a 2xx from here on is the new one's
@@ -170,7 +170,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	Expect(api.Delete(ctx, "delete-down")).To(Succeed())
 
 	e2e.By("starting kube-apiserver 0 again on the same address and certificates, then writing more")
-	endStart := e2e.TimePhase("server: kube-apiserver start")
+	endStart := env.TimePhase("server: kube-apiserver start")
 	Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	endStart()
 	ready := time.Now()

@@ -138,7 +138,7 @@ func ShutdownOutlivesWatches(ctx context.Context, s e2e.Setup, in ShutdownInput)
 	stopCtx, kill := context.WithCancel(ctx)
 	defer kill()
 	stopped := make(chan error, 1)
-	endDrain := e2e.TimePhase("server: kube-apiserver drain")
+	endDrain := env.TimePhase("server: kube-apiserver drain")
 	go func() { stopped <- c.StopAPIServer(stopCtx, 0, cluster.Graceful) }()
 	addr0 := c.APIServerAddrs()[0]
 	Eventually(func() error {

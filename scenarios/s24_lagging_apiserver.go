@@ -108,7 +108,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	_, gone := in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version (S24)")
 	moved := time.Now()
 	Expect(env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection to apiserver 0 was reset")
-	endHold := e2e.TimePhase("fault: etcd link stalled")
+	endHold := env.TimePhase("fault: etcd link stalled")
 	Consistently(func() string { return regression(obs, had) }).WithContext(ctx).WithTimeout(lagHold).WithPolling(20*time.Millisecond).
 		Should(BeEmpty(), NeverBackInTime+" while it relisted through the lagging apiserver")
 	Expect(gone()).To(Equal(1), "the informer's resumed watch was answered 410")

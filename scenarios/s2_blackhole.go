@@ -155,7 +155,7 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	e2e.DeferCleanup(0, func(context.Context) error {
 		rec := pods.Recorder.Snapshot()
 		for _, inf := range informers {
-			reportInformer(inf, rec, recovery)
+			reportInformer(env, inf, rec, recovery)
 		}
 		return nil
 	})
@@ -197,7 +197,7 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	// The universal invariant.
 	pods.EventuallyConverged(ctx, informers[0].server)
 	for _, inf := range informers[1:] {
-		e2e.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
+		env.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
 	}
 	pods.ExpectDeletesObserved(probe.Object{Key: gone.Key, UID: gone.UID})
 
@@ -224,13 +224,13 @@ func informerFor(p *e2e.Observed, resource string) cache.SharedIndexInformer {
 
 // reportInformer adds the numbers of one informer of the shared clientset
 // to the spec's report; dials are the clientset's, shared by all three.
-func reportInformer(inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
+func reportInformer(env *e2e.Env, inf *informerUnderTest, rec probe.Record, recovery time.Duration) {
 	n := e2e.NumbersOf(strings.TrimPrefix(inf.resource, "/"), rec.OfResource(inf.resource, inf.synced), recovery)
 	n.Dials = len(rec.Dials)
 	if inf.handler != nil {
 		n.Events = nil // the recorded handler is the first informer's
 	}
-	e2e.AddReportEntry(e2e.ReportEntryPrefix+n.Informer, n)
+	env.ReportNumbers(n)
 }
 
 func createConfigMapAndSecret(ctx context.Context, env *e2e.Env, name string) {

@@ -210,7 +210,7 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
 	letIn, _ := refusals.RefuseRequests(httpfault.Every)
 	e2e.DeferCleanup(0, func(context.Context) error { letIn(); return nil })
-	endStop := e2e.TimePhase("server: kube-apiserver stop (graceful)")
+	endStop := env.TimePhase("server: kube-apiserver stop (graceful)")
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
 	endStop()
 	Eventually(func(g Gomega) {

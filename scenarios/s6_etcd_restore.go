@@ -148,7 +148,7 @@ func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.Restor
 	e2e.By(fmt.Sprintf("restoring etcd from the snapshot (revision %d) with %+v", snapRev, opts))
 	reconnect := env.Proxy.RefuseNew()
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
-	endRestore := e2e.TimePhase("server: etcd restore")
+	endRestore := env.TimePhase("server: etcd restore")
 	Expect(c.RestoreEtcd(ctx, snapshot, opts)).To(Succeed())
 	endRestore()
 	rev, err := c.EtcdRevision(ctx)

@@ -172,7 +172,7 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 	}).WithTimeout(time.Until(deadline)).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"informer %s %s %s of its first relist at resourceVersion %s (record and logs: %s)", r.pods.Name, RelistConverged, want.bound, rv, r.pods.Dir)
 	converged := time.Since(first.Request.Start)
-	e2e.EventuallyHandlersConverged(ctx, r.pods.Name, r.pods.Recorder, r.env.Pods, r.pods.Dir)
+	r.env.EventuallyHandlersConverged(ctx, r.pods.Name, r.pods.Recorder, r.env.Pods, r.pods.Dir)
 	// The request after the last re-initialisation: a watch, open (in
 	// streaming mode the streaming list itself goes on as the watch).
 	Eventually(func(g Gomega) {

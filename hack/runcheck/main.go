@@ -120,12 +120,12 @@ type summary struct {
 	// ran are the specs that ran (passed or failed), with their phases.
 	ran []ranSpec
 	// clusterFrom counts the specs' own clusters by where they came from
-	// (timing.ClusterFrom).
+	// (report.SpecData's ClusterFrom).
 	clusterFrom map[string]int
 }
 
-// ranSpec is a spec that ran: its time and where it went (timing.Entry
-// report entries, summed by phase).
+// ranSpec is a spec that ran: its time and where it went (report.SpecData's
+// Time, by phase).
 type ranSpec struct {
 	text    string
 	seconds float64
@@ -157,12 +157,15 @@ func summarize(reports []types.Report) summary {
 					case e.Name == detectorNote && !counted:
 						s.detector[e.StringRepresentation()]++
 						counted = true
-					case e.Name == timing.Entry:
-						if p, ok := timing.Decode(e.Value.AsJSON); ok {
-							rs.phases[p.Name] += p.Seconds
+					case e.Name == report.SpecEntry:
+						if d, ok := report.DecodeSpecData(e.Value.GetRawValue(), e.Value.AsJSON); ok {
+							for name, secs := range d.Time {
+								rs.phases[name] += secs
+							}
+							if d.ClusterFrom != "" {
+								s.clusterFrom[d.ClusterFrom]++
+							}
 						}
-					case e.Name == timing.ClusterFrom:
-						s.clusterFrom[e.StringRepresentation()]++
 					}
 				}
 				s.ran = append(s.ran, rs)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -152,15 +153,21 @@ func TestReportCountsDetectorStates(t *testing.T) {
 	}
 }
 
-// timed is a spec that ran for seconds, with timing.Entry report entries
-// for phases (name, seconds, ...), as e2e.TimePhase records them.
-func timed(text string, state types.SpecState, seconds float64, phases ...any) types.SpecReport {
+// timed is a spec that ran for seconds, with its report.SpecData entry
+// timing phases (name, seconds, ...), summed by name as e2e's Env.TimePhase
+// does (runOn writes it as Ginkgo does, JSON only); from, if not "", is
+// where its cluster came from.
+func timed(text string, state types.SpecState, seconds float64, from string, phases ...any) types.SpecReport {
 	sp := spec(text, state, "")
 	sp.RunTime = time.Duration(seconds * float64(time.Second))
+	d := report.SpecData{ClusterFrom: from}
 	for i := 0; i+1 < len(phases); i += 2 {
-		p := timing.Phase{Name: phases[i].(string), Seconds: phases[i+1].(float64)}
-		sp.ReportEntries = append(sp.ReportEntries, types.ReportEntry{Name: timing.Entry, Value: types.WrapEntryValue(p)})
+		if d.Time == nil {
+			d.Time = map[string]float64{}
+		}
+		d.Time[phases[i].(string)] += phases[i+1].(float64)
 	}
+	sp.ReportEntries = append(sp.ReportEntries, types.ReportEntry{Name: report.SpecEntry, Value: types.WrapEntryValue(d)})
 	return sp
 }
 
@@ -170,11 +177,11 @@ func timed(text string, state types.SpecState, seconds float64, phases ...any) t
 func TestReportSaysWhereTheTimeWent(t *testing.T) {
 	var specs []types.SpecReport
 	for i := range 12 {
-		specs = append(specs, timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, float64(i+1), timing.ClusterStart, 0.5, timing.ClusterClose, 0.25))
+		specs = append(specs, timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, float64(i+1), "", timing.ClusterStart, 0.5, timing.ClusterClose, 0.25))
 	}
 	specs = append(specs,
-		timed("slow one", types.SpecStateFailed, 40, timing.ClusterStart, 2.0, "server: graceful shutdown", 30.0, "server: graceful shutdown", 4.0),
-		timed("shared", types.SpecStatePassed, 0.5),
+		timed("slow one", types.SpecStateFailed, 40, "", timing.ClusterStart, 2.0, "server: graceful shutdown", 30.0, "server: graceful shutdown", 4.0),
+		timed("shared", types.SpecStatePassed, 0.5, ""),
 		spec("skipped", types.SpecStateSkipped, lacks))
 	_, out, _ := runOn(t, "report", suite("conformance", "", specs...))
 	for _, want := range []string{
@@ -192,13 +199,11 @@ func TestReportSaysWhereTheTimeWent(t *testing.T) {
 }
 
 // TestReportSaysWhereClustersCameFrom: the specs' own clusters are counted
-// by their timing.ClusterFrom entry.
+// by their report.SpecData's ClusterFrom.
 func TestReportSaysWhereClustersCameFrom(t *testing.T) {
 	var specs []types.SpecReport
 	for i, from := range []string{"spare ready", "started", "spare ready", "spare still starting"} {
-		sp := timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, 2, timing.ClusterStart, 0.5)
-		sp.ReportEntries = append(sp.ReportEntries, types.ReportEntry{Name: timing.ClusterFrom, Value: types.WrapEntryValue(from)})
-		specs = append(specs, sp)
+		specs = append(specs, timed(fmt.Sprintf("s%02d", i), types.SpecStatePassed, 2, from, timing.ClusterStart, 0.5))
 	}
 	_, out, _ := runOn(t, "report", suite("conformance", "", specs...))
 	want := "cluster starts: 4 (p50 0.5 s, p95 0.5 s); the specs' own clusters: 2 spare ready, 1 spare still starting, 1 started; cluster start"

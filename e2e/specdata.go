@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// specData collects what the harness measures of one spec
+// (report.SpecData: the numbers per informer, the timeline, the time per
+// phase, where its cluster came from) and writes it once, as the spec's
+// report.SpecEntry, when the spec ends. StartEnv makes it before anything
+// else, so that its clean-up runs after every other one (the cluster's
+// close included). A nil *specData records nothing.
+type specData struct {
+	mu sync.Mutex
+	d  report.SpecData
+}
+
+func newSpecData() *specData {
+	s := &specData{}
+	DeferCleanup(0, func(context.Context) error {
+		s.mu.Lock()
+		d := s.d
+		s.mu.Unlock()
+		AddReportEntry(report.SpecEntry, d)
+		return nil
+	})
+	return s
+}
+
+// phase starts timing a phase of the spec; the func it returns ends it
+// (once) and adds its time to the spec's, under name (package timing).
+func (s *specData) phase(name string) (end func()) {
+	if s == nil {
+		return func() {}
+	}
+	start := time.Now()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.d.Time == nil {
+				s.d.Time = map[string]float64{}
+			}
+			s.d.Time[name] += time.Since(start).Seconds()
+		})
+	}
+}
+
+// clusterFrom records where the spec's own cluster came from.
+func (s *specData) clusterFrom(how string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d.ClusterFrom = how
+}
+
+// informer adds an informer's numbers.
+func (s *specData) informer(n Numbers) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d.Informers = append(s.d.Informers, n)
+}
+
+// timeline sets the spec's timeline.
+func (s *specData) timeline(t Timeline) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d.Timeline = &t
+}
+
+// TimePhase starts timing a phase of the spec; the func it returns ends it
+// and adds its time to the spec's report (report.SpecData's Time). Name it
+// after what the spec waits for ("server: graceful shutdown").
+func (e *Env) TimePhase(name string) (end func()) { return e.data.phase(name) }
+
+// ReportNumbers adds an informer's numbers to the spec's report (for
+// numbers a spec narrowed itself, NumbersOf; a probe's: Observed.Report).
+func (e *Env) ReportNumbers(n Numbers) { e.data.informer(n) }
