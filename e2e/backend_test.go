@@ -14,7 +14,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	// The backends the tests select, registered by their own packages.
 	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
-	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
 )
@@ -162,11 +162,12 @@ func TestSharedClusterStartErrors(t *testing.T) {
 	}
 }
 
-// TestArtifactsVariable: the harness, the local backend and package report
-// name the artifacts directory by the same variable.
+// TestArtifactsVariable: package report and the plain Go tests' clusters
+// (localtest, which may not import report) name the artifacts directory by
+// the same variable.
 func TestArtifactsVariable(t *testing.T) {
-	if local.EnvArtifacts != report.EnvArtifacts {
-		t.Fatalf("local.EnvArtifacts %q, report.EnvArtifacts %q", local.EnvArtifacts, report.EnvArtifacts)
+	if localtest.EnvArtifacts != report.EnvArtifacts {
+		t.Fatalf("localtest.EnvArtifacts %q, report.EnvArtifacts %q", localtest.EnvArtifacts, report.EnvArtifacts)
 	}
 }
 

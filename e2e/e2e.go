@@ -34,14 +34,11 @@ const (
 	EventTimeout = 30 * time.Second
 )
 
-// ArtifactsRoot is $INFORMER_CONFORMANCE_ARTIFACTS, or _artifacts under the
-// current directory.
-func ArtifactsRoot() string { return report.ArtifactsRoot() }
-
-// suiteKey names the running suite's directory in ArtifactsRoot: the base
+// suiteKey names the running suite's directory in the artifacts root
+// (report.ArtifactsRoot, the one place that resolves it): the base
 // name of its package directory, where go test and ginkgo run each suite
 // (the same in every Ginkgo process of the suite, and distinct for suites
-// that go test runs side by side into one ArtifactsRoot).
+// that go test runs side by side into one root).
 func suiteKey() string {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -53,7 +50,7 @@ func suiteKey() string {
 // SuiteArtifactsDir holds the running suite's per-spec directories; the
 // suite empties it before its first spec (PrepareRun).
 func SuiteArtifactsDir() string {
-	return filepath.Join(ArtifactsRoot(), suiteKey())
+	return filepath.Join(report.ArtifactsRoot(), suiteKey())
 }
 
 // processArtifactsDir is a directory of this Ginkgo process in

@@ -19,8 +19,8 @@ import (
 // TestingRun runs scenarios as specs of plain testing.T tests (the front end
 // of integrations/e2eframework's features) on a cluster that outlives them,
 // and writes the same informer report as a Ginkgo run (report.FilesIn under
-// ArtifactsRoot) once its specs are done. Its specs run one at a time per
-// process (UseFrontEnd).
+// report.ArtifactsRoot) once its specs are done. Its specs run one at a time
+// per process (UseFrontEnd).
 type TestingRun struct {
 	// Suite names the run in its report and its artifacts directory.
 	Suite string
@@ -34,10 +34,10 @@ type TestingRun struct {
 // NewTestingRun starts a run named suite.
 func NewTestingRun(suite string) *TestingRun { return &TestingRun{Suite: suite} }
 
-// Dir is the run's artifacts directory, ArtifactsRoot/<suite>, emptied
-// before its first spec.
+// Dir is the run's artifacts directory, report.ArtifactsRoot()/<suite>,
+// emptied before its first spec.
 func (r *TestingRun) Dir() string {
-	return filepath.Join(ArtifactsRoot(), report.SafeName(r.Suite))
+	return filepath.Join(report.ArtifactsRoot(), report.SafeName(r.Suite))
 }
 
 // Spec runs body as the spec name of t on c, a cluster the run's specs share
@@ -123,9 +123,10 @@ func (r *TestingRun) Summary() SuiteSummary {
 	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
 }
 
-// WriteReports writes the run's informer report (report.FilesIn(ArtifactsRoot(), Suite)), as a
-// Ginkgo suite's ReportAfterSuite does. A run with no spec that passed is
-// an error: it tested nothing.
+// WriteReports writes the run's informer report
+// (report.FilesIn(report.ArtifactsRoot(), Suite)), as a Ginkgo suite's
+// ReportAfterSuite does. A run with no spec that passed is an error: it
+// tested nothing.
 func (r *TestingRun) WriteReports() error {
 	sum := r.Summary()
 	if err := writeSummary(sum); err != nil {

@@ -11,10 +11,11 @@ import (
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
-// WriteReports writes the suite's informer report into ArtifactsRoot, next
-// to Ginkgo's JUnit and JSON reports: report.FilesIn(ArtifactsRoot(),
-// suite), the JSON, the markdown table, the summary and the HTML page. Suites call it from ReportAfterSuite. A dry run, which
-// runs nothing, writes none.
+// WriteReports writes the suite's informer report into
+// report.ArtifactsRoot, next to Ginkgo's JUnit and JSON reports:
+// report.FilesIn(report.ArtifactsRoot(), suite), the JSON, the markdown
+// table, the summary and the HTML page. Suites call it from
+// ReportAfterSuite. A dry run, which runs nothing, writes none.
 func WriteReports(r ginkgo.Report) error {
 	if r.SuiteConfig.DryRun {
 		return nil
@@ -59,7 +60,7 @@ func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
 	}
 }
 
-// writeSummary writes the report files of sum in ArtifactsRoot
+// writeSummary writes the report files of sum in report.ArtifactsRoot
 // (report.Write), with the client-go gates and the consistency detector's
 // state of this process where sum lacks them.
 func writeSummary(sum SuiteSummary) error {
@@ -76,5 +77,5 @@ func writeSummary(sum SuiteSummary) error {
 	return report.Write(reportFiles(sum.Suite), sum)
 }
 
-// reportFiles are the suite's report files in ArtifactsRoot.
-func reportFiles(suite string) report.Files { return report.FilesIn(ArtifactsRoot(), suite) }
+// reportFiles are the suite's report files in report.ArtifactsRoot.
+func reportFiles(suite string) report.Files { return report.FilesIn(report.ArtifactsRoot(), suite) }

@@ -15,7 +15,9 @@ import (
 )
 
 // pathEnv are the environment variables naming files or directories the
-// specs use: the artifacts root and what each registered backend reads
+// specs use: the artifacts root (report.EnvArtifacts, the harness's own:
+// it gives each backend start a directory under it, cluster.Harness, and
+// no backend reads the variable) and what each registered backend reads
 // (cluster.Backend's PathEnv). go test and ginkgo run each suite in its
 // package directory, so a relative path there would resolve against
 // suites/<pkg>/, not where the user typed the command (which a test
@@ -55,7 +57,7 @@ func CheckPathEnv() error {
 
 // PrepareRun readies a suite's run before any spec: it checks the path
 // variables (CheckPathEnv) and empties what earlier runs of the suite left
-// in ArtifactsRoot (SuiteArtifactsDir and the suite's informer reports), so
+// in report.ArtifactsRoot (SuiteArtifactsDir and the suite's informer reports), so
 // each spec's directory holds that spec's files of this run only. Suites
 // call it from ReportBeforeSuite, which Ginkgo runs on process 1 while the
 // other processes wait; a dry run changes nothing.
@@ -66,7 +68,7 @@ func PrepareRun(r ginkgo.Report) error {
 	if err := CheckPathEnv(); err != nil {
 		return err
 	}
-	if err := removeOldLayout(ArtifactsRoot()); err != nil {
+	if err := removeOldLayout(report.ArtifactsRoot()); err != nil {
 		return err
 	}
 	return emptyEarlierRun(SuiteArtifactsDir(), r.SuiteDescription)

@@ -22,7 +22,12 @@ import (
 const EnvArtifacts = "INFORMER_CONFORMANCE_ARTIFACTS"
 
 // ArtifactsRoot is $INFORMER_CONFORMANCE_ARTIFACTS, or _artifacts in the
-// working directory (made absolute).
+// working directory (made absolute). It is the one place that resolves the
+// artifacts root: the harness (package e2e), the tools in hack/ and the
+// e2e-framework local provider call it and hand the backends a directory
+// under it. cluster/ reads no artifacts variable, but for
+// cluster/local/localtest: the plain Go tests of packages that may not
+// import report read EnvArtifacts there, with a default of their own.
 func ArtifactsRoot() string {
 	if a := os.Getenv(EnvArtifacts); a != "" {
 		return a

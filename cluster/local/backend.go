@@ -22,8 +22,10 @@ func init() {
 	cluster.RegisterBackend(cluster.Backend{
 		Name:         "local",
 		StartTimeout: StartTimeout,
-		PathEnv:      []string{EnvArtifacts, binaries.EnvAssets, binaries.EnvCacheDir},
-		Supports:     func(cluster.Spec) string { return "" },
+		// Not the artifacts root: the harness resolves and checks it,
+		// and gives each start its directory (cluster.Harness).
+		PathEnv:  []string{binaries.EnvAssets, binaries.EnvCacheDir},
+		Supports: func(cluster.Spec) string { return "" },
 		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
 			opts, err := backendOptions(spec, h)
 			if err != nil {

@@ -35,9 +35,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 )
 
-// EnvArtifacts, when set, is the default parent of every cluster's logs.
-const EnvArtifacts = "INFORMER_CONFORMANCE_ARTIFACTS"
-
 // Default timeouts; Options override them.
 const (
 	DefaultReadyTimeout = 60 * time.Second
@@ -68,8 +65,11 @@ type Options struct {
 	// temporary directory, removed by Close unless KeepWorkDir).
 	WorkDir     string
 	KeepWorkDir bool
-	// ArtifactsDir receives the processes' logs (default:
-	// $INFORMER_CONFORMANCE_ARTIFACTS/<name>, else <WorkDir>/logs).
+	// ArtifactsDir receives the processes' logs (default: <WorkDir>/logs,
+	// removed with the work directory). The package reads no artifacts
+	// root of its own: the harness gives each cluster a directory under
+	// the run's (cluster.Harness), and a tool that keeps logs gives one,
+	// e.g. under report.ArtifactsRoot() named by NewName.
 	ArtifactsDir string
 	// ExtraSANs are added to the apiserver serving certificate (IPs or DNS names).
 	ExtraSANs []string
@@ -153,6 +153,12 @@ var (
 	_ cluster.CustomResources     = (*Cluster)(nil)
 )
 
+// NewName is a new cluster's name, as Start gives a cluster whose
+// Options.Name is empty: "local-" and six random characters. A caller that
+// names the cluster's log directory after it (Options.ArtifactsDir) sets
+// both.
+func NewName() string { return "local-" + utilrand.String(6) }
+
 // Start creates and starts a cluster and returns when etcd and every
 // kube-apiserver are ready. On error nothing it started is left behind.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
@@ -175,7 +181,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		opts.Progress = io.Discard
 	}
 	if opts.Name == "" {
-		opts.Name = "local-" + utilrand.String(6)
+		opts.Name = NewName()
 	}
 	bins := opts.Binaries
 	if bins.KubeAPIServer == "" || bins.Etcd == "" || bins.Etcdutl == "" {
@@ -292,11 +298,7 @@ func (c *Cluster) prepare() error {
 		return err
 	}
 	if c.logs = c.opts.ArtifactsDir; c.logs == "" {
-		if a := os.Getenv(EnvArtifacts); a != "" {
-			c.logs = filepath.Join(a, c.name)
-		} else {
-			c.logs = filepath.Join(c.work, "logs")
-		}
+		c.logs = filepath.Join(c.work, "logs")
 	}
 	if err := os.MkdirAll(c.logs, 0o755); err != nil {
 		return err

@@ -5,7 +5,10 @@
 //	go run ./hack/local-up [-apiservers 2] [-profile no-watch-cache]
 //
 // It prints the admin kubeconfig path; kubectl, client-go programs and the
-// suite (backend "existing") can use it.
+// suite (backend "existing") can use it. The processes' logs go to
+// <artifacts root>/<cluster name> (report.ArtifactsRoot:
+// $INFORMER_CONFORMANCE_ARTIFACTS, which make sets, else ./_artifacts) and
+// stay there after Ctrl-C.
 package main
 
 import (
@@ -14,12 +17,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/fixtures"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 func main() {
@@ -40,7 +45,9 @@ func run(apiservers int, profileName string) error {
 	if err != nil {
 		return err
 	}
-	c, err := local.Start(ctx, local.Options{APIServers: apiservers, Profile: p, Progress: os.Stderr})
+	name := local.NewName()
+	c, err := local.Start(ctx, local.Options{Name: name, APIServers: apiservers, Profile: p, Progress: os.Stderr,
+		ArtifactsDir: filepath.Join(report.ArtifactsRoot(), name)})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,9 @@
 // answers ok (what RestartAPIServer waits for). -slow N adds N samples of the graceful
 // restart with a watch open on default flags (about a minute per sample).
 // Run nothing else meanwhile: on 2 cores any other load shows in the numbers.
+// Each cluster's logs go to <artifacts root>/<cluster name>
+// (report.ArtifactsRoot: $INFORMER_CONFORMANCE_ARTIFACTS, which make sets,
+// else ./_artifacts).
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -29,6 +33,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 type row struct {
@@ -64,7 +69,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 		return err
 	}
 
-	c, err := local.Start(ctx, opts)
+	c, err := local.Start(ctx, withLogs(opts))
 	if err != nil {
 		return err
 	}
@@ -81,7 +86,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 	if err != nil {
 		return err
 	}
-	fast, err := local.Start(ctx, local.Options{Binaries: bins, Profile: p})
+	fast, err := local.Start(ctx, withLogs(local.Options{Binaries: bins, Profile: p}))
 	if err != nil {
 		return err
 	}
@@ -139,7 +144,7 @@ func coldStarts(ctx context.Context, r *row, opts local.Options, n int) error {
 	for i := range n {
 		fmt.Fprintf(os.Stderr, "cold start %d/%d\n", i+1, n)
 		start := time.Now()
-		c, err := local.Start(ctx, opts)
+		c, err := local.Start(ctx, withLogs(opts))
 		if err != nil {
 			return err
 		}
@@ -219,6 +224,14 @@ func watchedRestarts(ctx context.Context, c *local.Cluster, r *row, samples int)
 		defer w.Stop()
 		return c.RestartAPIServer(ctx, 0, cluster.Graceful)
 	})
+}
+
+// withLogs is opts for a new cluster whose logs go to a directory of its
+// own under the artifacts root, named as the cluster.
+func withLogs(opts local.Options) local.Options {
+	opts.Name = local.NewName()
+	opts.ArtifactsDir = filepath.Join(report.ArtifactsRoot(), opts.Name)
+	return opts
 }
 
 func clientset(c *local.Cluster) (kubernetes.Interface, error) {

@@ -89,7 +89,7 @@ func main() {
 	}
 	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc}
 	if cfg.out == "" {
-		cfg.out = filepath.Join(envOr(report.EnvArtifacts, "_artifacts"), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
+		cfg.out = filepath.Join(report.ArtifactsRoot(), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
 	}
 	if cfg.verdicts {
 		if len(cfg.gates) > 0 {

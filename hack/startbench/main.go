@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,6 +33,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // startFunc starts a control plane and returns once waitReady passed on it.
@@ -94,9 +96,14 @@ func starters(e *env) []starter {
 	}
 }
 
-// localStarter is this repo's backend with opts.
+// localStarter is this repo's backend with opts; each cluster's logs go to
+// <artifacts root>/<cluster name> (report.ArtifactsRoot:
+// $INFORMER_CONFORMANCE_ARTIFACTS, which make sets, else ./_artifacts).
 func localStarter(opts local.Options) startFunc {
 	return func(ctx context.Context) (func(context.Context) error, error) {
+		opts := opts
+		opts.Name = local.NewName()
+		opts.ArtifactsDir = filepath.Join(report.ArtifactsRoot(), opts.Name)
 		c, err := local.Start(ctx, opts)
 		if err != nil {
 			return nil, err // Start leaves nothing behind on error

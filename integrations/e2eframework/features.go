@@ -20,9 +20,10 @@
 // scenario (package scenarios), through the same instruments (the informer
 // probe, the fault proxy, the convergence checks), so its assertions,
 // failure messages and report are the Ginkgo run's. The informer report of
-// the features run in a process goes to
-// $INFORMER_CONFORMANCE_ARTIFACTS (default ./_artifacts) as
-// informer-report-e2e-framework.json and .md when Exit is called.
+// the features run in a process goes to the artifacts root
+// (report.ArtifactsRoot: $INFORMER_CONFORMANCE_ARTIFACTS, default
+// ./_artifacts) as informer-report-e2e-framework.json and .md when Exit is
+// called; the local provider's process logs go there too, by default.
 //
 // Features run one at a time per process (they share client-go's feature
 // gates and the process environment): do not run them in parallel.

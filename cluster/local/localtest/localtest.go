@@ -1,6 +1,6 @@
 // Package localtest starts local clusters for plain Go tests: logs under
-// $INFORMER_CONFORMANCE_ARTIFACTS (kept for failed tests) or the test's temp
-// dir, closed when the test ends.
+// $INFORMER_CONFORMANCE_ARTIFACTS/go-test (kept for failed tests) or the
+// test's temp dir, closed when the test ends.
 package localtest
 
 import (
@@ -54,9 +54,18 @@ func SkipIfShort(t testing.TB) {
 	}
 }
 
-// ArtifactsDir is where t's process logs go.
+// EnvArtifacts is report.EnvArtifacts, the run's artifacts root (make test
+// sets it). Package report resolves it for everything else
+// (report.ArtifactsRoot); the tests of cluster/, which may not import
+// report (hack/importrules), start their clusters here, so this is the one
+// other reader, and it has a default of its own: the test's temp dir, not
+// ./_artifacts. e2e's TestArtifactsVariable checks the two names agree.
+const EnvArtifacts = "INFORMER_CONFORMANCE_ARTIFACTS"
+
+// ArtifactsDir is where t's process logs go: $EnvArtifacts/go-test/<test>,
+// else t's temp dir.
 func ArtifactsDir(t testing.TB) string {
-	if a := os.Getenv(local.EnvArtifacts); a != "" {
+	if a := os.Getenv(EnvArtifacts); a != "" {
 		return filepath.Join(a, "go-test", strings.ReplaceAll(t.Name(), "/", "_"))
 	}
 	return t.TempDir()

@@ -18,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/e2e-framework/support"
@@ -26,6 +27,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	backend "github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // DefaultName is the cluster's name when neither WithName nor
@@ -49,7 +51,7 @@ type Provider struct {
 //	version: v1.36.3                   # kube-apiserver; default KUBE_VERSION, then v1.36.3
 //	etcdVersion: v3.6.16               # default ETCD_VERSION, then v3.6.16
 //	path: /opt/k8s/bin                 # prebuilt kube-apiserver, etcd, etcdutl (default: build them)
-//	artifactsDir: /tmp/logs            # the processes' logs
+//	artifactsDir: /tmp/logs            # the processes' logs (default: <artifacts root>/<cluster name>)
 type Config struct {
 	APIServers   int    `json:"apiServers,omitempty"`
 	Profile      string `json:"profile,omitempty"`
@@ -87,7 +89,9 @@ func WithProfile(name string) support.ClusterOpts {
 }
 
 var (
-	// WithArtifactsDir sets where the processes write their logs.
+	// WithArtifactsDir sets where the processes write their logs (default:
+	// <artifacts root>/<cluster name>, report.ArtifactsRoot:
+	// $INFORMER_CONFORMANCE_ARTIFACTS, else ./_artifacts).
 	WithArtifactsDir = provider.WithArtifactsDir
 	// WithProgress sends a line per build and lifecycle step to w (a first
 	// build of kube-apiserver takes minutes).
@@ -159,8 +163,15 @@ func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (str
 }
 
 func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	name := p.State.Name()
+	if name == "" {
+		name = backend.NewName()
+	}
 	if cfg.ArtifactsDir == "" {
 		cfg.ArtifactsDir = p.ArtifactsDir // WithArtifactsDir
+	}
+	if cfg.ArtifactsDir == "" {
+		cfg.ArtifactsDir = filepath.Join(report.ArtifactsRoot(), name)
 	}
 	if err := p.State.BeforeCreate(); err != nil {
 		return "", err
@@ -170,7 +181,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	}
 	// Should the test binary's parent (go test) die, the cluster goes too.
 	lifetime.ExitWithParent()
-	opts := backend.Options{Name: p.State.Name(), APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress}
+	opts := backend.Options{Name: name, APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress}
 	if cfg.Profile != "" {
 		prof, err := backend.LoadProfile(cfg.Profile)
 		if err != nil {
