@@ -39,10 +39,41 @@ import (
 // ErrorClass is one error: Inject arms it (Times answers) and Want is the
 // re-initialisations by cause it must cause.
 type ErrorClass struct {
+	// Name says what the error is and what it must cause ("410 Gone
+	// event: relist"): the spec's text.
+	Name   string
 	Inject func(*httpfault.Injector) (restore func(), answered func() int)
 	Times  int
 	Want   map[probe.Cause]int
 }
+
+// ErrorClasses are S4's error classes, each with what it must cause (the
+// Ginkgo table and the e2e-framework feature run each).
+var ErrorClasses = []ErrorClass{
+	{Name: "410 Gone event: relist", Inject: func(in *httpfault.Injector) (func(), func() int) {
+		return in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version: 1 (2)")
+	}, Times: 1, Want: map[probe.Cause]int{probe.CauseGone: 1}},
+	{Name: "too large resource version event: relist", Inject: func(in *httpfault.Injector) (func(), func() int) {
+		return in.EndWatchesWithError(httpfault.Watches, 1, 504, metav1.StatusReasonTimeout, "Too large resource version: 1000, current: 10")
+	}, Times: 1, Want: map[probe.Cause]int{probe.CauseTooLargeRV: 1}},
+	{Name: "500 InternalError event: relist (shared informers cannot opt into the retry)", Inject: func(in *httpfault.Injector) (func(), func() int) {
+		return in.EndWatchesWithError(httpfault.Watches, 1, 500, metav1.StatusReasonInternalError, "etcd event received with PrevKv=nil")
+	}, Times: 1, Want: map[probe.Cause]int{probe.CauseInternalError: 1}},
+	{Name: "close within a second with no event: relist", Inject: func(in *httpfault.Injector) (func(), func() int) {
+		return in.EndWatchesCleanly(httpfault.Watches, 1)
+	}, Times: 1, Want: map[probe.Cause]int{probe.CauseCleanClose: 1}},
+	ThrottledWatchOpen,
+	{Name: "500 opening a watch: relist", Inject: func(in *httpfault.Injector) (func(), func() int) {
+		return in.FailRequests(httpfault.Watches, 1, 500, metav1.StatusReasonInternalError, "boom")
+	}, Times: 1, Want: map[probe.Cause]int{probe.CauseInternalError: 1}},
+}
+
+// ThrottledWatchOpen is the error class of a 429 opening a watch: back off
+// and watch again, no relist (its negative control breaks the client that
+// must tell it from a failure: httpfault.StatusesAsErrors).
+var ThrottledWatchOpen = ErrorClass{Name: "429 opening a watch: back off and watch again, no relist", Inject: func(in *httpfault.Injector) (func(), func() int) {
+	return in.FailRequests(httpfault.Watches, 2, 429, metav1.StatusReasonTooManyRequests, "slow down")
+}, Times: 2, Want: map[probe.Cause]int{}}
 
 // watchTimeout bounds waiting for every injection to be answered and a real
 // watch to be open again (reflector backoff starts at 800 ms).

@@ -3,11 +3,9 @@ package conformance
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
-	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
@@ -19,30 +17,7 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWa
 		func(ctx SpecContext, ec scenarios.ErrorClass) {
 			scenarios.ExpectReinitialisations(ctx, e2e.ListWatch.Setup(), ec)
 		},
-		Entry("410 Gone event: relist", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version: 1 (2)")
-			}, Times: 1, Want: map[probe.Cause]int{probe.CauseGone: 1}}),
-		Entry("too large resource version event: relist", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.EndWatchesWithError(httpfault.Watches, 1, 504, metav1.StatusReasonTimeout, "Too large resource version: 1000, current: 10")
-			}, Times: 1, Want: map[probe.Cause]int{probe.CauseTooLargeRV: 1}}),
-		Entry("500 InternalError event: relist (shared informers cannot opt into the retry)", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.EndWatchesWithError(httpfault.Watches, 1, 500, metav1.StatusReasonInternalError, "etcd event received with PrevKv=nil")
-			}, Times: 1, Want: map[probe.Cause]int{probe.CauseInternalError: 1}}),
-		Entry("close within a second with no event: relist", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.EndWatchesCleanly(httpfault.Watches, 1)
-			}, Times: 1, Want: map[probe.Cause]int{probe.CauseCleanClose: 1}}),
-		Entry("429 opening a watch: back off and watch again, no relist", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.FailRequests(httpfault.Watches, 2, 429, metav1.StatusReasonTooManyRequests, "slow down")
-			}, Times: 2, Want: map[probe.Cause]int{}}),
-		Entry("500 opening a watch: relist", scenarios.ErrorClass{
-			Inject: func(in *httpfault.Injector) (func(), func() int) {
-				return in.FailRequests(httpfault.Watches, 1, 500, metav1.StatusReasonInternalError, "boom")
-			}, Times: 1, Want: map[probe.Cause]int{probe.CauseInternalError: 1}}),
+		errorClassEntries(),
 	)
 
 	It("fails when the client cannot tell a 429 from a failure", NegativeControl, func(ctx SpecContext) {
@@ -50,10 +25,7 @@ var _ = Describe("S4 error classes on a watch", Label("error-class"), e2e.ListWa
 		// the 429 from the reflector, which then relists: the no-relist
 		// assertion must catch it.
 		err := InterceptGomegaFailure(func() {
-			scenarios.ExpectReinitialisations(ctx, e2e.ListWatch.WithClient(httpfault.StatusesAsErrors), scenarios.ErrorClass{
-				Inject: func(in *httpfault.Injector) (func(), func() int) {
-					return in.FailRequests(httpfault.Watches, 2, 429, metav1.StatusReasonTooManyRequests, "slow down")
-				}, Times: 2, Want: map[probe.Cause]int{}})
+			scenarios.ExpectReinitialisations(ctx, e2e.ListWatch.WithClient(httpfault.StatusesAsErrors), scenarios.ThrottledWatchOpen)
 		})
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ErrorClassReinits)), "the S4 assertion catches a relist after 429")
 	})
@@ -98,3 +70,14 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 		Expect(err).To(MatchError(ContainSubstring(scenarios.ThrottledReinits)), "the S4 throttling assertion catches a fallback to LIST after a 429")
 	})
 })
+
+// errorClassEntries are the table's entries: one per error class
+// (scenarios.ErrorClasses), named after it.
+func errorClassEntries() []TableEntry {
+	GinkgoHelper()
+	var entries []TableEntry
+	for _, ec := range scenarios.ErrorClasses {
+		entries = append(entries, Entry(ec.Name, ec))
+	}
+	return entries
+}
