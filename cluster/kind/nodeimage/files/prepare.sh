@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # informer-conformance: runs before kind's entrypoint at every node start. On a
 # host that started the node with the restricted-host adapter instead of
-# --privileged (README: "kind on restricted hosts") it adapts the node to what
+# --privileged (docs/backends.md: "kind on restricted hosts") it adapts the node to what
 # that container lacks; on a node started --privileged it changes nothing.
 set -o errexit -o nounset -o pipefail
 
