@@ -92,7 +92,6 @@ type FailoverInput struct {
 func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
-	proxy := env.Proxy
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
 	server := probe.QuorumPods(writer, env.Namespace)
@@ -108,44 +107,11 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	e2e.DeferCleanup(0, func(context.Context) error { w.Stop(); return nil })
 	w.WaitFor(writesAcrossFailover)
 	if in.FreshTarget {
-		e2e.By("pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
-		w.Pause()
-		_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		endRestart := env.TimePhase("server: kube-apiserver restart")
-		Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
-		endRestart()
-		waitAuthorised(ctx, env, 1)
+		restartFailoverTarget(ctx, env, c, writer, w)
 	}
+	killed, deleted := killAndFailOver(ctx, env, c, w)
 
-	e2e.By("killing apiserver 0 while the proxy fails over to apiserver 1")
-	_, err = proxy.Pin(1)
-	Expect(err).NotTo(HaveOccurred())
-	killed := time.Now()
-	Expect(c.StopAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
-	// The kill closed the dead apiserver's sockets and the proxy the client
-	// side of each: ResetAll would find nothing of apiserver 0 to reset, and
-	// would reset the informer's new connection to apiserver 1 instead.
-	Eventually(func() []faultproxy.ConnStats { return onUpstream(proxy.Stats().Active(), 0) }).
-		WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeEmpty(), "no connection to the dead apiserver left open")
-	w.Resume()
-	w.WaitFor(w.Count() + writesAcrossFailover)
-	deleted := w.Stop()
-
-	start := time.Now()
-	converged := false
-	defer func() {
-		if !converged { // the bound failed the spec: the timeline shows it missed
-			env.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
-		}
-	}()
-	Eventually(ctx, func(ctx context.Context) error {
-		return probe.Converged(ctx, pods.Informer.GetStore(), server)
-	}).WithTimeout(failoverBound).WithPolling(50*time.Millisecond).Should(Succeed(),
-		FailoverConverged+" within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
-	converged = true
-	recovery := time.Since(start)
-	env.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
+	recovery := convergesThroughFailover(ctx, env, pods, server)
 	env.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
 	// A relist cannot deliver the delete of a pod the informer never saw (created
 	// and deleted while it was away): with a fresh target only the deletes of
@@ -163,6 +129,75 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	for _, ri := range reinits {
 		Expect(ri.Cause).NotTo(Equal(probe.CauseUnknown), "every re-initialisation has a cause: %s", ri)
 	}
+	reportFailover(env, in, rec, reinits, n, killed, unseen)
+
+	if in.FreshTarget {
+		Expect(n.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}),
+			"re-initialisations by cause: exactly one relist after the fresh apiserver's 410 (%v)", n.ReinitDetails)
+	} else {
+		Expect(reinits).To(BeEmpty(), "re-initialisations by cause: none, the warm apiserver accepts the resume (%v)", n.ReinitDetails)
+	}
+}
+
+// restartFailoverTarget pauses the writes, writes a configmap the pod watch
+// does not see and restarts apiserver 1, so that its watch cache starts
+// past the informer's resourceVersion.
+func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writer kubernetes.Interface, w *PodWriter) {
+	e2e.By("pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
+	w.Pause()
+	_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	endRestart := env.TimePhase("server: kube-apiserver restart")
+	Expect(c.RestartAPIServer(ctx, 1, cluster.Hard)).To(Succeed())
+	endRestart()
+	waitAuthorised(ctx, env, 1)
+}
+
+// killAndFailOver kills apiserver 0 as the proxy fails over to apiserver
+// 1, then lets the writer write writesAcrossFailover more and stops it; it
+// returns when the kill was and the pods the writer deleted.
+func killAndFailOver(ctx context.Context, env *e2e.Env, c apiServers, w *PodWriter) (killed time.Time, deleted []probe.Object) {
+	e2e.By("killing apiserver 0 while the proxy fails over to apiserver 1")
+	proxy := env.Proxy
+	_, err := proxy.Pin(1)
+	Expect(err).NotTo(HaveOccurred())
+	killed = time.Now()
+	Expect(c.StopAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
+	// The kill closed the dead apiserver's sockets and the proxy the client
+	// side of each: ResetAll would find nothing of apiserver 0 to reset, and
+	// would reset the informer's new connection to apiserver 1 instead.
+	Eventually(func() []faultproxy.ConnStats { return onUpstream(proxy.Stats().Active(), 0) }).
+		WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeEmpty(), "no connection to the dead apiserver left open")
+	w.Resume()
+	w.WaitFor(w.Count() + writesAcrossFailover)
+	return killed, w.Stop()
+}
+
+// convergesThroughFailover waits for the informer's store to equal the
+// server within failoverBound of the last write, records the bound in the
+// timeline and returns how long the store took.
+func convergesThroughFailover(ctx context.Context, env *e2e.Env, pods *e2e.Observed, server probe.Lister) time.Duration {
+	start := time.Now()
+	converged := false
+	defer func() {
+		if !converged { // the bound failed the spec: the timeline shows it missed
+			env.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
+		}
+	}()
+	Eventually(ctx, func(ctx context.Context) error {
+		return probe.Converged(ctx, pods.Informer.GetStore(), server)
+	}).WithTimeout(failoverBound).WithPolling(50*time.Millisecond).Should(Succeed(),
+		FailoverConverged+" within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
+	converged = true
+	recovery := time.Since(start)
+	env.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
+	return recovery
+}
+
+// reportFailover reports S11's outcome (whether the resume was accepted or
+// answered 410, from the record rec and its re-initialisations) and the
+// proxy's connections.
+func reportFailover(env *e2e.Env, in FailoverInput, rec probe.Record, reinits []probe.Reinit, n e2e.Numbers, killed time.Time, unseen int) {
 	gone := n.Reinitialisations[probe.CauseGone]
 	resumed := 0
 	for _, r := range rec.Requests {
@@ -181,16 +216,9 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 		outcome += fmt.Sprintf("; %d pods created and deleted while it was away never reached it", unseen)
 	}
 	e2e.AddReportEntry("S11 outcome", outcome)
-	st := proxy.Stats()
+	st := env.Proxy.Stats()
 	e2e.AddReportEntry("S11 proxy", fmt.Sprintf("%d connections accepted, %d to apiserver 1", st.Accepted, len(onUpstream(st.Connections, 1))))
 	e2e.Logf("S11 %s: %s; numbers: %s; resumed watches %d", targetName(in), outcome, n, resumed)
-
-	if in.FreshTarget {
-		Expect(n.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}),
-			"re-initialisations by cause: exactly one relist after the fresh apiserver's 410 (%v)", n.ReinitDetails)
-	} else {
-		Expect(reinits).To(BeEmpty(), "re-initialisations by cause: none, the warm apiserver accepts the resume (%v)", n.ReinitDetails)
-	}
 }
 
 func targetName(in FailoverInput) string {

@@ -357,63 +357,115 @@ func ServingCARotation(ctx context.Context, s e2e.Setup) {
 	api := env.Writer.CoreV1().Pods(env.Namespace)
 	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
-
-	e2e.By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
-	useCARotationGate(false)
-	static := env.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
-	staticMade := time.Now() // its transport is older
-	useCARotationGate(true)
-	reloadingFrom := time.Now() // its transport is newer
-	reloading := env.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
-	reloadingMade := time.Now()
-	e2e.AddReportEntry("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
-	for _, o := range []*e2e.Observed{static, reloading} {
-		o.EventuallyConverged(ctx, env.Pods)
-	}
-
-	e2e.By("updating a pod and waiting for both watches to deliver it, so neither is a very short one")
-	Relabel(ctx, env.Subjects, "keep", "before")
-	for _, o := range []*e2e.Observed{static, reloading} {
-		Eventually(func() []string { return UpdatedKeys(o) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
-			Should(ContainElement(created["keep"].Key), "informer %s's watch delivered the update before the rotation", o.Name)
-	}
-	staticBefore, reloadingBefore := lastRequest(static), lastRequest(reloading)
+	r := startCAInformers(ctx, env, cfg)
+	r.watchesDelivered(ctx, created["keep"].Key)
 
 	e2e.By("rotating the serving and client CA: apiserver killed, new CA, new serving and client certificates, CA file rewritten, apiserver started")
-	rotated, ready, server := rotateThenChangePods(ctx, env, rot, true)
+	r.rotated, r.ready, r.server = rotateThenChangePods(ctx, env, rot, true)
 
+	r.awaitCAReload(ctx)
+	r.expectReloadingRecovered(ctx, created["delete-after"])
+	r.expectStaticStale(ctx)
+
+	e2e.By("building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
+	useCARotationGate(false)
+	fresh := env.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
+	fresh.EventuallyConverged(ctx, r.server)
+}
+
+// servingRotation is one run of ServingCARotation, carried from step to
+// step: two informers from one kubeconfig, static without
+// ClientsAllowCARotation and reloading with it.
+type servingRotation struct {
+	env               *e2e.Env
+	static, reloading *e2e.Observed
+	// static's transport is older than staticMade; reloading's was made
+	// between reloadingFrom and reloadingMade.
+	staticMade, reloadingFrom, reloadingMade time.Time
+	// Each informer's newest request (its open watch) before the rotation.
+	staticBefore, reloadingBefore probe.Request
+	// When the rotation started and ended, and the quorum lister through
+	// an admin trusting the new CA.
+	rotated, ready time.Time
+	server         probe.Lister
+	// out is what happened to reloading, as last read: its clean-up
+	// reports the latest.
+	out rotationOutcome
+}
+
+// startCAInformers builds the informer with ClientsAllowCARotation off,
+// then the one with it on, from cfg, and waits for both to converge.
+func startCAInformers(ctx context.Context, env *e2e.Env, cfg *rest.Config) *servingRotation {
+	e2e.By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
+	r := &servingRotation{env: env}
+	useCARotationGate(false)
+	r.static = env.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
+	r.staticMade = time.Now() // its transport is older
+	useCARotationGate(true)
+	r.reloadingFrom = time.Now() // its transport is newer
+	r.reloading = env.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
+	r.reloadingMade = time.Now()
+	e2e.AddReportEntry("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
+	for _, o := range []*e2e.Observed{r.static, r.reloading} {
+		o.EventuallyConverged(ctx, env.Pods)
+	}
+	return r
+}
+
+// watchesDelivered updates the pod keep (its key) and waits for both
+// informers' watches to deliver it, then keeps each one's open watch.
+func (r *servingRotation) watchesDelivered(ctx context.Context, keep string) {
+	e2e.By("updating a pod and waiting for both watches to deliver it, so neither is a very short one")
+	Relabel(ctx, r.env.Subjects, "keep", "before")
+	for _, o := range []*e2e.Observed{r.static, r.reloading} {
+		Eventually(func() []string { return UpdatedKeys(o) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
+			Should(ContainElement(keep), "informer %s's watch delivered the update before the rotation", o.Name)
+	}
+	r.staticBefore, r.reloadingBefore = lastRequest(r.static), lastRequest(r.reloading)
+}
+
+// awaitCAReload waits for the informer with ClientsAllowCARotation to
+// succeed again, no sooner than client-go's CA reload period after its
+// transport was made.
+func (r *servingRotation) awaitCAReload(ctx context.Context) {
 	e2e.By("waiting for the informer with ClientsAllowCARotation to reload the CA file")
-	deadline := reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
-	var out rotationOutcome
+	deadline := r.reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	e2e.DeferCleanup(0, func(context.Context) error {
-		e2e.AddReportEntry("S15 rotation: "+reloading.Name, out.numbers)
+		e2e.AddReportEntry("S15 rotation: "+r.reloading.Name, r.out.numbers)
 		return nil
 	})
-	endReload := env.TimePhase("client: CA file re-read (client-go's 5-minute period)")
+	endReload := r.env.TimePhase("client: CA file re-read (client-go's 5-minute period)")
 	defer endReload() // also when the wait fails
 	Eventually(ctx, func() bool {
-		out = outcomeOf(reloading, "serving and client CA", reloadingBefore, rotated, ready)
-		return out.ok
+		r.out = outcomeOf(r.reloading, "serving and client CA", r.reloadingBefore, r.rotated, r.ready)
+		return r.out.ok
 	}).WithTimeout(time.Until(deadline)).WithPolling(time.Second).Should(BeTrue(), func() string {
 		return fmt.Sprintf("the informer %s %s %s of its transport being made (client-go's CA reload period plus a backoff; failures so far: %v)",
-			reloading.Name, RotationRecovers, caRefreshDuration+reflectorMaxWait+caRotationSlack, out.numbers.FailedRequests)
+			r.reloading.Name, RotationRecovers, caRefreshDuration+reflectorMaxWait+caRotationSlack, r.out.numbers.FailedRequests)
 	})
 	endReload()
-	e2e.Logf("S15 serving CA: %s first 2xx %s after ready, %s after its transport was made (%s), numbers %+v", reloading.Name,
-		out.first.Start.Sub(ready).Round(time.Millisecond), out.first.Start.Sub(reloadingMade).Round(time.Millisecond), out.numbers.FirstSuccess, out.numbers)
-	Expect(out.first.Start).To(BeTemporally(">=", reloadingFrom.Add(caRefreshDuration)),
+	e2e.Logf("S15 serving CA: %s first 2xx %s after ready, %s after its transport was made (%s), numbers %+v", r.reloading.Name,
+		r.out.first.Start.Sub(r.ready).Round(time.Millisecond), r.out.first.Start.Sub(r.reloadingMade).Round(time.Millisecond), r.out.numbers.FirstSuccess, r.out.numbers)
+	Expect(r.out.first.Start).To(BeTemporally(">=", r.reloadingFrom.Add(caRefreshDuration)),
 		"client-go v0.36 re-reads the CA file no sooner than caRefreshDuration (%s) after the transport was made (transport/ca_rotation.go); a newer client-go that reloads sooner should change this expectation", caRefreshDuration)
-	recovery := reloading.EventuallyConverged(ctx, server)
-	reloading.ExpectDeletesObserved(created["delete-after"])
-	n := reloading.Report(recovery)
-	out = outcomeOf(reloading, "serving and client CA", reloadingBefore, rotated, ready)
-	Expect(out.unauth).To(BeZero(), "no request answered 401: the handshake fails verifying the apiserver before any client certificate is sent")
-	Expect(out.failed[failOther]).To(BeEmpty(), "no failure but connections refused or reset while the apiserver was down or dying, unknown-authority handshakes, and at most one connection client-go closed itself")
-	Expect(out.failed[failUnknownCA]).NotTo(BeEmpty(), "handshakes failed verifying the rotated apiserver until the CA file was reloaded")
-	Expect(len(out.failed[failClosed])).To(BeNumerically("<=", 1),
-		"at most one connection closed by client-go on the new client certificate (its 5-minute poll sees it first): %v", out.failed[failClosed])
+}
+
+// expectReloadingRecovered asserts how the informer with
+// ClientsAllowCARotation got through the rotation: it converges and sees
+// the delete of deleteAfter; its handshakes failed on the unknown
+// authority, never with a 401; exactly one relist succeeded.
+func (r *servingRotation) expectReloadingRecovered(ctx context.Context, deleteAfter probe.Object) {
+	recovery := r.reloading.EventuallyConverged(ctx, r.server)
+	r.reloading.ExpectDeletesObserved(deleteAfter)
+	n := r.reloading.Report(recovery)
+	r.out = outcomeOf(r.reloading, "serving and client CA", r.reloadingBefore, r.rotated, r.ready)
+	Expect(r.out.unauth).To(BeZero(), "no request answered 401: the handshake fails verifying the apiserver before any client certificate is sent")
+	Expect(r.out.failed[failOther]).To(BeEmpty(), "no failure but connections refused or reset while the apiserver was down or dying, unknown-authority handshakes, and at most one connection client-go closed itself")
+	Expect(r.out.failed[failUnknownCA]).NotTo(BeEmpty(), "handshakes failed verifying the rotated apiserver until the CA file was reloaded")
+	Expect(len(r.out.failed[failClosed])).To(BeNumerically("<=", 1),
+		"at most one connection closed by client-go on the new client certificate (its 5-minute poll sees it first): %v", r.out.failed[failClosed])
 	succeeded := 0
-	for _, ri := range probe.Reinitialisations(reloading.Recorder.Snapshot()) {
+	for _, ri := range probe.Reinitialisations(r.reloading.Recorder.Snapshot()) {
 		if ri.Request.Status == http.StatusOK {
 			succeeded++
 		}
@@ -424,31 +476,31 @@ func ServingCARotation(ctx context.Context, s e2e.Setup) {
 			"every relist started after a handshake that could not verify the rotated apiserver (not a retriable watch error: reflector.go isWatchErrorRetriable): %s (all: %v)", ri, n.ReinitDetails)
 	}
 	Expect(succeeded).To(Equal(1), "exactly one successful relist, after the CA reload (all: %v)", n.ReinitDetails)
+}
 
+// expectStaticStale asserts the informer without ClientsAllowCARotation
+// still fails its handshakes past the reload period and keeps a stale
+// store, and reports the upstream limitation.
+func (r *servingRotation) expectStaticStale(ctx context.Context) {
 	e2e.By("checking the informer without ClientsAllowCARotation: past the reload period its handshakes still fail")
-	staticDeadline := staticMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
+	staticDeadline := r.staticMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	Eventually(ctx, func() []probe.Request {
 		var late []probe.Request
-		for _, r := range RequestsAfter(static.Recorder.Snapshot(), staticBefore.ID) {
-			if r.Start.After(staticMade.Add(caRefreshDuration)) && failureKind(r) == failUnknownCA {
-				late = append(late, r)
+		for _, req := range RequestsAfter(r.static.Recorder.Snapshot(), r.staticBefore.ID) {
+			if req.Start.After(r.staticMade.Add(caRefreshDuration)) && failureKind(req) == failUnknownCA {
+				late = append(late, req)
 			}
 		}
 		return late
 	}).WithTimeout(time.Until(staticDeadline)).WithPolling(time.Second).ShouldNot(BeEmpty(),
-		"informer %s tried again more than %s after its transport was made and still did not trust the new CA", static.Name, caRefreshDuration)
-	sout := outcomeOf(static, "serving and client CA", staticBefore, rotated, ready)
-	static.Report(0)
-	e2e.AddReportEntry("S15 rotation: "+static.Name, sout.numbers)
-	Expect(sout.ok).To(BeFalse(), "without ClientsAllowCARotation client-go v0.36 reads the CA once (transport/transport.go loadTLSFiles): no request of %s succeeded since the rotation; first 2xx: %s", static.Name, sout.numbers.FirstSuccess)
-	Expect(probe.Converged(ctx, static.Informer.GetStore(), server)).NotTo(Succeed(), "informer %s's store is stale", static.Name)
+		"informer %s tried again more than %s after its transport was made and still did not trust the new CA", r.static.Name, caRefreshDuration)
+	sout := outcomeOf(r.static, "serving and client CA", r.staticBefore, r.rotated, r.ready)
+	r.static.Report(0)
+	e2e.AddReportEntry("S15 rotation: "+r.static.Name, sout.numbers)
+	Expect(sout.ok).To(BeFalse(), "without ClientsAllowCARotation client-go v0.36 reads the CA once (transport/transport.go loadTLSFiles): no request of %s succeeded since the rotation; first 2xx: %s", r.static.Name, sout.numbers.FirstSuccess)
+	Expect(probe.Converged(ctx, r.static.Informer.GetStore(), r.server)).NotTo(Succeed(), "informer %s's store is stale", r.static.Name)
 	e2e.AddReportEntry("S15 outcome", fmt.Sprintf("UPSTREAM LIMITATION: without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA: %s failed %d handshakes over %s and needs a new client; with the gate it took %.1fs after the rotation (client-go's 5-minute CA reload)",
-		static.Name, len(sout.failed[failUnknownCA]), time.Since(ready).Round(time.Second), out.numbers.SecondsFromRotation))
-
-	e2e.By("building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
-	useCARotationGate(false)
-	fresh := env.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
-	fresh.EventuallyConverged(ctx, server)
+		r.static.Name, len(sout.failed[failUnknownCA]), time.Since(r.ready).Round(time.Second), r.out.numbers.SecondsFromRotation))
 }
 
 // createRotationPods creates the pods both rotations change: one kept (and

@@ -96,118 +96,189 @@ type ShutdownInput struct {
 
 // ShutdownOutlivesWatches runs S23.
 func ShutdownOutlivesWatches(ctx context.Context, s e2e.Setup, in ShutdownInput) {
-	spec := cluster.Spec{APIServers: 2}
-	switch in.End {
-	case ShutdownTimesOut:
-		spec.Profile = "short-shutdown-timeout"
-	case ShutdownKilled: // default flags: a 60 s drain, cut short
-	default:
-		Expect(in.End).To(BeElementOf(ShutdownTimesOut, ShutdownKilled), "S23's end of the drain")
-	}
-	env, ctx := e2e.StartEnv(ctx, s, spec)
+	env, ctx := e2e.StartEnv(ctx, s, shutdownSpec(in.End))
 	c := e2e.Require[apiServers](env.Backend, "stop one of several kube-apiservers behind one address")
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restorePin, err := env.Proxy.Pin(0)
 	Expect(err).NotTo(HaveOccurred())
 	e2e.DeferCleanup(0, func(context.Context) error { restorePin(); return nil })
 
-	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
-	server := api.Quorum()
+	r := &shutdownRun{env: env, api: env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))}
+	r.server = r.api.Quorum()
+	r.created = createShutdownObjects(ctx, r.api)
+	r.obs = env.StartProbe(ctx, r.api.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	r.obs.EventuallyConverged(ctx, r.server)
+	r.openWatchWithAnEvent(ctx)
+
+	d := r.startDrain(ctx, c)
+	defer d.kill()
+	r.goaway = awaitStoppedListening(ctx, c.APIServerAddrs()[0])
+	r.writeWhileDraining(ctx)
+	r.endDrainThenWrite(ctx, in.End, d)
+	r.expectResumedElsewhere(ctx, in.End)
+}
+
+// shutdownSpec is S23's cluster for the given end of the drain.
+func shutdownSpec(end ShutdownEnd) cluster.Spec {
+	spec := cluster.Spec{APIServers: 2}
+	switch end {
+	case ShutdownTimesOut:
+		spec.Profile = "short-shutdown-timeout"
+	case ShutdownKilled: // default flags: a 60 s drain, cut short
+	default:
+		Expect(end).To(BeElementOf(ShutdownTimesOut, ShutdownKilled), "S23's end of the drain")
+	}
+	return spec
+}
+
+// shutdownRun is one run of S23, carried from step to step.
+type shutdownRun struct {
+	env     *e2e.Env
+	api     *e2e.Subjects // through apiserver 1
+	server  probe.Lister
+	created map[string]probe.Object
+	obs     *e2e.Observed
+	// watch is the informer's watch open before the SIGTERM.
+	watch probe.Request
+	// When apiserver 0 got SIGTERM, stopped listening (GOAWAY), when the
+	// informer had heard of the drain's changes, and when apiserver 0 exited.
+	sigterm, goaway, drainSeen, exited time.Time
+}
+
+// createShutdownObjects creates the objects S23 keeps, updates and deletes.
+func createShutdownObjects(ctx context.Context, api *e2e.Subjects) map[string]probe.Object {
 	created := map[string]probe.Object{}
 	for _, n := range []string{"keep", "update-drain", "delete-drain", "delete-after"} {
 		o, err := api.Create(ctx, n)
 		Expect(err).NotTo(HaveOccurred())
 		created[n] = o
 	}
-	obs := env.StartProbe(ctx, api.Name(), env.User, probe.Options{Namespace: env.Namespace})
-	obs.EventuallyConverged(ctx, server)
-	e2e.By("updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
-	Relabel(ctx, api, "keep", "before")
-	Eventually(func() []string { return UpdatedKeys(obs) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
-		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the shutdown")
-	var watch probe.Request
-	Eventually(func(g Gomega) {
-		watch = e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20 * time.Millisecond).Should(Succeed())
+	return created
+}
 
+// openWatchWithAnEvent updates an object, waits for the informer's watch
+// to deliver it and keeps that watch as r.watch.
+func (r *shutdownRun) openWatchWithAnEvent(ctx context.Context) {
+	e2e.By("updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
+	Relabel(ctx, r.api, "keep", "before")
+	Eventually(func() []string { return UpdatedKeys(r.obs) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
+		Should(ContainElement(r.created["keep"].Key), "the informer's watch delivered the update before the shutdown")
+	Eventually(func(g Gomega) {
+		r.watch = e2e.ExpectWatchOpen(g, "the informer", r.obs.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20 * time.Millisecond).Should(Succeed())
+}
+
+// drain is kube-apiserver 0's graceful stop in progress.
+type drain struct {
+	// kill cancels the stop's context, which kills the draining process
+	// (cluster.Graceful).
+	kill context.CancelFunc
+	// stopped gets what the stop returned.
+	stopped chan error
+	// end ends the drain's phase in the spec's report.
+	end func()
+}
+
+// startDrain pins new connections to apiserver 1 and sends kube-apiserver
+// 0 SIGTERM; its caller defers the drain's kill.
+func (r *shutdownRun) startDrain(ctx context.Context, c apiServers) drain {
 	e2e.By("SIGTERM to kube-apiserver 0 (new connections go to apiserver 1 from now on)")
-	_, err = env.Proxy.Pin(1)
+	_, err := r.env.Proxy.Pin(1)
 	Expect(err).NotTo(HaveOccurred())
-	sigterm := time.Now()
+	r.sigterm = time.Now()
 	// Cancelling stopCtx kills the draining process (cluster.Graceful).
 	stopCtx, kill := context.WithCancel(ctx)
-	defer kill()
-	stopped := make(chan error, 1)
-	endDrain := env.TimePhase("server: kube-apiserver drain")
-	go func() { stopped <- c.StopAPIServer(stopCtx, 0, cluster.Graceful) }()
-	addr0 := c.APIServerAddrs()[0]
+	d := drain{kill: kill, stopped: make(chan error, 1)}
+	d.end = r.env.TimePhase("server: kube-apiserver drain")
+	go func() { d.stopped <- c.StopAPIServer(stopCtx, 0, cluster.Graceful) }()
+	return d
+}
+
+// awaitStoppedListening waits for the draining apiserver at addr to
+// refuse new connections and returns when it did.
+func awaitStoppedListening(ctx context.Context, addr string) time.Time {
 	Eventually(func() error {
-		conn, err := net.DialTimeout("tcp", addr0, time.Second)
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			conn.Close()
 		}
 		return err
 	}).WithContext(ctx).WithTimeout(goawayTimeout).WithPolling(20*time.Millisecond).Should(HaveOccurred(),
 		"kube-apiserver 0 stopped listening (its HTTP server's Shutdown began, GOAWAY sent on open connections) within %s of SIGTERM", goawayTimeout)
-	goaway := time.Now()
+	return time.Now()
+}
 
+// writeWhileDraining changes objects through apiserver 1 while apiserver 0
+// drains, and checks the watch open before the SIGTERM carried them.
+func (r *shutdownRun) writeWhileDraining(ctx context.Context) {
 	e2e.By("writing through apiserver 1 while apiserver 0 drains: the open watch must still carry the changes")
-	_, err = api.Create(ctx, "create-drain")
+	_, err := r.api.Create(ctx, "create-drain")
 	Expect(err).NotTo(HaveOccurred())
-	Relabel(ctx, api, "update-drain", "drain")
-	Expect(api.Delete(ctx, "delete-drain")).To(Succeed())
-	Eventually(func() bool { return deleteHeard(obs.Recorder.Snapshot(), created["delete-drain"].Key) }).
+	Relabel(ctx, r.api, "update-drain", "drain")
+	Expect(r.api.Delete(ctx, "delete-drain")).To(Succeed())
+	Eventually(func() bool { return deleteHeard(r.obs.Recorder.Snapshot(), r.created["delete-drain"].Key) }).
 		WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeTrue(), "the informer heard of the delete made while apiserver 0 drained")
-	drainSeen := time.Now()
-	rec := obs.Recorder.Snapshot()
+	r.drainSeen = time.Now()
+	rec := r.obs.Recorder.Snapshot()
 	last := rec.Requests[len(rec.Requests)-1]
-	Expect(last.ID == watch.ID && last.End.IsZero()).To(BeTrue(),
+	Expect(last.ID == r.watch.ID && last.End.IsZero()).To(BeTrue(),
 		"precondition: the watch open before SIGTERM (request %d) carried the drain's changes, still open %s after GOAWAY, with no request after it (last request: %+v)",
-		watch.ID, drainSeen.Sub(goaway).Round(time.Millisecond), last)
+		r.watch.ID, r.drainSeen.Sub(r.goaway).Round(time.Millisecond), last)
+}
 
-	e2e.By("ending apiserver 0's drain by " + string(in.End) + ", then writing more")
-	if in.End == ShutdownKilled {
-		kill()
+// endDrainThenWrite ends apiserver 0's drain by end (SIGKILL, or waiting
+// for its shutdown timeout), waits for it to exit, then changes objects
+// through apiserver 1 again.
+func (r *shutdownRun) endDrainThenWrite(ctx context.Context, end ShutdownEnd, d drain) {
+	e2e.By("ending apiserver 0's drain by " + string(end) + ", then writing more")
+	if end == ShutdownKilled {
+		d.kill()
 	}
 	var stopErr error
 	select {
-	case stopErr = <-stopped:
+	case stopErr = <-d.stopped:
 	case <-time.After(shutdownExitBound):
 		stopErr = fmt.Errorf("kube-apiserver 0 did not exit within %s of SIGTERM", shutdownExitBound)
 	}
-	endDrain()
-	if in.End == ShutdownKilled {
+	d.end()
+	if end == ShutdownKilled {
 		Expect(stopErr).To(MatchError(context.Canceled), "kube-apiserver 0 was still draining when it was killed")
 	} else {
 		Expect(stopErr).NotTo(HaveOccurred())
 	}
-	exited := time.Now()
-	_, err = api.Create(ctx, "create-after")
+	r.exited = time.Now()
+	_, err := r.api.Create(ctx, "create-after")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(api.Delete(ctx, "delete-after")).To(Succeed())
+	Expect(r.api.Delete(ctx, "delete-after")).To(Succeed())
+}
 
-	recovery := obs.EventuallyConverged(ctx, server)
-	obs.ExpectDeletesObserved(created["delete-drain"], created["delete-after"])
-	n := obs.Report(recovery)
-	rec = obs.Recorder.Snapshot()
-	old := requestByID(rec, watch.ID)
+// expectResumedElsewhere waits for convergence, reports the watch's end
+// and the next request, and asserts S23's family: the informer resumed
+// its watch on a new connection, within resumeBound, without
+// re-initialising.
+func (r *shutdownRun) expectResumedElsewhere(ctx context.Context, end ShutdownEnd) {
+	recovery := r.obs.EventuallyConverged(ctx, r.server)
+	r.obs.ExpectDeletesObserved(r.created["delete-drain"], r.created["delete-after"])
+	n := r.obs.Report(recovery)
+	rec := r.obs.Recorder.Snapshot()
+	old := requestByID(rec, r.watch.ID)
 	Expect(old.End.IsZero()).To(BeFalse(), "the watch on apiserver 0 ended")
-	after := RequestsAfter(rec, watch.ID)
+	after := RequestsAfter(rec, r.watch.ID)
 	Expect(after).NotTo(BeEmpty(), "requests after the watch on apiserver 0")
 	first := after[0]
 	e2e.AddReportEntry("S23 shutdown", fmt.Sprintf(
 		"drain ended by %s; GOAWAY %s after SIGTERM; the watch carried events until %s after it and ended %s after it (the stop returned %s after SIGTERM) with %q; next request %s after the watch's end: %s %s rv=%q sendInitialEvents=%v, status %d, new connection %v; re-initialisations %v",
-		in.End, goaway.Sub(sigterm).Round(time.Millisecond), old.LastEvent.Sub(goaway).Round(time.Millisecond), old.End.Sub(goaway).Round(time.Millisecond),
-		exited.Sub(sigterm).Round(time.Millisecond), old.Ended(), first.Start.Sub(old.End).Round(time.Millisecond),
+		end, r.goaway.Sub(r.sigterm).Round(time.Millisecond), old.LastEvent.Sub(r.goaway).Round(time.Millisecond), old.End.Sub(r.goaway).Round(time.Millisecond),
+		r.exited.Sub(r.sigterm).Round(time.Millisecond), old.Ended(), first.Start.Sub(old.End).Round(time.Millisecond),
 		first.Method, first.Path, first.ResourceVersion, first.SendInitialEvents, first.Status, first.Conn != old.Conn, n.ReinitDetails))
 
-	Expect(old.End.After(drainSeen)).To(BeTrue(), "precondition: the watch outlived GOAWAY until apiserver 0 exited (it ended %s after GOAWAY)", old.End.Sub(goaway).Round(time.Millisecond))
+	Expect(old.End.After(r.drainSeen)).To(BeTrue(), "precondition: the watch outlived GOAWAY until apiserver 0 exited (it ended %s after GOAWAY)", old.End.Sub(r.goaway).Round(time.Millisecond))
 	Expect(first.Watch && !first.SendInitialEvents && first.ResourceVersion != "" && first.Status == 200).To(BeTrue(),
 		"the informer "+ShutdownResumes+": its next request is a WATCH from its resourceVersion, accepted (got %+v; re-initialisations %v)", first, n.ReinitDetails)
 	Expect(n.Reinitialisations).To(BeEmpty(), "the informer "+ShutdownResumes+" (re-initialisations: %v)", n.ReinitDetails)
 	Expect(first.Conn).NotTo(Equal(old.Conn), "the resumed watch runs on a new connection")
 	took := first.Start.Sub(old.End)
-	env.RecordBound("resumed watch after apiserver 0's exit", old.End, first.Start, resumeBound, took < resumeBound)
+	r.env.RecordBound("resumed watch after apiserver 0's exit", old.End, first.Start, resumeBound, took < resumeBound)
 	Expect(took).To(BeNumerically("<", resumeBound), "the informer resumed within %s of the watch's end", resumeBound)
 }
 

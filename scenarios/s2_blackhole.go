@@ -119,53 +119,15 @@ type informerUnderTest struct {
 func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConnection) {
 	setHTTP2HealthCheck(sc.ReadIdle, sc.Ping)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	writer, subjects := env.Writer, env.Subjects
+	subjects := env.Subjects
 	gone, err := subjects.Create(ctx, "gone")
 	Expect(err).NotTo(HaveOccurred())
 	_, err = subjects.Create(ctx, "stays")
 	Expect(err).NotTo(HaveOccurred())
 	createConfigMapAndSecret(ctx, env, "before")
 
-	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
-	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
-	var recovery time.Duration
-	informers := []*informerUnderTest{
-		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
-		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: probe.Quorum("configmaps", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return writer.CoreV1().ConfigMaps(env.Namespace).List(ctx, o)
-		})},
-		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: probe.Quorum("secrets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return writer.CoreV1().Secrets(env.Namespace).List(ctx, o)
-		})},
-	}
-	for _, inf := range informers[1:] {
-		inf.handler = &probe.Recorder{}
-		_, err := inf.informer.AddEventHandler(probe.RecordingHandler(inf.handler))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	pods.Start() // starts the informers added since
-	for _, inf := range informers[1:] {
-		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
-		Expect(cache.WaitForCacheSync(syncCtx.Done(), inf.informer.HasSynced)).To(BeTrue(), "%s informer synced within %s", inf.resource, e2e.SyncTimeout)
-		cancel()
-		inf.synced = time.Now()
-	}
-	// One report entry per informer: the probe's own would mix the three
-	// informers' requests (one clientset) and misclassify their causes.
-	e2e.DeferCleanup(0, func(context.Context) error {
-		rec := pods.Recorder.Snapshot()
-		for _, inf := range informers {
-			reportInformer(env, inf, rec, recovery)
-		}
-		return nil
-	})
-	Eventually(func(g Gomega) {
-		rec := pods.Recorder.Snapshot()
-		for _, inf := range informers {
-			e2e.ExpectWatchOpen(g, "the "+inf.resource+" informer", rec.OfResource(inf.resource, inf.synced).Requests)
-		}
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
-	before := pods.Recorder.Snapshot()
+	r := startSharedInformers(ctx, env)
+	before := r.pods.Recorder.Snapshot()
 	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the three informers share one connection")
 
 	e2e.By("silencing the informers' connection (bytes dropped both ways, nothing closed); new connections get through")
@@ -179,30 +141,106 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	Expect(err).NotTo(HaveOccurred())
 	createConfigMapAndSecret(ctx, env, "during")
 
-	recovered := false
 	defer func() {
-		env.RecordBound("every informer recovered from the blackhole", start, start.Add(recovery), sc.Bound, recovered)
+		env.RecordBound("every informer recovered from the blackhole", start, start.Add(r.recovery), sc.Bound, r.recovered)
 	}()
+	r.awaitRecovery(ctx, start, sc.Bound)
+	r.expectConverged(ctx, gone)
+	r.expectOneRelistEach(before)
+}
+
+// staleRun is one run of S2, carried from step to step.
+type staleRun struct {
+	env *e2e.Env
+	// pods is the first informer's probe; its record holds the requests
+	// of all three (one clientset).
+	pods      *e2e.Observed
+	informers []*informerUnderTest
+	// recovery is how long after the blackhole's start every informer had
+	// converged (while waiting: how long it has waited); recovered says
+	// they all did within the bound.
+	recovery  time.Duration
+	recovered bool
+}
+
+// startSharedInformers starts the pods (or custom resource), configmaps
+// and secrets informers of one factory, waits for each to sync and to
+// watch, and registers their report entries.
+func startSharedInformers(ctx context.Context, env *e2e.Env) *staleRun {
+	subjects, writer := env.Subjects, env.Writer
+	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
+	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	r := &staleRun{env: env, pods: pods}
+	r.informers = []*informerUnderTest{
+		{resource: "/" + subjects.Name(), informer: pods.Informer, server: subjects.Quorum(), synced: pods.Recorder.Snapshot().Synced},
+		{resource: "/configmaps", informer: informerFor(pods, "configmaps"), server: probe.Quorum("configmaps", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return writer.CoreV1().ConfigMaps(env.Namespace).List(ctx, o)
+		})},
+		{resource: "/secrets", informer: informerFor(pods, "secrets"), server: probe.Quorum("secrets", func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return writer.CoreV1().Secrets(env.Namespace).List(ctx, o)
+		})},
+	}
+	for _, inf := range r.informers[1:] {
+		inf.handler = &probe.Recorder{}
+		_, err := inf.informer.AddEventHandler(probe.RecordingHandler(inf.handler))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	pods.Start() // starts the informers added since
+	for _, inf := range r.informers[1:] {
+		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+		Expect(cache.WaitForCacheSync(syncCtx.Done(), inf.informer.HasSynced)).To(BeTrue(), "%s informer synced within %s", inf.resource, e2e.SyncTimeout)
+		cancel()
+		inf.synced = time.Now()
+	}
+	// One report entry per informer: the probe's own would mix the three
+	// informers' requests (one clientset) and misclassify their causes.
+	e2e.DeferCleanup(0, func(context.Context) error {
+		rec := pods.Recorder.Snapshot()
+		for _, inf := range r.informers {
+			reportInformer(env, inf, rec, r.recovery)
+		}
+		return nil
+	})
 	Eventually(func(g Gomega) {
-		recovery = time.Since(start)
-		for _, inf := range informers {
+		rec := pods.Recorder.Snapshot()
+		for _, inf := range r.informers {
+			e2e.ExpectWatchOpen(g, "the "+inf.resource+" informer", rec.OfResource(inf.resource, inf.synced).Requests)
+		}
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	return r
+}
+
+// awaitRecovery waits until every informer's store equals the server,
+// within bound of the blackhole's start.
+func (r *staleRun) awaitRecovery(ctx context.Context, start time.Time, bound time.Duration) {
+	Eventually(func(g Gomega) {
+		r.recovery = time.Since(start)
+		for _, inf := range r.informers {
 			g.Expect(probe.Converged(ctx, inf.informer.GetStore(), inf.server)).To(Succeed(), "%s informer", inf.resource)
 		}
-	}).WithContext(ctx).WithTimeout(max(sc.Bound-time.Since(start), time.Millisecond)).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"every informer "+StaleRecovered+" %s of the blackhole (record and logs: %s)", sc.Bound, pods.Dir)
-	recovered = true
-	recovery = time.Since(start)
-	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", recovery.Round(time.Millisecond), sc.Bound))
+	}).WithContext(ctx).WithTimeout(max(bound-time.Since(start), time.Millisecond)).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"every informer "+StaleRecovered+" %s of the blackhole (record and logs: %s)", bound, r.pods.Dir)
+	r.recovered = true
+	r.recovery = time.Since(start)
+	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", r.recovery.Round(time.Millisecond), bound))
+}
 
-	// The universal invariant.
-	pods.EventuallyConverged(ctx, informers[0].server)
-	for _, inf := range informers[1:] {
-		env.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, pods.Dir)
+// expectConverged checks the universal invariant: stores and handlers
+// equal the server, and the delete of gone was observed.
+func (r *staleRun) expectConverged(ctx context.Context, gone probe.Object) {
+	r.pods.EventuallyConverged(ctx, r.informers[0].server)
+	for _, inf := range r.informers[1:] {
+		r.env.EventuallyHandlersConverged(ctx, inf.resource, inf.handler, inf.server, r.pods.Dir)
 	}
-	pods.ExpectDeletesObserved(probe.Object{Key: gone.Key, UID: gone.UID})
+	r.pods.ExpectDeletesObserved(probe.Object{Key: gone.Key, UID: gone.UID})
+}
 
-	after := pods.Recorder.Snapshot()
-	for _, inf := range informers {
+// expectOneRelistEach checks each informer relisted once, after the health
+// check ended its watch, and that they dialed at least one new connection
+// and at most one each since before.
+func (r *staleRun) expectOneRelistEach(before probe.Record) {
+	after := r.pods.Recorder.Snapshot()
+	for _, inf := range r.informers {
 		reinits := probe.Reinitialisations(after.OfResource(inf.resource, inf.synced))
 		Expect(probe.CountByCause(reinits)).To(Equal(map[probe.Cause]int{probe.CauseTransport: 1}),
 			"re-initialisations by cause of the %s informer: one relist after the lost connection (%v)", inf.resource, reinits)
@@ -211,7 +249,7 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	newDials := len(after.Dials) - len(before.Dials)
 	e2e.AddReportEntry("S2 new dials", newDials)
 	Expect(newDials).To(BeNumerically(">=", 1), "the informers dialed a new connection")
-	Expect(newDials).To(BeNumerically("<=", len(informers)), "new dials of %d informers sharing one transport, one each at most", len(informers))
+	Expect(newDials).To(BeNumerically("<=", len(r.informers)), "new dials of %d informers sharing one transport, one each at most", len(r.informers))
 }
 
 // informerFor is the probe's stack's informer of a core resource.

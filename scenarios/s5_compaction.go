@@ -174,12 +174,41 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	writer1 := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := writer1.Quorum()
 
+	created := createDrainObjects(ctx, env.Subjects)
+	pods, refusals := startDrainProbe(ctx, env, writer1.Name(), in.Wrap)
+	pods.EventuallyConverged(ctx, server)
+	lastRV := pods.Informer.LastSyncResourceVersion()
+	awaitResumableWatch(ctx, pods)
+
+	reconnect, letIn := cutOffWhileDraining(ctx, env, c, refusals, pods)
+	deleted := changeThroughAPIServer1(ctx, writer1, created)
+	if in.Compact {
+		e2e.By("compacting etcd past the informer's resourceVersion")
+		_, err := etcd.CompactEtcd(ctx, 0)
+		Expect(err).NotTo(HaveOccurred())
+		if in.WatchCache {
+			EventuallyExpired(ctx, writer1, lastRV)
+		}
+	}
+	letBackIn(ctx, env, c, in.FailOver, reconnect, letIn)
+	return convergedAfterDrain(ctx, pods, server, deleted)
+}
+
+// createDrainObjects creates the objects ResumeAfterDrain deletes, updates
+// and keeps, and returns their UIDs by name.
+func createDrainObjects(ctx context.Context, subjects *e2e.Subjects) map[string]string {
 	var created = map[string]string{}
 	for _, name := range []string{"deleted-1", "deleted-2", "updated", "kept"} {
-		o, err := env.Subjects.Create(ctx, name)
+		o, err := subjects.Create(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		created[name] = o.UID
 	}
+	return created
+}
+
+// startDrainProbe starts the informer on the resource named resource,
+// through a transport that can refuse its requests, and returns both.
+func startDrainProbe(ctx context.Context, env *e2e.Env, resource string, wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler) (*e2e.Observed, *httpfault.Injector) {
 	// The proxy refuses new connections while the informer is cut off, but
 	// HTTP/2 may still send the re-watch on the connection the draining
 	// apiserver has not closed yet; measured: that apiserver then accepts
@@ -188,12 +217,16 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	// requests in its transport too takes that race out; the drain, the 410
 	// and the resume stay the server's.
 	refusals := &httpfault.Injector{Faults: env.Faults}
-	pods := env.StartProbe(ctx, writer1.Name(), refusals.Instrument(env.User), probe.Options{Namespace: env.Namespace, WrapHandler: in.Wrap,
+	pods := env.StartProbe(ctx, resource, refusals.Instrument(env.User), probe.Options{Namespace: env.Namespace, WrapHandler: wrap,
 		// A wrapped handler here is the delete assertion's negative control:
 		// leave it to that assertion, not the handler check.
-		NoHandlerCheck: in.Wrap != nil})
-	pods.EventuallyConverged(ctx, server)
-	lastRV := pods.Informer.LastSyncResourceVersion()
+		NoHandlerCheck: wrap != nil})
+	return pods, refusals
+}
+
+// awaitResumableWatch waits until the informer's watch is old enough to be
+// resumed when it ends.
+func awaitResumableWatch(ctx context.Context, pods *e2e.Observed) {
 	// A watch that ends within a second with no event is a "very short
 	// watch" (reflector.go handleAnyWatch), an error, hence a relist.
 	Eventually(func() time.Duration {
@@ -204,11 +237,17 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 		return 0
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">", resumableWatchAge),
 		"the informer's watch has been open for more than %s", resumableWatchAge)
+}
 
+// cutOffWhileDraining refuses the informer's new connections and requests,
+// drains apiserver 0, and waits until the informer's watch has ended
+// cleanly and a re-watch was refused; it returns what lets the informer in
+// again (also registered as clean-ups).
+func cutOffWhileDraining(ctx context.Context, env *e2e.Env, c apiServers, refusals *httpfault.Injector, pods *e2e.Observed) (reconnect func() error, letIn func()) {
 	e2e.By("cutting the informer off: the proxy refuses new connections, apiserver 0 drains")
-	reconnect := env.Proxy.RefuseNew()
+	reconnect = env.Proxy.RefuseNew()
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
-	letIn, _ := refusals.RefuseRequests(httpfault.Every)
+	letIn, _ = refusals.RefuseRequests(httpfault.Every)
 	e2e.DeferCleanup(0, func(context.Context) error { letIn(); return nil })
 	endStop := env.TimePhase("server: kube-apiserver stop (graceful)")
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
@@ -224,7 +263,12 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 		g.Expect(refused).To(BeTrue(), "a re-watch was refused")
 	}).WithContext(ctx).WithTimeout(drainTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the drained informer waits to resume")
 	Expect(probe.Reinitialisations(pods.Recorder.Snapshot())).To(BeEmpty(), "no re-initialisation while waiting to resume")
+	return reconnect, letIn
+}
 
+// changeThroughAPIServer1 deletes, updates and creates objects through apiserver
+// 1 and returns the deleted ones.
+func changeThroughAPIServer1(ctx context.Context, writer1 *e2e.Subjects, created map[string]string) []probe.Object {
 	e2e.By("deleting, updating and creating " + writer1.Name() + " through apiserver 1")
 	var deleted []probe.Object
 	for _, name := range []string{"deleted-1", "deleted-2"} {
@@ -235,17 +279,13 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	Expect(err).NotTo(HaveOccurred())
 	_, err = writer1.Create(ctx, "created")
 	Expect(err).NotTo(HaveOccurred())
+	return deleted
+}
 
-	if in.Compact {
-		e2e.By("compacting etcd past the informer's resourceVersion")
-		_, err = etcd.CompactEtcd(ctx, 0)
-		Expect(err).NotTo(HaveOccurred())
-		if in.WatchCache {
-			EventuallyExpired(ctx, writer1, lastRV)
-		}
-	}
-
-	if in.FailOver {
+// letBackIn lets the informer in again: to apiserver 1 (failOver), or to
+// apiserver 0 started again.
+func letBackIn(ctx context.Context, env *e2e.Env, c apiServers, failOver bool, reconnect func() error, letIn func()) {
+	if failOver {
 		e2e.By("letting the informer in to apiserver 1")
 		restorePin, err := env.Proxy.Pin(1)
 		Expect(err).NotTo(HaveOccurred())
@@ -256,6 +296,11 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	}
 	Expect(reconnect()).To(Succeed())
 	letIn()
+}
+
+// convergedAfterDrain waits for the universal invariant, reports how many
+// deletes arrived as tombstones, and returns what the callers assert.
+func convergedAfterDrain(ctx context.Context, pods *e2e.Observed, server probe.Lister, deleted []probe.Object) DrainResult {
 	recovery := pods.EventuallyConverged(ctx, server)
 	n := pods.Report(recovery)
 	e2e.Logf("S5 numbers: %s\n  %s", n, strings.Join(n.ReinitDetails, "\n  "))

@@ -142,42 +142,10 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 	want := expectedRelist(m)
 	opened := r.resumedWatch(ctx)
 
-	e2e.By("keeping the resumed watch open past a very short watch, then losing the connection; the watch resumed after it closes at once")
-	Consistently(func(g Gomega) {
-		rs := r.pods.Recorder.Snapshot().Requests
-		last := rs[len(rs)-1]
-		g.Expect(last.ID).To(Equal(opened.ID), "no request after the resumed watch")
-		g.Expect(last.End.IsZero() && last.Events == 0).To(BeTrue(), "the resumed watch is open and silent: %+v", last)
-	}).WithContext(ctx).WithTimeout(shortWatch).WithPolling(100 * time.Millisecond).Should(Succeed())
-	restoreInjection, closed := faults.EndWatchesCleanly(httpfault.Watches, 1)
-	e2e.DeferCleanup(0, func(context.Context) error { restoreInjection(); return nil })
-	cut := time.Now()
-	Expect(r.env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection was reset")
-
-	e2e.By("waiting for the relist at the informer's resourceVersion")
-	var first probe.Reinit
-	Eventually(func(g Gomega) {
-		g.Expect(closed()).To(Equal(1), "the resumed watch was closed at once")
-		reinits := probe.Reinitialisations(r.pods.Recorder.Snapshot())
-		g.Expect(reinits).NotTo(BeEmpty(), "a re-initialisation")
-		first = reinits[0]
-	}).WithContext(ctx).WithTimeout(reflectorBackoffCeiling+relistSlack).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"the reflector relists within its backoff ceiling %s after the very short watch", reflectorBackoffCeiling)
+	cut, closed := r.loseConnectionAfterResume(ctx, faults, opened)
+	first := r.awaitRelist(ctx, closed)
 	relistDelay := first.Request.Start.Sub(cut)
-
-	e2e.By(fmt.Sprintf("waiting for convergence within %s of the first relist (%d answers too large, then a consistent list)", want.bound, want.tooLarge))
-	deadline := first.Request.Start.Add(want.bound)
-	Eventually(ctx, func(ctx context.Context) error {
-		return probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)
-	}).WithTimeout(time.Until(deadline)).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"informer %s %s %s of its first relist at resourceVersion %s (record and logs: %s)", r.pods.Name, RelistConverged, want.bound, rv, r.pods.Dir)
-	converged := time.Since(first.Request.Start)
-	r.env.EventuallyHandlersConverged(ctx, r.pods.Name, r.pods.Recorder, r.env.Pods, r.pods.Dir)
-	// The request after the last re-initialisation: a watch, open (in
-	// streaming mode the streaming list itself goes on as the watch).
-	Eventually(func(g Gomega) {
-		e2e.ExpectWatchOpen(g, "the informer", r.pods.Recorder.Snapshot().Requests)
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the informer watches again after the fallback list")
+	converged := r.convergesAfterFallback(ctx, first, want, rv)
 
 	rec := r.pods.Recorder.Snapshot()
 	reinits := probe.Reinitialisations(rec)
@@ -185,35 +153,8 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 	Expect(describeReinits(reinits)).To(Equal(expectedReinits(m, rv, want.tooLarge)),
 		"re-initialisations: the relist at %s after the very short watch, %d answers too large, then a list at resourceVersion \"\" (%v)", rv, want.tooLarge, n.ReinitDetails)
 	Expect(probe.CountByCause(reinits)).To(Equal(map[probe.Cause]int{probe.CauseCleanClose: 1, probe.CauseTooLargeRV: want.tooLarge}), "re-initialisations by cause")
-
-	var tooLargeFor time.Duration
-	for i, ri := range reinits[:want.tooLarge] {
-		req := ri.Request
-		Expect(req.Duration()).To(BeNumerically(">=", watchCacheBlockTimeout), "too large answer %d came after the watch cache's wait (%+v)", i+1, req)
-		if i > 0 {
-			prev := reinits[i-1].Request
-			Expect(req.Start.Sub(prev.End)).To(BeNumerically(">=", tooLargeRetryAfter), "the REST client waited Retry-After before attempt %d", i+1)
-		}
-		if m.Streaming {
-			Expect(req.ErrorReason).To(Equal(string(metav1.StatusReasonTimeout)), "the ERROR event's reason")
-			r.expectTooLargeMessage(req.ErrorMessage)
-		}
-		tooLargeFor = req.End.Sub(first.Request.Start)
-	}
-	errs := answers.snapshot()
-	if m.Streaming {
-		Expect(errs).To(BeEmpty(), "a streaming list gets its error as an event in a 200 stream: nothing for the REST client to retry")
-	} else {
-		Expect(errs).To(HaveLen(want.tooLarge), "the LIST answers too large, as the REST client got them")
-		for _, a := range errs {
-			Expect(a.retryAfter).To(Equal(strconv.Itoa(int(tooLargeRetryAfter.Seconds()))), "Retry-After from the Status's RetryAfterSeconds (responsewriters ErrorNegotiated): what makes the REST client retry")
-			Expect(a.status.Code).To(BeEquivalentTo(http.StatusGatewayTimeout))
-			Expect(a.status.Reason).To(Equal(metav1.StatusReasonTimeout))
-			Expect(a.status.Details).NotTo(BeNil())
-			Expect(a.status.Details.Causes).To(ContainElement(HaveField("Type", metav1.CauseTypeResourceVersionTooLarge)), "the cause reflector.go isTooLargeResourceVersionError looks for")
-			r.expectTooLargeMessage(a.status.Message)
-		}
-	}
+	tooLargeFor := r.expectTooLargeAnswers(m, reinits[:want.tooLarge], first)
+	r.expectRESTClientAnswers(m, answers.snapshot(), want.tooLarge)
 	final := reinits[len(reinits)-1].Request
 	Expect(final.ResourceVersion).To(BeEmpty(), "the final list is a consistent read (resourceVersion \"\")")
 
@@ -228,6 +169,100 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 
 	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("plain restore, then a relist (%s): relist at %s %s after the connection loss; %d answers too large resource version over %s (etcd at %d after the restore, %d at the end); fallback list at resourceVersion \"\"; converged %s after the first relist (bound %s); the vanished pod arrived as a tombstone",
 		m.Name, rv, relistDelay.Round(time.Millisecond), want.tooLarge, tooLargeFor.Round(time.Millisecond), r.serverRV, rev, converged.Round(time.Millisecond), want.bound))
+}
+
+// loseConnectionAfterResume keeps the resumed watch (opened) open past a
+// very short watch, has the next watch closed at once (through faults) and
+// resets the informer's connection; it returns when the connection was
+// lost and how many watches were closed.
+func (r restored) loseConnectionAfterResume(ctx context.Context, faults *httpfault.Injector, opened probe.Request) (cut time.Time, closed func() int) {
+	e2e.By("keeping the resumed watch open past a very short watch, then losing the connection; the watch resumed after it closes at once")
+	Consistently(func(g Gomega) {
+		rs := r.pods.Recorder.Snapshot().Requests
+		last := rs[len(rs)-1]
+		g.Expect(last.ID).To(Equal(opened.ID), "no request after the resumed watch")
+		g.Expect(last.End.IsZero() && last.Events == 0).To(BeTrue(), "the resumed watch is open and silent: %+v", last)
+	}).WithContext(ctx).WithTimeout(shortWatch).WithPolling(100 * time.Millisecond).Should(Succeed())
+	restoreInjection, closed := faults.EndWatchesCleanly(httpfault.Watches, 1)
+	e2e.DeferCleanup(0, func(context.Context) error { restoreInjection(); return nil })
+	cut = time.Now()
+	Expect(r.env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection was reset")
+	return cut, closed
+}
+
+// awaitRelist waits for the reflector's first re-initialisation after
+// the resumed watch was closed at once, and returns it.
+func (r restored) awaitRelist(ctx context.Context, closed func() int) probe.Reinit {
+	e2e.By("waiting for the relist at the informer's resourceVersion")
+	var first probe.Reinit
+	Eventually(func(g Gomega) {
+		g.Expect(closed()).To(Equal(1), "the resumed watch was closed at once")
+		reinits := probe.Reinitialisations(r.pods.Recorder.Snapshot())
+		g.Expect(reinits).NotTo(BeEmpty(), "a re-initialisation")
+		first = reinits[0]
+	}).WithContext(ctx).WithTimeout(reflectorBackoffCeiling+relistSlack).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"the reflector relists within its backoff ceiling %s after the very short watch", reflectorBackoffCeiling)
+	return first
+}
+
+// convergesAfterFallback waits for the informer to converge within
+// want.bound of its first relist (at rv), for its handlers to add up and
+// for its watch to be open again; it returns how long convergence took.
+func (r restored) convergesAfterFallback(ctx context.Context, first probe.Reinit, want relistExpectation, rv string) time.Duration {
+	e2e.By(fmt.Sprintf("waiting for convergence within %s of the first relist (%d answers too large, then a consistent list)", want.bound, want.tooLarge))
+	deadline := first.Request.Start.Add(want.bound)
+	Eventually(ctx, func(ctx context.Context) error {
+		return probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)
+	}).WithTimeout(time.Until(deadline)).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"informer %s %s %s of its first relist at resourceVersion %s (record and logs: %s)", r.pods.Name, RelistConverged, want.bound, rv, r.pods.Dir)
+	converged := time.Since(first.Request.Start)
+	r.env.EventuallyHandlersConverged(ctx, r.pods.Name, r.pods.Recorder, r.env.Pods, r.pods.Dir)
+	// The request after the last re-initialisation: a watch, open (in
+	// streaming mode the streaming list itself goes on as the watch).
+	Eventually(func(g Gomega) {
+		e2e.ExpectWatchOpen(g, "the informer", r.pods.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "the informer watches again after the fallback list")
+	return converged
+}
+
+// expectTooLargeAnswers checks each relist answered too large (tooLarge):
+// after the watch cache's wait, Retry-After apart, and in streaming mode
+// as an ERROR event; it returns how long they took from the first relist.
+func (r restored) expectTooLargeAnswers(m e2e.SyncMode, tooLarge []probe.Reinit, first probe.Reinit) time.Duration {
+	var tooLargeFor time.Duration
+	for i, ri := range tooLarge {
+		req := ri.Request
+		Expect(req.Duration()).To(BeNumerically(">=", watchCacheBlockTimeout), "too large answer %d came after the watch cache's wait (%+v)", i+1, req)
+		if i > 0 {
+			prev := tooLarge[i-1].Request
+			Expect(req.Start.Sub(prev.End)).To(BeNumerically(">=", tooLargeRetryAfter), "the REST client waited Retry-After before attempt %d", i+1)
+		}
+		if m.Streaming {
+			Expect(req.ErrorReason).To(Equal(string(metav1.StatusReasonTimeout)), "the ERROR event's reason")
+			r.expectTooLargeMessage(req.ErrorMessage)
+		}
+		tooLargeFor = req.End.Sub(first.Request.Start)
+	}
+	return tooLargeFor
+}
+
+// expectRESTClientAnswers checks the error answers the REST client got
+// (errs): none in streaming mode, else tooLarge answers too large, each
+// with what makes the REST client retry and the reflector fall back.
+func (r restored) expectRESTClientAnswers(m e2e.SyncMode, errs []listError, tooLarge int) {
+	if m.Streaming {
+		Expect(errs).To(BeEmpty(), "a streaming list gets its error as an event in a 200 stream: nothing for the REST client to retry")
+		return
+	}
+	Expect(errs).To(HaveLen(tooLarge), "the LIST answers too large, as the REST client got them")
+	for _, a := range errs {
+		Expect(a.retryAfter).To(Equal(strconv.Itoa(int(tooLargeRetryAfter.Seconds()))), "Retry-After from the Status's RetryAfterSeconds (responsewriters ErrorNegotiated): what makes the REST client retry")
+		Expect(a.status.Code).To(BeEquivalentTo(http.StatusGatewayTimeout))
+		Expect(a.status.Reason).To(Equal(metav1.StatusReasonTimeout))
+		Expect(a.status.Details).NotTo(BeNil())
+		Expect(a.status.Details.Causes).To(ContainElement(HaveField("Type", metav1.CauseTypeResourceVersionTooLarge)), "the cause reflector.go isTooLargeResourceVersionError looks for")
+		r.expectTooLargeMessage(a.status.Message)
+	}
 }
 
 // describeReinit renders a re-initialisation as the spec expects it.
