@@ -17,9 +17,11 @@ import (
 // other (make verify checks both).
 type Backend struct {
 	Name string
-	// Shared: one cluster per test process, reused by the specs, each in a
-	// namespace of its own (and deleted after); false: Start is called for
-	// each spec and its cluster closed with the spec.
+	// Shared: one cluster per test process and flag profile (Spec.Profile:
+	// specs asking for the same one share it; Supports refuses those the
+	// backend cannot set), reused by the specs, each in a namespace of its
+	// own (and deleted after), and closed when the suite ends; false: Start
+	// is called for each spec and its cluster closed with the spec.
 	Shared bool
 	// Supports says why the backend cannot give a spec what it asks ("" =
 	// it can). Called before Start.
@@ -28,7 +30,8 @@ type Backend struct {
 	// StartDedicated).
 	StartTimeout time.Duration
 	// Start starts (or connects to) a cluster. For Shared backends it is
-	// called once per process. ctx bounds the start only (for a Shared
+	// called once per process and profile (spec has only the Profile
+	// set). ctx bounds the start only (for a Shared
 	// backend it is the context of the spec that happened to ask first);
 	// the cluster lives until its Close. On error Start leaves nothing
 	// behind and returns a nil cluster. The cluster must implement

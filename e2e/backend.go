@@ -18,6 +18,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
@@ -108,6 +109,9 @@ type sharedState struct {
 var (
 	sharedMu sync.Mutex
 	shared   = map[string]*sharedState{}
+	// sharedOver: CloseSharedClusters ran; a cluster not started by then
+	// (a profile no spec asked for before) never starts.
+	sharedOver bool
 )
 
 func sharedFor(name string) *sharedState {
@@ -115,18 +119,32 @@ func sharedFor(name string) *sharedState {
 	defer sharedMu.Unlock()
 	s := shared[name]
 	if s == nil {
-		s = &sharedState{}
+		s = &sharedState{closed: sharedOver}
 		shared[name] = s
 	}
 	return s
 }
 
-// sharedCluster is d's cluster in this process, started on first use. A
-// start error is kept and returned to every later caller (no retry per
-// spec), unless the start was cut short by the caller's own context ending.
+// sharedCluster is d's cluster in this process for specs without a flag
+// profile, started on first use. A start error is kept and returned to
+// every later caller (no retry per spec), unless the start was cut short
+// by the caller's own context ending.
 func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, error) {
-	c, _, err := sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
+	c, _, err := sharedClusterFor(ctx, d, sharedKey(d, cluster.Spec{}), cluster.Spec{}, "shared by this process's specs")
 	return c, err
+}
+
+// sharedKey names the cluster of a Shared backend d that spec gets in this
+// process: one per flag profile, since a profile is a property of the
+// cluster (specs needing the same profile share it); the backend's name
+// alone for its flags (no profile, or profile.Default). The clusters stay
+// until the suite ends (CloseSharedClusters): a process holds at most one
+// per profile its specs ask for.
+func sharedKey(d cluster.Backend, spec cluster.Spec) string {
+	if spec.Profile == "" || spec.Profile == profile.Default {
+		return d.Name
+	}
+	return d.Name + " profile-" + spec.Profile
 }
 
 // sharedClusterFor is the cluster of this process kept under key, started
@@ -207,6 +225,7 @@ func clientSideKey(d cluster.Backend, spec cluster.Spec) string {
 // AfterSuite. Closing a cluster already closed, or never started, is fine.
 func CloseSharedClusters(ctx context.Context) error {
 	sharedMu.Lock()
+	sharedOver = true
 	names := make([]string, 0, len(shared))
 	for n := range shared {
 		names = append(names, n)
@@ -222,13 +241,6 @@ func CloseSharedClusters(ctx context.Context) error {
 				errs = append(errs, fmt.Sprintf("close %s cluster %s: %v", n, s.c.Name(), err))
 			}
 		}
-		s.closed = true
-		s.mu.Unlock()
-	}
-	// A backend never used in this process cannot start after the suite either.
-	if d, err := Backend(); err == nil && d.Shared {
-		s := sharedFor(d.Name)
-		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
 	}
@@ -292,7 +304,8 @@ func skipLacking(backend string, missing []string) {
 // startCluster gives the current spec its cluster on the selected backend,
 // or skips it, saying why, when the backend cannot give it what it asks
 // (spec, capability and backend labels): a Shared backend's cluster of
-// this process, or a new cluster closed when the spec ends.
+// this process for the spec's flag profile (sharedKey), or a new cluster
+// closed when the spec ends.
 func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d cluster.Backend, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
@@ -324,7 +337,12 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 			}
 			skipLacking(d.Name, early)
 		}
-		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs", data), true
+		key, start, what := sharedKey(d, spec), cluster.Spec{}, "shared by this process's specs"
+		if key != d.Name {
+			start.Profile = spec.Profile
+			what = fmt.Sprintf("shared by this process's specs with kube-apiserver flag profile %s", spec.Profile)
+		}
+		return d, joinShared(ctx, d, labels, key, start, what, data), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
@@ -424,21 +442,53 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 	return nil
 }
 
-// sharedVersion is the kube-apiserver version of d's cluster in this
-// process, "" if it has not started or does not tell.
-func sharedVersion(d cluster.Backend) string {
-	s := sharedFor(d.Name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.version
+// sharedStates are the states of d's clusters in this process (one per
+// profile, sharedKey), the one without a profile first.
+func sharedStates(d cluster.Backend) []*sharedState {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var keys []string
+	for k := range shared {
+		if k == d.Name || strings.HasPrefix(k, d.Name+" profile-") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // d.Name sorts before its profiles' keys
+	states := make([]*sharedState, len(keys))
+	for i, k := range keys {
+		states[i] = shared[k]
+	}
+	return states
 }
 
-// startedShared is d's shared cluster in this process if it started, or nil.
+// sharedVersion is the kube-apiserver version of d's clusters in this
+// process (they run the same node image or server, whatever their
+// profile), "" if none has started or they do not tell.
+func sharedVersion(d cluster.Backend) string {
+	for _, s := range sharedStates(d) {
+		s.mu.Lock()
+		v := s.version
+		s.mu.Unlock()
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// startedShared is one of d's shared clusters in this process that
+// started (the one without a profile if it did), or nil: what one offers
+// the others do (a profile changes flags, not capabilities).
 func startedShared(d cluster.Backend) cluster.Cluster {
-	s := sharedFor(d.Name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.c
+	for _, s := range sharedStates(d) {
+		s.mu.Lock()
+		c := s.c
+		s.mu.Unlock()
+		if c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // RecoverTimeout bounds making a shared cluster fit for the next spec

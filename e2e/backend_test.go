@@ -221,3 +221,67 @@ func TestHealthy(t *testing.T) {
 		t.Fatalf("healthy of an unready apiserver = %v, want an error naming /readyz", err)
 	}
 }
+
+// fakeVersioned is a cluster that tells its version.
+type fakeVersioned struct{ fakeCluster }
+
+func (fakeVersioned) ServerVersion() string { return "v1.36.3" }
+
+// TestSharedClustersPerProfile: a Shared backend's specs share one
+// cluster per flag profile ("" and profile "default" being one), started
+// with that profile; what one cluster tells (version, capabilities)
+// answers for the backend before the one without a profile starts; after
+// CloseSharedClusters no cluster starts, a profile's never asked for
+// included.
+func TestSharedClustersPerProfile(t *testing.T) {
+	t.Setenv(EnvBackend, "existing") // CloseSharedClusters reads it: a backend with nothing to release
+	var started []string
+	d := cluster.Backend{Name: "test-shared-profiles", Shared: true,
+		Start: func(_ context.Context, spec cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
+			started = append(started, spec.Profile)
+			return fakeVersioned{}, nil
+		}}
+	t.Cleanup(func() {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		for k := range shared {
+			if strings.HasPrefix(k, d.Name) {
+				delete(shared, k)
+			}
+		}
+		sharedOver = false
+	})
+	start := func(spec cluster.Spec) error {
+		key, with := sharedKey(d, spec), cluster.Spec{}
+		if key != d.Name {
+			with.Profile = spec.Profile
+		}
+		_, _, err := sharedClusterFor(context.Background(), d, key, with, "test")
+		return err
+	}
+	for _, spec := range []cluster.Spec{{Profile: "no-watch-cache"}, {Profile: "no-watch-cache"}, {Profile: "no-watch-cache+cbor"}} {
+		if err := start(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if startedShared(d) == nil || sharedVersion(d) != "v1.36.3" {
+		t.Errorf("with only profile clusters started: startedShared %v, sharedVersion %q; want one of them and its version", startedShared(d), sharedVersion(d))
+	}
+	for _, spec := range []cluster.Spec{{}, {Profile: "default"}, {APIServers: 1}} {
+		if err := start(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"no-watch-cache", "no-watch-cache+cbor", ""}; !slices.Equal(started, want) {
+		t.Errorf("clusters started with profiles %q, want %q (one per profile)", started, want)
+	}
+	if err := CloseSharedClusters(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := start(cluster.Spec{Profile: "goaway"}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a profile's cluster after CloseSharedClusters: %v, want refused as closed", err)
+	}
+	if len(started) != 3 {
+		t.Errorf("started %q after CloseSharedClusters", started[3:])
+	}
+}

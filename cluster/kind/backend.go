@@ -9,6 +9,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 )
 
 // StartTimeout bounds creating a process's kind cluster (kind create,
@@ -16,10 +17,12 @@ import (
 // gives up after CreateTimeout.
 const StartTimeout = CreateTimeout + ReadyTimeout
 
-// The kind backend: one kind cluster per test process, created by kind's
-// Go library on first use and deleted after the suite; each spec gets a
-// namespace of its own. It restarts kube-apiserver and compacts etcd; one
-// control-plane node, default flags.
+// The kind backend: one kind cluster per test process and flag profile
+// (the harness keeps a Shared backend's clusters by profile), created by
+// kind's Go library on first use and deleted after the suite; each spec
+// gets a namespace of its own. It restarts kube-apiserver and compacts
+// etcd; one control-plane node, kube-apiserver's flags those of kubeadm
+// and the spec's profile (profilePatches).
 func init() {
 	cluster.RegisterBackend(cluster.Backend{
 		Name:         "kind",
@@ -30,20 +33,25 @@ func init() {
 			if spec.APIServers > 1 {
 				missing = append(missing, fmt.Sprintf("%d apiservers of its own (one control-plane node: more needs kind's load-balancer image, which cannot be pulled offline)", spec.APIServers))
 			}
-			if spec.Profile != "" {
-				missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s) on a cluster its specs share", spec.Profile))
-			}
 			if spec.EtcdLinks {
 				missing = append(missing, "a fault point between each kube-apiserver and etcd")
 			}
 			return strings.Join(missing, ", ")
 		},
-		Start: func(ctx context.Context, _ cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
-			c, err := Start(ctx, Options{
+		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
+			opts := Options{
 				ArtifactsDir: h.ArtifactsDir,
 				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
 				Progress:     h.Progress,
-			})
+			}
+			if spec.Profile != "" {
+				p, err := profile.Load(spec.Profile)
+				if err != nil {
+					return nil, err
+				}
+				opts.Profile = p
+			}
+			c, err := Start(ctx, opts)
 			if err != nil {
 				return nil, err // a nil *Cluster would be a non-nil cluster.Cluster
 			}
