@@ -40,6 +40,12 @@ type Backend struct {
 
 	// Optional.
 
+	// SharedLimit, for a Shared backend, is how many of its clusters (one
+	// per flag profile) a test process keeps at once: starting another
+	// closes the least recently used, which a later spec with its profile
+	// starts again. 0: no limit, they stay until the suite ends.
+	SharedLimit int
+
 	// StartDedicated, when set, is Start for a cluster that one spec has
 	// to itself and that is closed with it: it may hand out a cluster
 	// started ahead, while the spec before ran (how says so, for the
@@ -55,8 +61,8 @@ type Backend struct {
 	Prepare func(ctx context.Context, h Harness) error
 	// KubeAPIServerVersion, when set, is the kube-apiserver version the
 	// backend's clusters run, known before any starts (the report's
-	// version). Unset, a started cluster that implements ServerVersioner
-	// tells it.
+	// version). Unset, or "", a started cluster that implements
+	// ServerVersioner tells it.
 	KubeAPIServerVersion func() string
 	// PathEnv names the environment variables of files or directories
 	// the backend reads: the harness refuses relative ones (a test runs

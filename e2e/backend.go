@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -98,13 +99,20 @@ func buildProgress() io.Writer {
 
 // sharedState is a Shared backend's cluster in this process.
 type sharedState struct {
+	key     string
 	mu      sync.Mutex
 	started bool // Start returned (with c or err)
 	c       cluster.Cluster
 	err     error
 	version string
 	closed  bool
+	// used orders the clusters by their last use (sharedUses), for
+	// cluster.Backend.SharedLimit.
+	used int64
 }
+
+// sharedUses counts the uses of shared clusters in this process.
+var sharedUses atomic.Int64
 
 var (
 	sharedMu sync.Mutex
@@ -119,7 +127,7 @@ func sharedFor(name string) *sharedState {
 	defer sharedMu.Unlock()
 	s := shared[name]
 	if s == nil {
-		s = &sharedState{closed: sharedOver}
+		s = &sharedState{key: name, closed: sharedOver}
 		shared[name] = s
 	}
 	return s
@@ -138,8 +146,9 @@ func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, err
 // process: one per flag profile, since a profile is a property of the
 // cluster (specs needing the same profile share it); the backend's name
 // alone for its flags (no profile, or profile.Default). The clusters stay
-// until the suite ends (CloseSharedClusters): a process holds at most one
-// per profile its specs ask for.
+// until the suite ends (CloseSharedClusters), at most one per profile the
+// process's specs ask for, and no more than the backend's SharedLimit at
+// once (closeLeastRecentlyUsed).
 func sharedKey(d cluster.Backend, spec cluster.Spec) string {
 	if spec.Profile == "" || spec.Profile == profile.Default {
 		return d.Name
@@ -153,6 +162,13 @@ func sharedKey(d cluster.Backend, spec cluster.Spec) string {
 func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec cluster.Spec, what string) (c cluster.Cluster, started bool, err error) {
 	s := sharedFor(key)
 	s.mu.Lock()
+	s.used = sharedUses.Add(1)
+	if !s.started && !s.closed && d.SharedLimit > 0 {
+		// Make room first, s unlocked (closing locks the others).
+		s.mu.Unlock()
+		closeLeastRecentlyUsed(d, key)
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
@@ -179,6 +195,47 @@ func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec c
 		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s %s\n", d.Name, c.Name(), what)
 	}
 	return c, true, err
+}
+
+// EvictTimeout bounds closing a shared cluster to make room for another
+// (closeLeastRecentlyUsed): a kind cluster's delete takes 2 s.
+const EvictTimeout = 2 * time.Minute
+
+// closeLeastRecentlyUsed closes the least recently used clusters of the
+// Shared backend d in this process (one per profile, sharedKey) but key's,
+// until fewer than d.SharedLimit run: a spec that asks for a closed one's
+// profile later starts it again. Specs in a process run one at a time, so
+// none of them is in use.
+func closeLeastRecentlyUsed(d cluster.Backend, key string) {
+	type candidate struct {
+		s    *sharedState
+		used int64
+	}
+	for {
+		var running []candidate
+		for _, s := range sharedStates(d) {
+			s.mu.Lock()
+			if s.key != key && s.c != nil && !s.closed {
+				running = append(running, candidate{s, s.used})
+			}
+			s.mu.Unlock()
+		}
+		if len(running) < d.SharedLimit {
+			return
+		}
+		lru := slices.MinFunc(running, func(a, b candidate) int { return cmp.Compare(a.used, b.used) }).s
+		lru.mu.Lock()
+		c := lru.c
+		lru.started, lru.c, lru.err = false, nil, nil
+		lru.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), EvictTimeout)
+		err := c.Close(ctx)
+		cancel()
+		ginkgo.GinkgoWriter.Printf("backend %s: closed cluster %s (%s), the least recently used: a process keeps at most %d (cluster.Backend.SharedLimit)\n", d.Name, c.Name(), lru.key, d.SharedLimit)
+		if err != nil {
+			warnOnce(fmt.Sprintf("backend %s: closing cluster %s to make room for another: %v", d.Name, c.Name(), err))
+		}
+	}
 }
 
 // clientSideSharing is set by ShareClientSideClusters.

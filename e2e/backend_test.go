@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -283,5 +284,55 @@ func TestSharedClustersPerProfile(t *testing.T) {
 	}
 	if len(started) != 3 {
 		t.Errorf("started %q after CloseSharedClusters", started[3:])
+	}
+}
+
+// namedCluster records its Close.
+type namedCluster struct {
+	fakeCluster
+	name   string
+	closed *[]string
+}
+
+func (c namedCluster) Name() string { return c.name }
+func (c namedCluster) Close(context.Context) error {
+	*c.closed = append(*c.closed, c.name)
+	return nil
+}
+
+// TestSharedLimitClosesLeastRecentlyUsed: a backend's SharedLimit bounds
+// the clusters a process keeps at once; starting one more closes the
+// least recently used, which a later spec starts again. Its negative
+// control: without a limit nothing is closed.
+func TestSharedLimitClosesLeastRecentlyUsed(t *testing.T) {
+	for _, limit := range []int{2, 0} {
+		var started, closed []string
+		d := cluster.Backend{Name: fmt.Sprintf("test-shared-limit-%d", limit), Shared: true, SharedLimit: limit,
+			Start: func(_ context.Context, spec cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
+				started = append(started, spec.Profile)
+				return namedCluster{name: "c-" + spec.Profile, closed: &closed}, nil
+			}}
+		t.Cleanup(func() {
+			sharedMu.Lock()
+			defer sharedMu.Unlock()
+			for k := range shared {
+				if strings.HasPrefix(k, d.Name) {
+					delete(shared, k)
+				}
+			}
+		})
+		for _, profile := range []string{"", "a", "", "b", "a", "a"} {
+			spec := cluster.Spec{Profile: profile}
+			if _, _, err := sharedClusterFor(context.Background(), d, sharedKey(d, spec), spec, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantStarted, wantClosed := []string{"", "a", "b", "a"}, []string{"c-a", "c-"}
+		if limit == 0 {
+			wantStarted, wantClosed = []string{"", "a", "b"}, nil
+		}
+		if !slices.Equal(started, wantStarted) || !slices.Equal(closed, wantClosed) {
+			t.Errorf("SharedLimit %d: started %q, closed %q; want started %q, closed %q", limit, started, closed, wantStarted, wantClosed)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -17,6 +18,32 @@ import (
 // gives up after CreateTimeout.
 const StartTimeout = CreateTimeout + ReadyTimeout
 
+// ClustersPerProcess is how many kind clusters (one per flag profile) a
+// test process keeps at once by default (cluster.Backend.SharedLimit):
+// starting another deletes the least recently used. What bounds them is
+// the host's inotify instances, not memory: a node takes about 0.43 GiB,
+// but also 21-26 of the 128 inotify instances Linux gives a user by
+// default (fs.inotify.max_user_instances; every node's processes run as
+// root: kubelet, kube-apiserver, kube-controller-manager, systemd, ...;
+// measured 2026-11-26), and a node that finds none left fails kubeadm init
+// with the kubelet's "inotify_init: too many open files" (kind's known
+// issue "Pod errors due to too many open files"). Two per process, two
+// processes (KIND_PROCS): four nodes. EnvClustersPerProcess changes it.
+const ClustersPerProcess = 2
+
+// EnvClustersPerProcess sets ClustersPerProcess (a positive number), for
+// hosts with more inotify instances (kind suggests 512) or fewer processes.
+const EnvClustersPerProcess = "INFORMER_CONFORMANCE_KIND_CLUSTERS_PER_PROCESS"
+
+// clustersPerProcess is EnvClustersPerProcess, or ClustersPerProcess when
+// it is unset or not a positive number.
+func clustersPerProcess() int {
+	if n, err := strconv.Atoi(os.Getenv(EnvClustersPerProcess)); err == nil && n > 0 {
+		return n
+	}
+	return ClustersPerProcess
+}
+
 // The kind backend: one kind cluster per test process and flag profile
 // (the harness keeps a Shared backend's clusters by profile), created by
 // kind's Go library on first use and deleted after the suite; each spec
@@ -27,6 +54,7 @@ func init() {
 	cluster.RegisterBackend(cluster.Backend{
 		Name:         "kind",
 		Shared:       true,
+		SharedLimit:  clustersPerProcess(),
 		StartTimeout: StartTimeout,
 		Supports: func(spec cluster.Spec) string {
 			var missing []string
@@ -56,6 +84,18 @@ func init() {
 				return nil, err // a nil *Cluster would be a non-nil cluster.Cluster
 			}
 			return c, nil
+		},
+		// The version of the node image the backend builds; a published
+		// one's ($KIND_NODE_IMAGE) its cluster tells.
+		KubeAPIServerVersion: func() string {
+			if os.Getenv(EnvNodeImage) != "" {
+				return ""
+			}
+			v, err := binaries.Versions{KubeAPIServer: os.Getenv(binaries.EnvKubeVersion)}.Normalize()
+			if err != nil {
+				return "" // the specs fail on it when they start their clusters
+			}
+			return v.KubeAPIServer
 		},
 		Prepare: func(ctx context.Context, h cluster.Harness) error {
 			if os.Getenv(EnvNodeImage) != "" {
