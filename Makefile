@@ -57,8 +57,9 @@ LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
 # (backoffs, timeouts, restarts), so 4 processes suit even 2 cores: the
 # default 117 specs take 4.6 min there with 4 (measured 2026-11-25, the
-# client-side specs sharing clusters). -p picks from the CPU count.
-GINKGO_PROCS ?= -procs=4
+# client-side specs sharing clusters). -p picks from the CPU count. On
+# kind, KIND_PROCS.
+GINKGO_PROCS ?= $(if $(filter kind,$(BACKEND)),$(KIND_PROCS),-procs=4)
 # Extra ginkgo flags, e.g. --no-color or -v.
 GINKGO_FLAGS ?=
 TEST_TIMEOUT ?= 30m
@@ -250,9 +251,12 @@ e2eframework-compare: kind-image ## Time creating a kind cluster through this mo
 # instead of the one kind-image builds (where a registry is reachable).
 KIND_NODE_IMAGE ?=
 export KIND_NODE_IMAGE
-# Ginkgo processes on the kind backend: each runs its own kind cluster.
+# Ginkgo processes on the kind backend: each runs its own kind clusters (up
+# to two at once, one per flag profile: cluster/kind ClustersPerProcess),
+# so two processes keep at most four nodes, within the 128 inotify
+# instances Linux gives root by default (about 25 a node).
 KIND_PROCS ?= -procs=2
-# The subset `make e2e-kind` runs: smoke (hard apiserver restart), recreate, compaction (the watch cache noticing it included), resync.
+# The subset `make e2e-kind` runs: smoke (hard apiserver restart), recreate, compaction (the watch cache noticing it included; S5's no-watch-cache entries, S17 and S19 on a cluster with the no-watch-cache profile), resync.
 KIND_LABELS ?= (smoke || recreate || compaction || resync) && !extra-stack
 
 .PHONY: kind-image

@@ -17,9 +17,11 @@ import (
 // other (make verify checks both).
 type Backend struct {
 	Name string
-	// Shared: one cluster per test process, reused by the specs, each in a
-	// namespace of its own (and deleted after); false: Start is called for
-	// each spec and its cluster closed with the spec.
+	// Shared: one cluster per test process and flag profile (Spec.Profile:
+	// specs asking for the same one share it; Supports refuses those the
+	// backend cannot set), reused by the specs, each in a namespace of its
+	// own (and deleted after), and closed when the suite ends; false: Start
+	// is called for each spec and its cluster closed with the spec.
 	Shared bool
 	// Supports says why the backend cannot give a spec what it asks ("" =
 	// it can). Called before Start.
@@ -28,7 +30,8 @@ type Backend struct {
 	// StartDedicated).
 	StartTimeout time.Duration
 	// Start starts (or connects to) a cluster. For Shared backends it is
-	// called once per process. ctx bounds the start only (for a Shared
+	// called once per process and profile (spec has only the Profile
+	// set). ctx bounds the start only (for a Shared
 	// backend it is the context of the spec that happened to ask first);
 	// the cluster lives until its Close. On error Start leaves nothing
 	// behind and returns a nil cluster. The cluster must implement
@@ -36,6 +39,12 @@ type Backend struct {
 	Start func(ctx context.Context, spec Spec, h Harness) (Cluster, error)
 
 	// Optional.
+
+	// SharedLimit, for a Shared backend, is how many of its clusters (one
+	// per flag profile) a test process keeps at once: starting another
+	// closes the least recently used, which a later spec with its profile
+	// starts again. 0: no limit, they stay until the suite ends.
+	SharedLimit int
 
 	// StartDedicated, when set, is Start for a cluster that one spec has
 	// to itself and that is closed with it: it may hand out a cluster
@@ -52,8 +61,8 @@ type Backend struct {
 	Prepare func(ctx context.Context, h Harness) error
 	// KubeAPIServerVersion, when set, is the kube-apiserver version the
 	// backend's clusters run, known before any starts (the report's
-	// version). Unset, a started cluster that implements ServerVersioner
-	// tells it.
+	// version). Unset, or "", a started cluster that implements
+	// ServerVersioner tells it.
 	KubeAPIServerVersion func() string
 	// PathEnv names the environment variables of files or directories
 	// the backend reads: the harness refuses relative ones (a test runs

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
@@ -97,17 +99,27 @@ func buildProgress() io.Writer {
 
 // sharedState is a Shared backend's cluster in this process.
 type sharedState struct {
+	key     string
 	mu      sync.Mutex
 	started bool // Start returned (with c or err)
 	c       cluster.Cluster
 	err     error
 	version string
 	closed  bool
+	// used orders the clusters by their last use (sharedUses), for
+	// cluster.Backend.SharedLimit.
+	used int64
 }
+
+// sharedUses counts the uses of shared clusters in this process.
+var sharedUses atomic.Int64
 
 var (
 	sharedMu sync.Mutex
 	shared   = map[string]*sharedState{}
+	// sharedOver: CloseSharedClusters ran; a cluster not started by then
+	// (a profile no spec asked for before) never starts.
+	sharedOver bool
 )
 
 func sharedFor(name string) *sharedState {
@@ -115,18 +127,33 @@ func sharedFor(name string) *sharedState {
 	defer sharedMu.Unlock()
 	s := shared[name]
 	if s == nil {
-		s = &sharedState{}
+		s = &sharedState{key: name, closed: sharedOver}
 		shared[name] = s
 	}
 	return s
 }
 
-// sharedCluster is d's cluster in this process, started on first use. A
-// start error is kept and returned to every later caller (no retry per
-// spec), unless the start was cut short by the caller's own context ending.
+// sharedCluster is d's cluster in this process for specs without a flag
+// profile, started on first use. A start error is kept and returned to
+// every later caller (no retry per spec), unless the start was cut short
+// by the caller's own context ending.
 func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, error) {
-	c, _, err := sharedClusterFor(ctx, d, d.Name, cluster.Spec{}, "shared by this process's specs")
+	c, _, err := sharedClusterFor(ctx, d, sharedKey(d, cluster.Spec{}), cluster.Spec{}, "shared by this process's specs")
 	return c, err
+}
+
+// sharedKey names the cluster of a Shared backend d that spec gets in this
+// process: one per flag profile, since a profile is a property of the
+// cluster (specs needing the same profile share it); the backend's name
+// alone for its flags (no profile, or profile.Default). The clusters stay
+// until the suite ends (CloseSharedClusters), at most one per profile the
+// process's specs ask for, and no more than the backend's SharedLimit at
+// once (closeLeastRecentlyUsed).
+func sharedKey(d cluster.Backend, spec cluster.Spec) string {
+	if spec.Profile == "" || spec.Profile == profile.Default {
+		return d.Name
+	}
+	return d.Name + " profile-" + spec.Profile
 }
 
 // sharedClusterFor is the cluster of this process kept under key, started
@@ -135,6 +162,13 @@ func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, err
 func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec cluster.Spec, what string) (c cluster.Cluster, started bool, err error) {
 	s := sharedFor(key)
 	s.mu.Lock()
+	s.used = sharedUses.Add(1)
+	if !s.started && !s.closed && d.SharedLimit > 0 {
+		// Make room first, s unlocked (closing locks the others).
+		s.mu.Unlock()
+		closeLeastRecentlyUsed(d, key)
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
@@ -161,6 +195,47 @@ func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec c
 		ginkgo.GinkgoWriter.Printf("backend %s: cluster %s %s\n", d.Name, c.Name(), what)
 	}
 	return c, true, err
+}
+
+// EvictTimeout bounds closing a shared cluster to make room for another
+// (closeLeastRecentlyUsed): a kind cluster's delete takes 2 s.
+const EvictTimeout = 2 * time.Minute
+
+// closeLeastRecentlyUsed closes the least recently used clusters of the
+// Shared backend d in this process (one per profile, sharedKey) but key's,
+// until fewer than d.SharedLimit run: a spec that asks for a closed one's
+// profile later starts it again. Specs in a process run one at a time, so
+// none of them is in use.
+func closeLeastRecentlyUsed(d cluster.Backend, key string) {
+	type candidate struct {
+		s    *sharedState
+		used int64
+	}
+	for {
+		var running []candidate
+		for _, s := range sharedStates(d) {
+			s.mu.Lock()
+			if s.key != key && s.c != nil && !s.closed {
+				running = append(running, candidate{s, s.used})
+			}
+			s.mu.Unlock()
+		}
+		if len(running) < d.SharedLimit {
+			return
+		}
+		lru := slices.MinFunc(running, func(a, b candidate) int { return cmp.Compare(a.used, b.used) }).s
+		lru.mu.Lock()
+		c := lru.c
+		lru.started, lru.c, lru.err = false, nil, nil
+		lru.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), EvictTimeout)
+		err := c.Close(ctx)
+		cancel()
+		ginkgo.GinkgoWriter.Printf("backend %s: closed cluster %s (%s), the least recently used: a process keeps at most %d (cluster.Backend.SharedLimit)\n", d.Name, c.Name(), lru.key, d.SharedLimit)
+		if err != nil {
+			warnOnce(fmt.Sprintf("backend %s: closing cluster %s to make room for another: %v", d.Name, c.Name(), err))
+		}
+	}
 }
 
 // clientSideSharing is set by ShareClientSideClusters.
@@ -207,6 +282,7 @@ func clientSideKey(d cluster.Backend, spec cluster.Spec) string {
 // AfterSuite. Closing a cluster already closed, or never started, is fine.
 func CloseSharedClusters(ctx context.Context) error {
 	sharedMu.Lock()
+	sharedOver = true
 	names := make([]string, 0, len(shared))
 	for n := range shared {
 		names = append(names, n)
@@ -222,13 +298,6 @@ func CloseSharedClusters(ctx context.Context) error {
 				errs = append(errs, fmt.Sprintf("close %s cluster %s: %v", n, s.c.Name(), err))
 			}
 		}
-		s.closed = true
-		s.mu.Unlock()
-	}
-	// A backend never used in this process cannot start after the suite either.
-	if d, err := Backend(); err == nil && d.Shared {
-		s := sharedFor(d.Name)
-		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
 	}
@@ -292,7 +361,8 @@ func skipLacking(backend string, missing []string) {
 // startCluster gives the current spec its cluster on the selected backend,
 // or skips it, saying why, when the backend cannot give it what it asks
 // (spec, capability and backend labels): a Shared backend's cluster of
-// this process, or a new cluster closed when the spec ends.
+// this process for the spec's flag profile (sharedKey), or a new cluster
+// closed when the spec ends.
 func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d cluster.Backend, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
@@ -324,7 +394,12 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 			}
 			skipLacking(d.Name, early)
 		}
-		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs", data), true
+		key, start, what := sharedKey(d, spec), cluster.Spec{}, "shared by this process's specs"
+		if key != d.Name {
+			start.Profile = spec.Profile
+			what = fmt.Sprintf("shared by this process's specs with kube-apiserver flag profile %s", spec.Profile)
+		}
+		return d, joinShared(ctx, d, labels, key, start, what, data), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
@@ -424,21 +499,53 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 	return nil
 }
 
-// sharedVersion is the kube-apiserver version of d's cluster in this
-// process, "" if it has not started or does not tell.
-func sharedVersion(d cluster.Backend) string {
-	s := sharedFor(d.Name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.version
+// sharedStates are the states of d's clusters in this process (one per
+// profile, sharedKey), the one without a profile first.
+func sharedStates(d cluster.Backend) []*sharedState {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var keys []string
+	for k := range shared {
+		if k == d.Name || strings.HasPrefix(k, d.Name+" profile-") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // d.Name sorts before its profiles' keys
+	states := make([]*sharedState, len(keys))
+	for i, k := range keys {
+		states[i] = shared[k]
+	}
+	return states
 }
 
-// startedShared is d's shared cluster in this process if it started, or nil.
+// sharedVersion is the kube-apiserver version of d's clusters in this
+// process (they run the same node image or server, whatever their
+// profile), "" if none has started or they do not tell.
+func sharedVersion(d cluster.Backend) string {
+	for _, s := range sharedStates(d) {
+		s.mu.Lock()
+		v := s.version
+		s.mu.Unlock()
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// startedShared is one of d's shared clusters in this process that
+// started (the one without a profile if it did), or nil: what one offers
+// the others do (a profile changes flags, not capabilities).
 func startedShared(d cluster.Backend) cluster.Cluster {
-	s := sharedFor(d.Name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.c
+	for _, s := range sharedStates(d) {
+		s.mu.Lock()
+		c := s.c
+		s.mu.Unlock()
+		if c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // RecoverTimeout bounds making a shared cluster fit for the next spec

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -219,5 +220,119 @@ func TestHealthy(t *testing.T) {
 	ready = false
 	if err := healthy(context.Background(), c); err == nil || !strings.Contains(err.Error(), "readyz") {
 		t.Fatalf("healthy of an unready apiserver = %v, want an error naming /readyz", err)
+	}
+}
+
+// fakeVersioned is a cluster that tells its version.
+type fakeVersioned struct{ fakeCluster }
+
+func (fakeVersioned) ServerVersion() string { return "v1.36.3" }
+
+// TestSharedClustersPerProfile: a Shared backend's specs share one
+// cluster per flag profile ("" and profile "default" being one), started
+// with that profile; what one cluster tells (version, capabilities)
+// answers for the backend before the one without a profile starts; after
+// CloseSharedClusters no cluster starts, a profile's never asked for
+// included.
+func TestSharedClustersPerProfile(t *testing.T) {
+	t.Setenv(EnvBackend, "existing") // CloseSharedClusters reads it: a backend with nothing to release
+	var started []string
+	d := cluster.Backend{Name: "test-shared-profiles", Shared: true,
+		Start: func(_ context.Context, spec cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
+			started = append(started, spec.Profile)
+			return fakeVersioned{}, nil
+		}}
+	t.Cleanup(func() {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		for k := range shared {
+			if strings.HasPrefix(k, d.Name) {
+				delete(shared, k)
+			}
+		}
+		sharedOver = false
+	})
+	start := func(spec cluster.Spec) error {
+		key, with := sharedKey(d, spec), cluster.Spec{}
+		if key != d.Name {
+			with.Profile = spec.Profile
+		}
+		_, _, err := sharedClusterFor(context.Background(), d, key, with, "test")
+		return err
+	}
+	for _, spec := range []cluster.Spec{{Profile: "no-watch-cache"}, {Profile: "no-watch-cache"}, {Profile: "no-watch-cache+cbor"}} {
+		if err := start(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if startedShared(d) == nil || sharedVersion(d) != "v1.36.3" {
+		t.Errorf("with only profile clusters started: startedShared %v, sharedVersion %q; want one of them and its version", startedShared(d), sharedVersion(d))
+	}
+	for _, spec := range []cluster.Spec{{}, {Profile: "default"}, {APIServers: 1}} {
+		if err := start(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"no-watch-cache", "no-watch-cache+cbor", ""}; !slices.Equal(started, want) {
+		t.Errorf("clusters started with profiles %q, want %q (one per profile)", started, want)
+	}
+	if err := CloseSharedClusters(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := start(cluster.Spec{Profile: "goaway"}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a profile's cluster after CloseSharedClusters: %v, want refused as closed", err)
+	}
+	if len(started) != 3 {
+		t.Errorf("started %q after CloseSharedClusters", started[3:])
+	}
+}
+
+// namedCluster records its Close.
+type namedCluster struct {
+	fakeCluster
+	name   string
+	closed *[]string
+}
+
+func (c namedCluster) Name() string { return c.name }
+func (c namedCluster) Close(context.Context) error {
+	*c.closed = append(*c.closed, c.name)
+	return nil
+}
+
+// TestSharedLimitClosesLeastRecentlyUsed: a backend's SharedLimit bounds
+// the clusters a process keeps at once; starting one more closes the
+// least recently used, which a later spec starts again. Its negative
+// control: without a limit nothing is closed.
+func TestSharedLimitClosesLeastRecentlyUsed(t *testing.T) {
+	for _, limit := range []int{2, 0} {
+		var started, closed []string
+		d := cluster.Backend{Name: fmt.Sprintf("test-shared-limit-%d", limit), Shared: true, SharedLimit: limit,
+			Start: func(_ context.Context, spec cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
+				started = append(started, spec.Profile)
+				return namedCluster{name: "c-" + spec.Profile, closed: &closed}, nil
+			}}
+		t.Cleanup(func() {
+			sharedMu.Lock()
+			defer sharedMu.Unlock()
+			for k := range shared {
+				if strings.HasPrefix(k, d.Name) {
+					delete(shared, k)
+				}
+			}
+		})
+		for _, profile := range []string{"", "a", "", "b", "a", "a"} {
+			spec := cluster.Spec{Profile: profile}
+			if _, _, err := sharedClusterFor(context.Background(), d, sharedKey(d, spec), spec, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantStarted, wantClosed := []string{"", "a", "b", "a"}, []string{"c-a", "c-"}
+		if limit == 0 {
+			wantStarted, wantClosed = []string{"", "a", "b"}, nil
+		}
+		if !slices.Equal(started, wantStarted) || !slices.Equal(closed, wantClosed) {
+			t.Errorf("SharedLimit %d: started %q, closed %q; want started %q, closed %q", limit, started, closed, wantStarted, wantClosed)
+		}
 	}
 }

@@ -161,15 +161,18 @@ var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)
 // KubeAPIServerVersion is the kube-apiserver version the specs run against:
 // the one the backend runs (the local backend: KUBE_VERSION or the pinned
 // default; with INFORMER_CONFORMANCE_ASSETS, what its kube-apiserver says
-// it is), else the version this process's shared cluster told when it
-// started (the existing backend: its server's); "" if unknown.
+// it is; the kind backend: its node image's, when it built it), else the
+// version this process's shared clusters told when they started (the
+// existing backend: its server's); "" if unknown.
 func KubeAPIServerVersion() string {
 	d, err := Backend()
 	if err != nil {
 		return ""
 	}
 	if d.KubeAPIServerVersion != nil {
-		return d.KubeAPIServerVersion()
+		if v := d.KubeAPIServerVersion(); v != "" {
+			return v
+		}
 	}
 	return sharedVersion(d)
 }

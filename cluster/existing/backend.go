@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 )
 
 // ConnectTimeout bounds connecting to the existing backend's cluster.
@@ -27,7 +28,7 @@ func init() {
 			if spec.APIServers > 1 {
 				missing = append(missing, fmt.Sprintf("%d apiservers of its own", spec.APIServers))
 			}
-			if spec.Profile != "" && spec.Profile != "default" {
+			if spec.Profile != "" && spec.Profile != profile.Default {
 				missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s)", spec.Profile))
 			}
 			if spec.EtcdLinks {

@@ -4,7 +4,9 @@
 // honestly offer: kube-apiserver restart (graceful: its static pod manifest
 // out of and back into the kubelet's manifest directory; hard: its container
 // killed, the kubelet starts it again) and etcd compaction (an etcd client with
-// certificates copied from the node).
+// certificates copied from the node). A cluster may run kube-apiserver with
+// a flag profile (package cluster/profile), rendered into kubeadm's
+// configuration (profile.go).
 //
 // On a host whose Docker daemon refuses privileged containers (see
 // cluster/kind/docker) the backend detects it and puts the restricted-host
@@ -47,6 +49,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 )
 
 const (
@@ -83,6 +86,10 @@ type Options struct {
 	CacheDir string
 	// Progress receives kind's progress lines and the backend's own; nil discards.
 	Progress io.Writer
+	// Profile adds kube-apiserver flags and feature gates, through
+	// kubeadm's configuration (profilePatches); the flags kubeadm wires
+	// itself are refused (managedFlags).
+	Profile profile.Profile
 }
 
 // Cluster is a running kind cluster.
@@ -96,6 +103,7 @@ type Cluster struct {
 	owner     *flock.Flock
 	artifacts string
 	progress  io.Writer
+	profile   profile.Profile
 
 	version    string // kube-apiserver's gitVersion
 	server     string // https://127.0.0.1:<port>
@@ -124,6 +132,9 @@ type Cluster struct {
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
+	}
+	if err := opts.Profile.Validate(managedFlags); err != nil {
+		return nil, fmt.Errorf("start kind cluster: %w", err)
 	}
 	d, err := docker.New(ctx)
 	if err != nil {
@@ -156,7 +167,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c := &Cluster{
 		name: name, image: image, ownImage: own, d: d, dir: dir, owner: owner,
-		artifacts: opts.ArtifactsDir, progress: opts.Progress,
+		artifacts: opts.ArtifactsDir, progress: opts.Progress, profile: opts.Profile,
 		provider:   kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(newLogger(opts.Progress))),
 		kubeconfig: map[cluster.User]string{},
 	}
@@ -181,6 +192,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	fmt.Fprintf(opts.Progress, "kind: cluster %s (image %s) created in %s\n", name, image, time.Since(start).Round(100*time.Millisecond))
+	if err := c.checkProfile(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.connect(ctx); err != nil {
 		return nil, c.withNodeLogs(ctx, err)
 	}
@@ -263,38 +277,65 @@ func ensureNetwork(ctx context.Context, d *docker.Docker) error {
 	return nil
 }
 
-// config is the kind cluster configuration: one control-plane node (more
-// needs kind's load balancer image, which cannot be pulled offline). With
-// the project's own image, what it does not carry is configured away
-// (default CNI: a static ptp conflist is baked in; kube-proxy; CoreDNS). On
-// cgroup v1 hosts the kubelet must be told to run anyway; the crash-loop
-// back-off is capped at 1 s so a killed kube-apiserver comes back at once
-// (KubeletCrashLoopBackOffMax, beta and on in 1.35+).
-func (c *Cluster) config() string {
+// config is the kind cluster configuration of c (renderConfig).
+func (c *Cluster) config() (string, error) {
+	return renderConfig(c.ownImage, c.d.CgroupV1(), c.profile)
+}
+
+// renderConfig is the kind cluster configuration: one control-plane node
+// (more needs kind's load balancer image, which cannot be pulled offline).
+// With the project's own image (ownImage), what it does not carry is
+// configured away (default CNI: a static ptp conflist is baked in;
+// kube-proxy; CoreDNS). On cgroup v1 hosts the kubelet must be told to run
+// anyway; the crash-loop back-off is capped at 1 s so a killed
+// kube-apiserver comes back at once (KubeletCrashLoopBackOffMax, beta and
+// on in 1.35+). The profile's flags and gates go to kube-apiserver through
+// kubeadm's ClusterConfiguration (profilePatches).
+func renderConfig(ownImage, cgroupV1 bool, p profile.Profile) (string, error) {
+	patches, err := profilePatches(p)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n")
-	if c.ownImage {
+	if ownImage {
 		b.WriteString("networking:\n  disableDefaultCNI: true\n  kubeProxyMode: none\n")
 	}
 	b.WriteString("nodes:\n- role: control-plane\nkubeadmConfigPatches:\n")
-	if c.ownImage {
+	if ownImage {
 		b.WriteString("- |\n  kind: InitConfiguration\n  skipPhases: [preflight, addon/coredns, addon/kube-proxy]\n")
 	}
 	b.WriteString("- |\n  kind: KubeletConfiguration\n  crashLoopBackOff:\n    maxContainerRestartPeriod: 1s\n")
-	if c.d.CgroupV1() {
+	if cgroupV1 {
 		b.WriteString("  failCgroupV1: false\n")
 	}
-	return b.String()
+	for _, patch := range patches {
+		b.WriteString("- |\n")
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(patch, "\n"), "\n") {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
 }
 
 // KindConfig is the kind configuration (v1alpha4) the cluster was created
 // with: what its node image and this host need (the node image built here
 // runs no CNI, kube-proxy or CoreDNS: their images cannot be pulled
-// offline).
-func (c *Cluster) KindConfig() string { return c.config() }
+// offline), and its profile's kube-apiserver flags.
+func (c *Cluster) KindConfig() string {
+	cfg, err := c.config()
+	if err != nil {
+		return "# " + err.Error() + "\n" // Start renders it first and fails on this error
+	}
+	return cfg
+}
 
 func (c *Cluster) create(ctx context.Context) error {
-	cfg := c.config()
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(c.dir, "kind-config.yaml"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
@@ -329,8 +370,10 @@ func (c *Cluster) create(ctx context.Context) error {
 
 func (c *Cluster) nodeName() string { return c.name + "-control-plane" }
 
-// withNodeLogs adds the tails of the node's kubelet and containerd journals
-// and of the node container's own log to err.
+// withNodeLogs adds the tails of the node's kubelet and containerd journals,
+// of the last kube-apiserver container's log (where a flag of a profile
+// that kube-apiserver refuses is named: kubeadm only says the apiserver
+// never became healthy) and of the node container's own log to err.
 func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -338,6 +381,14 @@ func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 	for _, unit := range []string{"kubelet", "containerd"} {
 		out, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "journalctl", "--no-pager", "-n", "25", "-u", unit)
 		fmt.Fprintf(&b, "\n--- %s journal (last 25 lines) ---\n%s", unit, strings.TrimSpace(string(out)))
+	}
+	if ids, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "crictl", "ps", "-a", "-q", "--name", "kube-apiserver", "--latest"); len(strings.TrimSpace(string(ids))) > 0 {
+		// The log file, not crictl logs: that writes the container's
+		// stderr, where kube-apiserver logs, to its own stderr.
+		id := strings.Fields(string(ids))[0]
+		path, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "crictl", "inspect", "--output", "go-template", "--template", "{{.status.logPath}}", id)
+		out, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "tail", "-n", "15", strings.TrimSpace(string(path)))
+		fmt.Fprintf(&b, "\n--- kube-apiserver container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))
 	}
 	out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", c.nodeName())
 	fmt.Fprintf(&b, "\n--- node container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))

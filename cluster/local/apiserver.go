@@ -111,7 +111,7 @@ func (c *Cluster) apiserverArgs(a *apiserver) []string {
 		// kubernetes service may not hold.
 		"endpoint-reconciler-type": "none",
 	}
-	return c.opts.Profile.apply(defaults)
+	return c.opts.Profile.Args(defaults)
 }
 
 // StartAPIServer implements cluster.APIServerController.

@@ -168,7 +168,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.APIServers < 0 {
 		return nil, fmt.Errorf("start local cluster: APIServers must be positive, got %d", opts.APIServers)
 	}
-	if err := opts.Profile.Validate(); err != nil {
+	if err := validateProfile(opts.Profile); err != nil {
 		return nil, fmt.Errorf("start local cluster: %w", err)
 	}
 	if opts.ReadyTimeout == 0 {

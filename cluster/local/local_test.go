@@ -492,18 +492,27 @@ func TestProfiles(t *testing.T) {
 	})
 }
 
-// TestCombinedProfiles: names joined by "+" combine, later flags winning.
-func TestCombinedProfiles(t *testing.T) {
-	p, err := local.LoadProfile("fast-graceful-shutdown+no-watch-cache")
-	if err != nil {
+// TestLoadProfileRefusesLocalFlags: the profile package checks a
+// profile's shape (its own tests); local.LoadProfile and ParseProfile also
+// refuse the flags the local backend wires itself, combined profiles too.
+// A flag the kind backend refuses (kubeadm's) passes here.
+func TestLoadProfileRefusesLocalFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "port.yaml")
+	if err := os.WriteFile(file, []byte("apiServerFlags:\n  secure-port: \"1\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"shutdown-watch-termination-grace-period": "2s", "watch-cache": "false"}
-	if p.Name != "fast-graceful-shutdown+no-watch-cache" || fmt.Sprint(p.APIServerFlags) != fmt.Sprint(want) {
-		t.Errorf("got %s %v, want fast-graceful-shutdown+no-watch-cache %v", p.Name, p.APIServerFlags, want)
+	if _, err := local.LoadProfile(file); err == nil || !strings.Contains(err.Error(), "--secure-port cannot be set by a profile: the backend allocates ports") {
+		t.Errorf("LoadProfile: want secure-port refused, got %v", err)
 	}
-	if _, err := local.LoadProfile("no-watch-cache+no-such-profile"); err == nil || !strings.Contains(err.Error(), "no-such-profile") {
-		t.Errorf("want the unknown part named, got %v", err)
+	if _, err := local.ParseProfile([]byte("apiServerFlags:\n  cert-dir: /x\n")); err == nil || !strings.Contains(err.Error(), "--cert-dir cannot be set") {
+		t.Errorf("ParseProfile: want cert-dir refused, got %v", err)
+	}
+	if p, err := local.ParseProfile([]byte("apiServerFlags:\n  authorization-mode: RBAC\n")); err != nil || p.APIServerFlags["authorization-mode"] != "RBAC" {
+		t.Errorf("ParseProfile of a flag the local backend leaves to profiles: %v, %v", p, err)
+	}
+	p, err := local.LoadProfile("fast-graceful-shutdown+no-watch-cache")
+	if err != nil || p.Name != "fast-graceful-shutdown+no-watch-cache" || len(p.APIServerFlags) != 2 {
+		t.Errorf("a combined profile: %+v, %v", p, err)
 	}
 }
 

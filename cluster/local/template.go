@@ -69,7 +69,7 @@ func templateKey(bins binaries.Paths, p Profile) (string, error) {
 		}
 		add(f, strconv.FormatInt(st.Size(), 10), st.ModTime().UTC().String())
 	}
-	add(p.apply(map[string]string{})...)
+	add(p.Args(nil)...)
 	crds, err := fixtures.CRDs()
 	if err != nil {
 		return "", fmt.Errorf("etcd template key: %w", err)

@@ -47,6 +47,8 @@ var rules = []rule{
 		Why: "backends never import each other"},
 	{From: "cluster/existing", Not: []string{"cluster/local", "cluster/kind"},
 		Why: "backends never import each other (tests may start a local cluster to point it at)"},
+	{From: "cluster/profile", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"}, Tests: true,
+		Why: "flag profiles are what every backend reads (each renders them its own way): package profile imports none of them"},
 	{From: "e2e", Not: []string{"scenarios", "suites", "hack", "integrations"}, Tests: true,
 		Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
 	{From: "e2e", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"},

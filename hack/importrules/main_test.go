@@ -25,7 +25,9 @@ func p(path string, imports []string, tests ...string) pkg {
 func TestCheckFindsEveryBrokenFloor(t *testing.T) {
 	pkgs := []pkg{
 		// Allowed.
-		p("cluster/kind", []string{"cluster", "cluster/kind/docker", "cluster/binaries"}),
+		p("cluster/kind", []string{"cluster", "cluster/kind/docker", "cluster/binaries", "cluster/profile"}),
+		p("cluster/local/sub", []string{"cluster/profile"}),
+		p("cluster/profile", []string{"fixtures"}),
 		p("cluster/existing", []string{"cluster"}, "cluster/local", "cluster/local/localtest"),
 		p("e2e", []string{"cluster", "report", "probe"}, "cluster/backends"),
 		p("probe", []string{"report"}, "cluster/local"),
@@ -38,6 +40,7 @@ func TestCheckFindsEveryBrokenFloor(t *testing.T) {
 		p("report", []string{"probe"}),
 		p("probe/sub", []string{"e2e"}),
 		p("cluster/kind/nodeimage", []string{"cluster/local"}),
+		p("cluster/profile/sub", nil, "cluster/kind"),
 		p("e2e/httpfault", nil, "scenarios"),
 		p("e2e/sub", []string{"cluster/kind"}),
 		p("scenarios/sub", []string{"suites/conformance"}),
@@ -47,6 +50,7 @@ func TestCheckFindsEveryBrokenFloor(t *testing.T) {
 	want := []string{
 		"cluster/kind/nodeimage imports cluster/local",
 		"cluster/local imports e2e",
+		"cluster/profile/sub imports cluster/kind",
 		"e2e/httpfault imports scenarios",
 		"e2e/sub imports cluster/kind",
 		"probe/sub imports e2e",
