@@ -202,6 +202,18 @@ func clientSideKey(d cluster.Backend, spec cluster.Spec) string {
 	return key
 }
 
+// sharedKey is the key of the cluster of a Shared backend a spec joins, the
+// cluster.Spec it is started for and how it is described: the backend's
+// cluster of this process, or, for a spec asking for several apiservers, a
+// cluster of that many the specs asking for as many share.
+func sharedKey(d cluster.Backend, spec cluster.Spec) (string, cluster.Spec, string) {
+	if spec.APIServers > 1 {
+		return fmt.Sprintf("%s %d-apiservers", d.Name, spec.APIServers), cluster.Spec{APIServers: spec.APIServers},
+			fmt.Sprintf("of %d apiservers, shared by this process's specs asking for as many", spec.APIServers)
+	}
+	return d.Name, cluster.Spec{}, "shared by this process's specs"
+}
+
 // CloseSharedClusters closes the clusters of Shared backends this process
 // started; later specs cannot start them again. Suites call it from an
 // AfterSuite. Closing a cluster already closed, or never started, is fine.
@@ -324,7 +336,8 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 			}
 			skipLacking(d.Name, early)
 		}
-		return d, joinShared(ctx, d, labels, d.Name, cluster.Spec{}, "shared by this process's specs", data), true
+		key, kspec, what := sharedKey(d, spec)
+		return d, joinShared(ctx, d, labels, key, kspec, what, data), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)

@@ -189,6 +189,23 @@ func TestClientSideKey(t *testing.T) {
 	}
 }
 
+// TestSharedKey: on a Shared backend the specs of one apiserver share the
+// backend's cluster (its key, the backend's name, as sharedVersion reads
+// it); specs of several share one of as many.
+func TestSharedKey(t *testing.T) {
+	d := cluster.Backend{Name: "kind", Shared: true}
+	for _, s := range []cluster.Spec{{}, {APIServers: 1}} {
+		if k, spec, _ := sharedKey(d, s); k != d.Name || spec != (cluster.Spec{}) {
+			t.Errorf("%+v: key %q, spec %+v; want the backend's cluster", s, k, spec)
+		}
+	}
+	k2, s2, _ := sharedKey(d, cluster.Spec{APIServers: 2})
+	k3, _, _ := sharedKey(d, cluster.Spec{APIServers: 3})
+	if k2 == d.Name || k2 == k3 || s2.APIServers != 2 {
+		t.Errorf("keys %q, %q (spec %+v): want one cluster per number of apiservers", k2, k3, s2)
+	}
+}
+
 // readyzCluster is a cluster whose one apiserver is srv.
 type readyzCluster struct {
 	fakeCluster

@@ -8,6 +8,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 )
 
@@ -18,8 +19,9 @@ const StartTimeout = CreateTimeout + ReadyTimeout
 
 // The kind backend: one kind cluster per test process, created by kind's
 // Go library on first use and deleted after the suite; each spec gets a
-// namespace of its own. It restarts kube-apiserver and compacts etcd; one
-// control-plane node, default flags.
+// namespace of its own; a spec asking for several apiservers gets a cluster
+// of that many control-plane nodes, shared by such specs (e2e's shared
+// key). It restarts each kube-apiserver and compacts etcd; default flags.
 func init() {
 	cluster.RegisterBackend(cluster.Backend{
 		Name:         "kind",
@@ -27,8 +29,8 @@ func init() {
 		StartTimeout: StartTimeout,
 		Supports: func(spec cluster.Spec) string {
 			var missing []string
-			if spec.APIServers > 1 {
-				missing = append(missing, fmt.Sprintf("%d apiservers of its own (one control-plane node: more needs kind's load-balancer image, which cannot be pulled offline)", spec.APIServers))
+			if spec.APIServers > MaxAPIServers {
+				missing = append(missing, fmt.Sprintf("%d apiservers (at most %d control-plane nodes)", spec.APIServers, MaxAPIServers))
 			}
 			if spec.Profile != "" {
 				missing = append(missing, fmt.Sprintf("kube-apiserver flags (profile %s) on a cluster its specs share", spec.Profile))
@@ -38,8 +40,9 @@ func init() {
 			}
 			return strings.Join(missing, ", ")
 		},
-		Start: func(ctx context.Context, _ cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
+		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
 			c, err := Start(ctx, Options{
+				APIServers:   spec.APIServers,
 				ArtifactsDir: h.ArtifactsDir,
 				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
 				Progress:     h.Progress,
@@ -58,6 +61,13 @@ func init() {
 				return err
 			}
 			fmt.Fprintf(h.Progress, "kind node image: %s\n", tag)
+			// kind's load balancer, for the specs of several apiservers:
+			// built too (haproxy), as its image cannot be pulled either.
+			lb, err := lbimage.Build(ctx, lbimage.Options{Progress: h.Progress})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h.Progress, "kind load balancer image: %s\n", lb)
 			return nil
 		},
 	})
