@@ -63,10 +63,11 @@ func (c *Cluster) runningAPIServers(ctx context.Context, i int) ([]string, error
 
 // StopAPIServer implements cluster.APIServerController for the
 // kube-apiserver of control-plane node i. Graceful: the manifest leaves the kubelet's directory and the kubelet stops the pod
-// (SIGTERM, then SIGKILL after the grace period). Hard: the container is
-// killed at once (crictl stop --timeout 0: SIGKILL), then the manifest
-// leaves so the kubelet does not start it again. Returns when no
-// kube-apiserver container runs.
+// (SIGTERM, then SIGKILL after the grace period); should ctx end first, the
+// container is killed (as cluster.Graceful says) and the error wraps ctx's.
+// Hard: the container is killed at once (crictl stop --timeout 0:
+// SIGKILL), then the manifest leaves so the kubelet does not start it
+// again. Returns when no kube-apiserver container runs on the node.
 func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMode) error {
 	if err := c.checkIndex(i); err != nil {
 		return err
@@ -80,14 +81,8 @@ func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMod
 		return fmt.Errorf("%s is already stopped", c.apiserverName(i))
 	}
 	if mode == cluster.Hard {
-		ids, err := c.runningAPIServers(ctx, i)
-		if err != nil {
+		if err := c.killAPIServers(ctx, i); err != nil {
 			return err
-		}
-		for _, id := range ids {
-			if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", id); err != nil {
-				return err
-			}
 		}
 	}
 	if _, err := c.nodeExecOn(ctx, i, "mv", manifest, stoppedManifest); err != nil {
@@ -97,7 +92,37 @@ func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMod
 	if c.down[i] == nil {
 		c.down[i] = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, %s stop", c.apiserverName(i), mode))
 	}
-	return c.waitAPIServers(ctx, i, func(ids []string) bool { return len(ids) == 0 }, "no kube-apiserver container running", StopTimeout)
+	none := func(ids []string) bool { return len(ids) == 0 }
+	err := c.waitAPIServers(ctx, i, none, "no kube-apiserver container running", StopTimeout)
+	if err == nil || mode != cluster.Graceful || ctx.Err() == nil {
+		return err
+	}
+	// The caller ended the drain: kill it, as a supervisor does when the
+	// termination grace runs out.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTimeout)
+	defer cancel()
+	if err := c.killAPIServers(kctx, i); err != nil {
+		return fmt.Errorf("kill the draining %s: %w", c.apiserverName(i), err)
+	}
+	if err := c.waitAPIServers(kctx, i, none, "no kube-apiserver container running after the kill", StopTimeout); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s killed mid-drain: %w", c.apiserverName(i), ctx.Err())
+}
+
+// killAPIServers kills the running kube-apiserver containers of node i
+// (crictl stop --timeout 0: SIGKILL).
+func (c *Cluster) killAPIServers(ctx context.Context, i int) error {
+	ids, err := c.runningAPIServers(ctx, i)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StartAPIServer implements cluster.APIServerController: the manifest goes

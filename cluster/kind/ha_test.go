@@ -2,6 +2,7 @@ package kind
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -105,6 +106,19 @@ func TestIntegrationHA(t *testing.T) {
 	t.Logf("graceful restart of apiserver 2: %s", time.Since(t0).Round(100*time.Millisecond))
 	if err := write(0, "after"); err != nil {
 		t.Fatalf("write through apiserver 0 after its start: %v", err)
+	}
+	// cluster.Graceful: a caller that ends the drain has the apiserver killed.
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	err = c.StopAPIServer(sctx, 1, cluster.Graceful)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a graceful stop whose context ended mid-drain: %v, want an error wrapping the context's", err)
+	}
+	if ids, err := c.runningAPIServers(ctx, 1); err != nil || len(ids) != 0 {
+		t.Fatalf("apiserver 1 still runs after the drain was cut short: %v, %v", ids, err)
+	}
+	if err := c.StartAPIServer(ctx, 1); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := c.CompactEtcd(ctx, 0); err != nil {
 		t.Fatalf("compaction: %v", err)

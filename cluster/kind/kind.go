@@ -386,8 +386,23 @@ func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 		out, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "journalctl", "--no-pager", "-n", "25", "-u", unit)
 		fmt.Fprintf(&b, "\n--- %s journal (last 25 lines) ---\n%s", unit, strings.TrimSpace(string(out)))
 	}
-	out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", c.nodeName())
-	fmt.Fprintf(&b, "\n--- node container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))
+	names := []string{c.nodeName()}
+	if c.apiservers > 1 {
+		out, _ := c.d.Run(ctx, nil, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+c.name, "--format", "{{.Names}}")
+		if n := strings.Fields(string(out)); len(n) > 0 {
+			names = n
+			slices.Sort(names)
+		}
+	}
+	for _, n := range names {
+		out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", n)
+		fmt.Fprintf(&b, "\n--- container %s log (last 15 lines) ---\n%s", n, strings.TrimSpace(string(out)))
+	}
+	if strings.Contains(b.String(), "Too many open files") {
+		limit, _ := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+		fmt.Fprintf(&b, "\n--- hint ---\nsystemd in a node ran out of inotify instances: the host's fs.inotify.max_user_instances (%s) is shared by every node container of every kind cluster running (each takes about 20); run fewer at once, or raise it (kind's known issue: sysctl fs.inotify.max_user_instances=512)",
+			strings.TrimSpace(string(limit)))
+	}
 	return fmt.Errorf("%w%s", err, b.String())
 }
 
@@ -484,9 +499,6 @@ func (c *Cluster) controlPlanes() ([]nodes.Node, error) {
 	c.cpNodes, c.cpAddrs = cps, addrs
 	return cps, nil
 }
-
-// node is the first control-plane node, where kubeadm init ran.
-func (c *Cluster) node() (nodes.Node, error) { return c.nodeAt(0) }
 
 func (c *Cluster) nodeAt(i int) (nodes.Node, error) {
 	cps, err := c.controlPlanes()

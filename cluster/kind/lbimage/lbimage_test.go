@@ -112,8 +112,7 @@ func TestIntegrationImage(t *testing.T) {
 	var containers []string
 	t.Cleanup(func() {
 		if t.Failed() && len(containers) > 0 {
-			out, _ := d.Run(ctx, nil, "logs", containers[0])
-			t.Logf("load balancer log:\n%s", out)
+			t.Logf("load balancer log:\n%s", logs(containers[0]))
 		}
 		if len(containers) > 0 {
 			_, _ = d.Run(ctx, nil, append([]string{"rm", "-f", "-v"}, containers...)...)
@@ -122,7 +121,8 @@ func TestIntegrationImage(t *testing.T) {
 	})
 	lb := prefix + "-lb"
 	containers = append(containers, lb)
-	run(nil, append([]string{"run", "--detach", "--name", lb, "--network", prefix, "--label", label, Image}, k.Command...)...)
+	// kind's flags that matter here: detached, with a terminal (commonArgs).
+	run(nil, append([]string{"run", "--detach", "--tty", "--name", lb, "--network", prefix, "--label", label, Image}, k.Command...)...)
 	certPEM := selfSigned(t)
 	for i, n := range fixtureNodes {
 		name := fmt.Sprintf("%s-%d", prefix, i)
@@ -191,10 +191,15 @@ func TestIntegrationImage(t *testing.T) {
 	if strings.Contains(strings.Join(last, " "), fixtureNodes[1]) {
 		t.Fatalf("answers after the kill still from the killed stand-in: %v", last)
 	}
-	logs, _ := d.Run(ctx, nil, "logs", lb)
-	if !strings.Contains(string(logs), "took over from pid") {
-		t.Errorf("no reload in the load balancer's log:\n%s", logs)
+	if l := logs(lb); !strings.Contains(l, "took over from pid") {
+		t.Errorf("no reload in the load balancer's log:\n%s", l)
 	}
+}
+
+// logs is a container's output, both streams.
+func logs(name string) string {
+	out, _ := exec.Command("docker", "logs", name).CombinedOutput()
+	return string(out)
 }
 
 // selfSigned is a certificate and key, PEM, for the stand-ins.
