@@ -330,13 +330,13 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 		// A kind cluster takes half a minute: a spec that cannot run on the
 		// backend anyway skips before it (naming the capabilities it needs
 		// when the process's cluster is already there to check them).
+		key, kspec, what := sharedKey(d, spec)
 		if len(early) > 0 {
-			if c := startedShared(d); c != nil {
+			if c := startedShared(key); c != nil {
 				early = append(capabilityGaps(c, labels), early...)
 			}
 			skipLacking(d.Name, early)
 		}
-		key, kspec, what := sharedKey(d, spec)
 		return d, joinShared(ctx, d, labels, key, kspec, what, data), true
 	}
 	if len(early) > 0 {
@@ -446,9 +446,10 @@ func sharedVersion(d cluster.Backend) string {
 	return s.version
 }
 
-// startedShared is d's shared cluster in this process if it started, or nil.
-func startedShared(d cluster.Backend) cluster.Cluster {
-	s := sharedFor(d.Name)
+// startedShared is the shared cluster of this process kept under key
+// (sharedKey) if it started, or nil.
+func startedShared(key string) cluster.Cluster {
+	s := sharedFor(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c
