@@ -260,7 +260,7 @@ KIND_PROCS ?= -procs=2
 KIND_LABELS ?= (smoke || recreate || compaction || resync) && !extra-stack
 
 .PHONY: kind-image
-kind-image: ## Build (once per version, cached in Docker) the kind node image offline from pinned sources.
+kind-image: ## Build (once per version, cached in Docker) the kind node image and kind's load balancer image (haproxy) offline from pinned sources.
 	$(if $(KIND_NODE_IMAGE),@echo "KIND_NODE_IMAGE=$(KIND_NODE_IMAGE): not building a node image",$(GO) run ./hack/kind-image)
 
 .PHONY: e2e-kind
@@ -269,13 +269,17 @@ e2e-kind: kind-image ## Run the kind subset (smoke, apiserver restart, compactio
 	cd integrations/e2eframework && INFORMER_CONFORMANCE_KIND_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./kind/...
 	$(MAKE) e2e BACKEND=kind GINKGO_PROCS='$(KIND_PROCS)' LABEL_FILTER='$(KIND_LABELS)'
 
+# Control-plane nodes of the clusters kind-up and kind-bench create (more
+# than one: behind kind's load balancer).
+KIND_APISERVERS ?= 1
+
 .PHONY: kind-up
-kind-up: kind-image ## Create a kind cluster and keep it until Ctrl-C; prints the kubeconfig.
-	$(GO) run ./hack/kind up
+kind-up: kind-image ## Create a kind cluster (KIND_APISERVERS control-plane nodes) and keep it until Ctrl-C; prints the kubeconfig.
+	$(GO) run ./hack/kind up -apiservers $(KIND_APISERVERS)
 
 .PHONY: kind-bench
-kind-bench: kind-image ## Measure the kind backend: create-to-ready, restarts, compaction, delete.
-	$(GO) run ./hack/kind bench
+kind-bench: kind-image ## Measure the kind backend (KIND_APISERVERS control-plane nodes): create-to-ready, restarts, compaction, delete.
+	$(GO) run ./hack/kind bench -apiservers $(KIND_APISERVERS)
 
 .PHONY: kind-clean
 kind-clean: ## Delete what runs left in Docker: clusters of dead owners, labelled containers, the network.

@@ -40,10 +40,12 @@ type Backend struct {
 
 	// Optional.
 
-	// SharedLimit, for a Shared backend, is how many of its clusters (one
-	// per flag profile) a test process keeps at once: starting another
-	// closes the least recently used, which a later spec with its profile
-	// starts again. 0: no limit, they stay until the suite ends.
+	// SharedLimit, for a Shared backend, is how many kube-apiservers its
+	// clusters (one per number of apiservers and flag profile) may run at
+	// once in a test process: starting another closes the least recently
+	// used until it fits (a cluster larger than the limit runs alone),
+	// which a later spec asking for it starts again. 0: no limit, they stay
+	// until the suite ends.
 	SharedLimit int
 
 	// StartDedicated, when set, is Start for a cluster that one spec has

@@ -109,6 +109,9 @@ type sharedState struct {
 	// used orders the clusters by their last use (sharedUses), for
 	// cluster.Backend.SharedLimit.
 	used int64
+	// apiservers is how many kube-apiservers the cluster runs (its weight
+	// against SharedLimit).
+	apiservers int
 }
 
 // sharedUses counts the uses of shared clusters in this process.
@@ -138,22 +141,38 @@ func sharedFor(name string) *sharedState {
 // every later caller (no retry per spec), unless the start was cut short
 // by the caller's own context ending.
 func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, error) {
-	c, _, err := sharedClusterFor(ctx, d, sharedKey(d, cluster.Spec{}), cluster.Spec{}, "shared by this process's specs")
+	key, start, what := sharedKey(d, cluster.Spec{})
+	c, _, err := sharedClusterFor(ctx, d, key, start, what)
 	return c, err
 }
 
-// sharedKey names the cluster of a Shared backend d that spec gets in this
-// process: one per flag profile, since a profile is a property of the
-// cluster (specs needing the same profile share it); the backend's name
-// alone for its flags (no profile, or profile.Default). The clusters stay
-// until the suite ends (CloseSharedClusters), at most one per profile the
-// process's specs ask for, and no more than the backend's SharedLimit at
-// once (closeLeastRecentlyUsed).
-func sharedKey(d cluster.Backend, spec cluster.Spec) string {
-	if spec.Profile == "" || spec.Profile == profile.Default {
-		return d.Name
+// sharedKey is the key of the cluster of a Shared backend d that spec
+// joins in this process, the cluster.Spec it is started for and how it is
+// described. The backend's clusters differ by what a cluster is, not by
+// spec: the number of kube-apiservers (a spec asking for several gets a
+// cluster of that many, shared by the specs asking for as many) and the
+// flag profile (specs needing the same profile share a cluster); the
+// backend's name alone for one apiserver with its own flags (no profile,
+// or profile.Default). The clusters stay until the suite ends
+// (CloseSharedClusters), no more than the backend's SharedLimit at once
+// (closeLeastRecentlyUsed).
+func sharedKey(d cluster.Backend, spec cluster.Spec) (key string, start cluster.Spec, what string) {
+	key = d.Name
+	var with []string
+	if spec.APIServers > 1 {
+		key += fmt.Sprintf(" %d-apiservers", spec.APIServers)
+		start.APIServers = spec.APIServers
+		with = append(with, fmt.Sprintf("%d apiservers", spec.APIServers))
 	}
-	return d.Name + " profile-" + spec.Profile
+	if spec.Profile != "" && spec.Profile != profile.Default {
+		key += " profile-" + spec.Profile
+		start.Profile = spec.Profile
+		with = append(with, "kube-apiserver flag profile "+spec.Profile)
+	}
+	if len(with) == 0 {
+		return key, start, "shared by this process's specs"
+	}
+	return key, start, "shared by this process's specs with " + strings.Join(with, " and ")
 }
 
 // sharedClusterFor is the cluster of this process kept under key, started
@@ -166,7 +185,7 @@ func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec c
 	if !s.started && !s.closed && d.SharedLimit > 0 {
 		// Make room first, s unlocked (closing locks the others).
 		s.mu.Unlock()
-		closeLeastRecentlyUsed(d, key)
+		closeLeastRecentlyUsed(d, key, max(spec.APIServers, 1))
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()
@@ -178,6 +197,7 @@ func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec c
 	}
 	h := harness(processArtifactsDir("backend-" + report.SafeName(key)))
 	sctx, cancel := startContext(ctx, d)
+	s.apiservers = max(spec.APIServers, 1)
 	c, err = d.Start(sctx, spec, h)
 	cancel()
 	if err != nil {
@@ -202,25 +222,29 @@ func sharedClusterFor(ctx context.Context, d cluster.Backend, key string, spec c
 const EvictTimeout = 2 * time.Minute
 
 // closeLeastRecentlyUsed closes the least recently used clusters of the
-// Shared backend d in this process (one per profile, sharedKey) but key's,
-// until fewer than d.SharedLimit run: a spec that asks for a closed one's
-// profile later starts it again. Specs in a process run one at a time, so
-// none of them is in use.
-func closeLeastRecentlyUsed(d cluster.Backend, key string) {
+// Shared backend d in this process (one per number of apiservers and
+// profile, sharedKey) but key's, until their kube-apiservers and the
+// apiservers key's cluster is to run fit in d.SharedLimit (a cluster larger
+// than the limit runs alone): a spec that asks for a closed one later
+// starts it again. Specs in a process run one at a time, so none of them
+// is in use.
+func closeLeastRecentlyUsed(d cluster.Backend, key string, apiservers int) {
 	type candidate struct {
 		s    *sharedState
 		used int64
 	}
 	for {
 		var running []candidate
+		inUse := 0
 		for _, s := range sharedStates(d) {
 			s.mu.Lock()
 			if s.key != key && s.c != nil && !s.closed {
 				running = append(running, candidate{s, s.used})
+				inUse += max(s.apiservers, 1)
 			}
 			s.mu.Unlock()
 		}
-		if len(running) < d.SharedLimit {
+		if len(running) == 0 || inUse+apiservers <= d.SharedLimit {
 			return
 		}
 		lru := slices.MinFunc(running, func(a, b candidate) int { return cmp.Compare(a.used, b.used) }).s
@@ -231,7 +255,7 @@ func closeLeastRecentlyUsed(d cluster.Backend, key string) {
 		ctx, cancel := context.WithTimeout(context.Background(), EvictTimeout)
 		err := c.Close(ctx)
 		cancel()
-		ginkgo.GinkgoWriter.Printf("backend %s: closed cluster %s (%s), the least recently used: a process keeps at most %d (cluster.Backend.SharedLimit)\n", d.Name, c.Name(), lru.key, d.SharedLimit)
+		ginkgo.GinkgoWriter.Printf("backend %s: closed cluster %s (%s), the least recently used: a process runs at most %d kube-apiservers (cluster.Backend.SharedLimit)\n", d.Name, c.Name(), lru.key, d.SharedLimit)
 		if err != nil {
 			warnOnce(fmt.Sprintf("backend %s: closing cluster %s to make room for another: %v", d.Name, c.Name(), err))
 		}
@@ -388,18 +412,14 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 		// A kind cluster takes half a minute: a spec that cannot run on the
 		// backend anyway skips before it (naming the capabilities it needs
 		// when the process's cluster is already there to check them).
+		key, kspec, what := sharedKey(d, spec)
 		if len(early) > 0 {
-			if c := startedShared(d); c != nil {
+			if c := startedShared(key); c != nil {
 				early = append(capabilityGaps(c, labels), early...)
 			}
 			skipLacking(d.Name, early)
 		}
-		key, start, what := sharedKey(d, spec), cluster.Spec{}, "shared by this process's specs"
-		if key != d.Name {
-			start.Profile = spec.Profile
-			what = fmt.Sprintf("shared by this process's specs with kube-apiserver flag profile %s", spec.Profile)
-		}
-		return d, joinShared(ctx, d, labels, key, start, what, data), true
+		return d, joinShared(ctx, d, labels, key, kspec, what, data), true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
@@ -500,13 +520,13 @@ func healthy(ctx context.Context, c cluster.Cluster) error {
 }
 
 // sharedStates are the states of d's clusters in this process (one per
-// profile, sharedKey), the one without a profile first.
+// number of apiservers and profile, sharedKey), the backend's own first.
 func sharedStates(d cluster.Backend) []*sharedState {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	var keys []string
 	for k := range shared {
-		if k == d.Name || strings.HasPrefix(k, d.Name+" profile-") {
+		if k == d.Name || strings.HasPrefix(k, d.Name+" ") && !strings.HasPrefix(k, d.Name+" client-side") {
 			keys = append(keys, k)
 		}
 	}
@@ -533,19 +553,13 @@ func sharedVersion(d cluster.Backend) string {
 	return ""
 }
 
-// startedShared is one of d's shared clusters in this process that
-// started (the one without a profile if it did), or nil: what one offers
-// the others do (a profile changes flags, not capabilities).
-func startedShared(d cluster.Backend) cluster.Cluster {
-	for _, s := range sharedStates(d) {
-		s.mu.Lock()
-		c := s.c
-		s.mu.Unlock()
-		if c != nil {
-			return c
-		}
-	}
-	return nil
+// startedShared is the shared cluster of this process kept under key
+// (sharedKey) if it started, or nil.
+func startedShared(key string) cluster.Cluster {
+	s := sharedFor(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
 }
 
 // RecoverTimeout bounds making a shared cluster fit for the next spec

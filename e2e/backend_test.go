@@ -190,6 +190,33 @@ func TestClientSideKey(t *testing.T) {
 	}
 }
 
+// TestSharedKey: on a Shared backend the specs of one apiserver share the
+// backend's cluster (its key, the backend's name, as sharedVersion reads
+// it); specs of several share one of as many.
+func TestSharedKey(t *testing.T) {
+	d := cluster.Backend{Name: "kind", Shared: true}
+	for _, s := range []cluster.Spec{{}, {APIServers: 1}} {
+		if k, spec, _ := sharedKey(d, s); k != d.Name || spec != (cluster.Spec{}) {
+			t.Errorf("%+v: key %q, spec %+v; want the backend's cluster", s, k, spec)
+		}
+	}
+	k2, s2, _ := sharedKey(d, cluster.Spec{APIServers: 2})
+	k3, _, _ := sharedKey(d, cluster.Spec{APIServers: 3})
+	if k2 == d.Name || k2 == k3 || s2.APIServers != 2 {
+		t.Errorf("keys %q, %q (spec %+v): want one cluster per number of apiservers", k2, k3, s2)
+	}
+	// A profile is a property of the cluster too, alone or with apiservers.
+	kp, sp, _ := sharedKey(d, cluster.Spec{Profile: "no-watch-cache"})
+	k2p, s2p, what := sharedKey(d, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
+	if kp == d.Name || sp != (cluster.Spec{Profile: "no-watch-cache"}) || k2p == k2 || k2p == kp ||
+		s2p != (cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"}) || !strings.Contains(what, "2 apiservers and kube-apiserver flag profile fast-graceful-shutdown") {
+		t.Errorf("profile keys %q (%+v), %q (%+v, %q): want one cluster per profile and number of apiservers", kp, sp, k2p, s2p, what)
+	}
+	if k, sd, _ := sharedKey(d, cluster.Spec{Profile: "default"}); k != d.Name || sd != (cluster.Spec{}) {
+		t.Errorf("the default profile: key %q, spec %+v; want the backend's cluster", k, sd)
+	}
+}
+
 // readyzCluster is a cluster whose one apiserver is srv.
 type readyzCluster struct {
 	fakeCluster
@@ -253,10 +280,7 @@ func TestSharedClustersPerProfile(t *testing.T) {
 		sharedOver = false
 	})
 	start := func(spec cluster.Spec) error {
-		key, with := sharedKey(d, spec), cluster.Spec{}
-		if key != d.Name {
-			with.Profile = spec.Profile
-		}
+		key, with, _ := sharedKey(d, spec)
 		_, _, err := sharedClusterFor(context.Background(), d, key, with, "test")
 		return err
 	}
@@ -265,8 +289,8 @@ func TestSharedClustersPerProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if startedShared(d) == nil || sharedVersion(d) != "v1.36.3" {
-		t.Errorf("with only profile clusters started: startedShared %v, sharedVersion %q; want one of them and its version", startedShared(d), sharedVersion(d))
+	if sharedVersion(d) != "v1.36.3" {
+		t.Errorf("with only profile clusters started: sharedVersion %q; want theirs", sharedVersion(d))
 	}
 	for _, spec := range []cluster.Spec{{}, {Profile: "default"}, {APIServers: 1}} {
 		if err := start(spec); err != nil {
@@ -300,6 +324,39 @@ func (c namedCluster) Close(context.Context) error {
 	return nil
 }
 
+// TestSharedLimitCountsAPIServers: SharedLimit counts kube-apiservers (kind
+// nodes), so a cluster of two takes the room of two of one, and one larger
+// than the limit runs alone.
+func TestSharedLimitCountsAPIServers(t *testing.T) {
+	var started, closed []string
+	d := cluster.Backend{Name: "test-shared-limit-apiservers", Shared: true, SharedLimit: 2,
+		Start: func(_ context.Context, spec cluster.Spec, _ cluster.Harness) (cluster.Cluster, error) {
+			name := fmt.Sprintf("c%d-%s", max(spec.APIServers, 1), spec.Profile)
+			started = append(started, name)
+			return namedCluster{name: name, closed: &closed}, nil
+		}}
+	t.Cleanup(func() {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		for k := range shared {
+			if strings.HasPrefix(k, d.Name) {
+				delete(shared, k)
+			}
+		}
+	})
+	for _, spec := range []cluster.Spec{{}, {Profile: "a"}, {APIServers: 2}, {}, {APIServers: 3}} {
+		key, start, _ := sharedKey(d, spec)
+		if _, _, err := sharedClusterFor(context.Background(), d, key, start, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantStarted := []string{"c1-", "c1-a", "c2-", "c1-", "c3-"}
+	wantClosed := []string{"c1-", "c1-a", "c2-", "c1-"}
+	if !slices.Equal(started, wantStarted) || !slices.Equal(closed, wantClosed) {
+		t.Errorf("started %q, closed %q; want started %q, closed %q", started, closed, wantStarted, wantClosed)
+	}
+}
+
 // TestSharedLimitClosesLeastRecentlyUsed: a backend's SharedLimit bounds
 // the clusters a process keeps at once; starting one more closes the
 // least recently used, which a later spec starts again. Its negative
@@ -322,8 +379,8 @@ func TestSharedLimitClosesLeastRecentlyUsed(t *testing.T) {
 			}
 		})
 		for _, profile := range []string{"", "a", "", "b", "a", "a"} {
-			spec := cluster.Spec{Profile: profile}
-			if _, _, err := sharedClusterFor(context.Background(), d, sharedKey(d, spec), spec, "test"); err != nil {
+			key, spec, _ := sharedKey(d, cluster.Spec{Profile: profile})
+			if _, _, err := sharedClusterFor(context.Background(), d, key, spec, "test"); err != nil {
 				t.Fatal(err)
 			}
 		}

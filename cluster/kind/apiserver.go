@@ -3,6 +3,7 @@ package kind
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,37 +22,54 @@ const (
 	stoppedManifest = "/etc/kubernetes/informer-conformance-stopped-kube-apiserver.yaml"
 )
 
-// NumAPIServers implements cluster.APIServerController: one control-plane
-// node (more needs kind's load-balancer image).
-func (c *Cluster) NumAPIServers() int { return 1 }
+// NumAPIServers implements cluster.APIServerController: one on each
+// control-plane node.
+func (c *Cluster) NumAPIServers() int { return c.apiservers }
 
-// APIServerURL implements cluster.APIServerController.
-func (c *Cluster) APIServerURL(int) string { return c.server }
+// APIServerURL implements cluster.APIServerController: the address of
+// APIServerAddrs (with one control-plane node, its published port).
+func (c *Cluster) APIServerURL(i int) string {
+	addrs := c.APIServerAddrs()
+	if i < 0 || i >= len(addrs) {
+		return ""
+	}
+	return "https://" + addrs[i]
+}
 
-func checkIndex(i int) error {
-	if i != 0 {
-		return fmt.Errorf("kind cluster has one kube-apiserver, not %d", i+1)
+func (c *Cluster) checkIndex(i int) error {
+	if i < 0 || i >= c.apiservers {
+		return fmt.Errorf("kind cluster %s has %d kube-apiserver(s), no index %d", c.name, c.apiservers, i)
 	}
 	return nil
 }
 
-// runningAPIServers are the IDs of running kube-apiserver containers.
-func (c *Cluster) runningAPIServers(ctx context.Context) ([]string, error) {
-	out, err := c.nodeExec(ctx, "crictl", "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
+// apiserverName names apiserver i in errors and the fault log.
+func (c *Cluster) apiserverName(i int) string {
+	if c.apiservers == 1 {
+		return "kube-apiserver of " + c.name
+	}
+	return fmt.Sprintf("kube-apiserver %d of %s", i, c.name)
+}
+
+// runningAPIServers are the IDs of running kube-apiserver containers on
+// control-plane node i.
+func (c *Cluster) runningAPIServers(ctx context.Context, i int) ([]string, error) {
+	out, err := c.nodeExecOn(ctx, i, "crictl", "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
 	if err != nil {
 		return nil, err
 	}
 	return strings.Fields(out), nil
 }
 
-// StopAPIServer implements cluster.APIServerController. Graceful: the
-// manifest leaves the kubelet's directory and the kubelet stops the pod
-// (SIGTERM, then SIGKILL after the grace period). Hard: the container is
-// killed at once (crictl stop --timeout 0: SIGKILL), then the manifest
-// leaves so the kubelet does not start it again. Returns when no
-// kube-apiserver container runs.
+// StopAPIServer implements cluster.APIServerController for the
+// kube-apiserver of control-plane node i. Graceful: the manifest leaves the kubelet's directory and the kubelet stops the pod
+// (SIGTERM, then SIGKILL after the grace period); should ctx end first, the
+// container is killed (as cluster.Graceful says) and the error wraps ctx's.
+// Hard: the container is killed at once (crictl stop --timeout 0:
+// SIGKILL), then the manifest leaves so the kubelet does not start it
+// again. Returns when no kube-apiserver container runs on the node.
 func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMode) error {
-	if err := checkIndex(i); err != nil {
+	if err := c.checkIndex(i); err != nil {
 		return err
 	}
 	if err := mode.Validate(); err != nil {
@@ -59,57 +77,82 @@ func (c *Cluster) StopAPIServer(ctx context.Context, i int, mode cluster.StopMod
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped {
-		return fmt.Errorf("kube-apiserver of %s is already stopped", c.name)
+	if c.stopped[i] {
+		return fmt.Errorf("%s is already stopped", c.apiserverName(i))
 	}
 	if mode == cluster.Hard {
-		ids, err := c.runningAPIServers(ctx)
-		if err != nil {
+		if err := c.killAPIServers(ctx, i); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if _, err := c.nodeExec(ctx, "crictl", "stop", "--timeout", "0", id); err != nil {
-				return err
-			}
-		}
 	}
-	if _, err := c.nodeExec(ctx, "mv", manifest, stoppedManifest); err != nil {
+	if _, err := c.nodeExecOn(ctx, i, "mv", manifest, stoppedManifest); err != nil {
 		return err
 	}
-	c.stopped = true
-	if c.down == nil {
-		c.down = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, %s stop", c.name, mode))
+	c.stopped[i] = true
+	if c.down[i] == nil {
+		c.down[i] = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, %s stop", c.apiserverName(i), mode))
 	}
-	return c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 0 }, "no kube-apiserver container running", StopTimeout)
+	none := func(ids []string) bool { return len(ids) == 0 }
+	err := c.waitAPIServers(ctx, i, none, "no kube-apiserver container running", StopTimeout)
+	if err == nil || mode != cluster.Graceful || ctx.Err() == nil {
+		return err
+	}
+	// The caller ended the drain: kill it, as a supervisor does when the
+	// termination grace runs out.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTimeout)
+	defer cancel()
+	if err := c.killAPIServers(kctx, i); err != nil {
+		return fmt.Errorf("kill the draining %s: %w", c.apiserverName(i), err)
+	}
+	if err := c.waitAPIServers(kctx, i, none, "no kube-apiserver container running after the kill", StopTimeout); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s killed mid-drain: %w", c.apiserverName(i), ctx.Err())
+}
+
+// killAPIServers kills the running kube-apiserver containers of node i
+// (crictl stop --timeout 0: SIGKILL).
+func (c *Cluster) killAPIServers(ctx context.Context, i int) error {
+	ids, err := c.runningAPIServers(ctx, i)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StartAPIServer implements cluster.APIServerController: the manifest goes
-// back, the kubelet starts the pod; returns when /readyz is ok.
+// back, the kubelet starts the pod; returns when apiserver i's own /readyz
+// is ok.
 func (c *Cluster) StartAPIServer(ctx context.Context, i int) error {
-	if err := checkIndex(i); err != nil {
+	if err := c.checkIndex(i); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.stopped {
-		return fmt.Errorf("kube-apiserver of %s is not stopped", c.name)
+	if !c.stopped[i] {
+		return fmt.Errorf("%s is not stopped", c.apiserverName(i))
 	}
-	if _, err := c.nodeExec(ctx, "mv", stoppedManifest, manifest); err != nil {
+	if _, err := c.nodeExecOn(ctx, i, "mv", stoppedManifest, manifest); err != nil {
 		return err
 	}
-	c.stopped = false
-	defer c.up()
-	if err := c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 1 }, "a kube-apiserver container running", ReadyTimeout); err != nil {
+	delete(c.stopped, i)
+	defer c.up(i)
+	if err := c.waitAPIServers(ctx, i, func(ids []string) bool { return len(ids) == 1 }, "a kube-apiserver container running", ReadyTimeout); err != nil {
 		return err
 	}
-	return c.waitReady(ctx)
+	return c.waitReadyAt(ctx, i)
 }
 
-// up closes the faultlog window StopAPIServer opened, if any.
-func (c *Cluster) up() {
-	if c.down != nil {
-		c.down()
-		c.down = nil
+// up closes the faultlog window StopAPIServer opened for apiserver i, if any.
+func (c *Cluster) up(i int) {
+	if end := c.down[i]; end != nil {
+		end()
+		delete(c.down, i)
 	}
 }
 
@@ -118,7 +161,7 @@ func (c *Cluster) up() {
 // again in place, as after a crash (crash-loop back-off capped at 1 s by the
 // cluster's kubelet configuration); returns when a new container is ready.
 func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.StopMode) error {
-	if err := checkIndex(i); err != nil {
+	if err := c.checkIndex(i); err != nil {
 		return err
 	}
 	if err := mode.Validate(); err != nil {
@@ -132,53 +175,62 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped {
-		return fmt.Errorf("kube-apiserver of %s is stopped", c.name)
+	if c.stopped[i] {
+		return fmt.Errorf("%s is stopped", c.apiserverName(i))
 	}
-	old, err := c.runningAPIServers(ctx)
+	old, err := c.runningAPIServers(ctx, i)
 	if err != nil {
 		return err
 	}
 	if len(old) != 1 {
-		return fmt.Errorf("expected one running kube-apiserver container, found %d", len(old))
+		return fmt.Errorf("expected one running kube-apiserver container on node %d, found %d", i, len(old))
 	}
-	c.down = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("kube-apiserver of %s, hard restart", c.name))
-	defer c.up()
-	if _, err := c.nodeExec(ctx, "crictl", "stop", "--timeout", "0", old[0]); err != nil {
+	c.down[i] = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, hard restart", c.apiserverName(i)))
+	defer c.up(i)
+	if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", old[0]); err != nil {
 		return err
 	}
-	if err := c.waitAPIServers(ctx, func(ids []string) bool { return len(ids) == 1 && ids[0] != old[0] }, "a new kube-apiserver container running", ReadyTimeout); err != nil {
+	if err := c.waitAPIServers(ctx, i, func(ids []string) bool { return len(ids) == 1 && ids[0] != old[0] }, "a new kube-apiserver container running", ReadyTimeout); err != nil {
 		return err
 	}
-	return c.waitReady(ctx)
+	return c.waitReadyAt(ctx, i)
 }
 
-// waitAPIServers polls the running kube-apiserver containers until ok.
-func (c *Cluster) waitAPIServers(ctx context.Context, ok func([]string) bool, what string, timeout time.Duration) error {
+// waitAPIServers polls the running kube-apiserver containers of node i until ok.
+func (c *Cluster) waitAPIServers(ctx context.Context, i int, ok func([]string) bool, what string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []string
 	var lastErr error
 	for {
-		ids, err := c.runningAPIServers(ctx)
+		ids, err := c.runningAPIServers(ctx, i)
 		if err == nil && ok(ids) {
 			return nil
 		}
 		last, lastErr = ids, err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s on %s: not within %s (running: %v, last error: %v)", what, c.name, timeout, last, lastErr)
+			return fmt.Errorf("waiting for %s on node %d of %s: not within %s (running: %v, last error: %v)", what, i, c.name, timeout, last, lastErr)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// waitReady polls kube-apiserver's /readyz through the published port.
-func (c *Cluster) waitReady(ctx context.Context) error {
+// waitReady polls /readyz through the kubeconfig's server (the published
+// port of the node, or of the load balancer).
+func (c *Cluster) waitReady(ctx context.Context) error { return c.waitReadyOn(ctx, c.server) }
+
+// waitReadyAt polls apiserver i's own /readyz.
+func (c *Cluster) waitReadyAt(ctx context.Context, i int) error {
+	return c.waitReadyOn(ctx, c.APIServerURL(i))
+}
+
+func (c *Cluster) waitReadyOn(ctx context.Context, server string) error {
 	cfg, err := c.RESTConfig(cluster.Admin)
 	if err != nil {
 		return err
 	}
+	cfg.Host = server
 	cfg.Timeout = 5 * time.Second
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -195,31 +247,46 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver of %s not ready within %s: %v", c.name, ReadyTimeout, lastErr)
+			return fmt.Errorf("kube-apiserver %s of %s not ready within %s: %v", server, c.name, ReadyTimeout, lastErr)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
 // Recover implements cluster.Recoverer for a cluster its specs share: a
-// spec that failed between StopAPIServer and StartAPIServer leaves
-// kube-apiserver stopped, so its manifest goes back; then the node
-// container must be running and /readyz ok. The error names what is wrong
-// (a node container killed: its state and exit code).
+// spec that failed between StopAPIServer and StartAPIServer (or one that
+// ends on a stopped apiserver) leaves a kube-apiserver stopped, so its
+// manifest goes back; then every node container (the load balancer's too)
+// must be running and /readyz ok. The error names what is wrong (a node
+// container killed: its state and exit code).
 func (c *Cluster) Recover(ctx context.Context) error {
-	out, err := c.d.Run(ctx, nil, "inspect", "--format", "{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}}", c.nodeName())
+	out, err := c.d.Run(ctx, nil, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+c.name, "--format", "{{.Names}}")
 	if err != nil {
-		return fmt.Errorf("kind node container %s is gone: %w", c.nodeName(), err)
+		return err
 	}
-	if state := strings.TrimSpace(string(out)); !strings.HasPrefix(state, "running") {
-		return fmt.Errorf("kind node container %s is not running (%s): the cluster %s is lost for the rest of this process", c.nodeName(), state, c.name)
+	names := strings.Fields(string(out))
+	if len(names) == 0 {
+		return fmt.Errorf("kind node container %s is gone", c.nodeName())
+	}
+	for _, name := range names {
+		out, err := c.d.Run(ctx, nil, "inspect", "--format", "{{.State.Status}} exit={{.State.ExitCode}} oom={{.State.OOMKilled}}", name)
+		if err != nil {
+			return fmt.Errorf("kind node container %s is gone: %w", name, err)
+		}
+		if state := strings.TrimSpace(string(out)); !strings.HasPrefix(state, "running") {
+			return fmt.Errorf("kind node container %s is not running (%s): the cluster %s is lost for the rest of this process", name, state, c.name)
+		}
 	}
 	c.mu.Lock()
-	stopped := c.stopped
+	var stopped []int
+	for i := range c.stopped {
+		stopped = append(stopped, i)
+	}
 	c.mu.Unlock()
-	if stopped {
-		if err := c.StartAPIServer(ctx, 0); err != nil {
-			return fmt.Errorf("restart the kube-apiserver a failed spec left stopped: %w", err)
+	slices.Sort(stopped)
+	for _, i := range stopped {
+		if err := c.StartAPIServer(ctx, i); err != nil {
+			return fmt.Errorf("restart the %s a failed spec left stopped: %w", c.apiserverName(i), err)
 		}
 	}
 	return c.waitReady(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/cluster/profile"
 )
@@ -18,17 +19,19 @@ import (
 // gives up after CreateTimeout.
 const StartTimeout = CreateTimeout + ReadyTimeout
 
-// ClustersPerProcess is how many kind clusters (one per flag profile) a
-// test process keeps at once by default (cluster.Backend.SharedLimit):
-// starting another deletes the least recently used. What bounds them is
-// the host's inotify instances, not memory: a node takes about 0.43 GiB,
-// but also 21-26 of the 128 inotify instances Linux gives a user by
-// default (fs.inotify.max_user_instances; every node's processes run as
-// root: kubelet, kube-apiserver, kube-controller-manager, systemd, ...;
-// measured 2026-11-26), and a node that finds none left fails kubeadm init
-// with the kubelet's "inotify_init: too many open files" (kind's known
-// issue "Pod errors due to too many open files"). Two per process, two
-// processes (KIND_PROCS): four nodes. EnvClustersPerProcess changes it.
+// ClustersPerProcess is how many kind nodes (kube-apiservers: a cluster of
+// several control-plane nodes counts each) a test process runs at once by
+// default (cluster.Backend.SharedLimit): starting another cluster deletes
+// the least recently used until it fits. What bounds them is the host's
+// inotify instances, not memory: a node takes about 0.43 GiB, but also
+// 21-26 of the 128 inotify instances Linux gives a user by default
+// (fs.inotify.max_user_instances; every node's processes run as root:
+// kubelet, kube-apiserver, kube-controller-manager, systemd, ...; measured
+// 2026-11-26), and a node that finds none left fails kubeadm init with the
+// kubelet's "inotify_init: too many open files" (kind's known issue "Pod
+// errors due to too many open files"). Two per process, two processes
+// (KIND_PROCS): four nodes; a three-node cluster runs alone in its process.
+// EnvClustersPerProcess changes it.
 const ClustersPerProcess = 2
 
 // EnvClustersPerProcess sets ClustersPerProcess (a positive number), for
@@ -44,11 +47,13 @@ func clustersPerProcess() int {
 	return ClustersPerProcess
 }
 
-// The kind backend: one kind cluster per test process and flag profile
-// (the harness keeps a Shared backend's clusters by profile), created by
-// kind's Go library on first use and deleted after the suite; each spec
-// gets a namespace of its own. It restarts kube-apiserver and compacts
-// etcd; one control-plane node, kube-apiserver's flags those of kubeadm
+// The kind backend: one kind cluster per test process, number of
+// kube-apiservers and flag profile (the harness keeps a Shared backend's
+// clusters by both: e2e's sharedKey), created by kind's Go library on first
+// use and deleted after the suite; each spec gets a namespace of its own. A
+// spec asking for several apiservers gets a cluster of that many
+// control-plane nodes behind kind's load balancer. It restarts each
+// kube-apiserver and compacts etcd; kube-apiserver's flags are kubeadm's
 // and the spec's profile (profilePatches).
 func init() {
 	cluster.RegisterBackend(cluster.Backend{
@@ -58,8 +63,8 @@ func init() {
 		StartTimeout: StartTimeout,
 		Supports: func(spec cluster.Spec) string {
 			var missing []string
-			if spec.APIServers > 1 {
-				missing = append(missing, fmt.Sprintf("%d apiservers of its own (one control-plane node: more needs kind's load-balancer image, which cannot be pulled offline)", spec.APIServers))
+			if spec.APIServers > MaxAPIServers {
+				missing = append(missing, fmt.Sprintf("%d apiservers (at most %d control-plane nodes)", spec.APIServers, MaxAPIServers))
 			}
 			if spec.EtcdLinks {
 				missing = append(missing, "a fault point between each kube-apiserver and etcd")
@@ -68,6 +73,7 @@ func init() {
 		},
 		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
 			opts := Options{
+				APIServers:   spec.APIServers,
 				ArtifactsDir: h.ArtifactsDir,
 				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
 				Progress:     h.Progress,
@@ -106,6 +112,13 @@ func init() {
 				return err
 			}
 			fmt.Fprintf(h.Progress, "kind node image: %s\n", tag)
+			// kind's load balancer, for the specs of several apiservers:
+			// built too (haproxy), as its image cannot be pulled either.
+			lb, err := lbimage.Build(ctx, lbimage.Options{Progress: h.Progress})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h.Progress, "kind load balancer image: %s\n", lb)
 			return nil
 		},
 	})

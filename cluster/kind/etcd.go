@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,23 +15,28 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/internal/etcdcompact"
 )
 
-// etcdClient connects (once) to the node's etcd from the host: kubeadm's
+// etcdClient connects (once) to the nodes' etcd from the host: kubeadm's
 // etcd listens on the node's IP too (https://<node IP>:2379, client
-// certificates required); the client pair is the one kube-apiserver uses,
-// copied from the node with its CA.
+// certificates required; with several control-plane nodes each runs a
+// member, all are endpoints); the client pair is the one kube-apiserver
+// uses, copied from the first node with its CA.
 func (c *Cluster) etcdClient(ctx context.Context) (*clientv3.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.etcd != nil {
 		return c.etcd, nil
 	}
-	n, err := c.node()
+	cps, err := c.controlPlanes()
 	if err != nil {
 		return nil, err
 	}
-	ip, _, err := n.IP()
-	if err != nil {
-		return nil, fmt.Errorf("node %s IP: %w", n, err)
+	var endpoints []string
+	for _, n := range cps {
+		ip, _, err := n.IP()
+		if err != nil {
+			return nil, fmt.Errorf("node %s IP: %w", n, err)
+		}
+		endpoints = append(endpoints, "https://"+net.JoinHostPort(ip, "2379"))
 	}
 	files := map[string][]byte{}
 	for _, f := range []string{"etcd/ca.crt", "apiserver-etcd-client.crt", "apiserver-etcd-client.key"} {
@@ -47,7 +53,7 @@ func (c *Cluster) etcdClient(ctx context.Context) (*clientv3.Client, error) {
 		return nil, fmt.Errorf("etcd CA of %s is not PEM", c.name)
 	}
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{"https://" + ip + ":2379"},
+		Endpoints:   endpoints,
 		DialTimeout: 10 * time.Second,
 		TLS:         &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12},
 		Logger:      zap.NewNop(),

@@ -1,10 +1,12 @@
 // Package kind is the kind backend: real kind clusters created, configured
 // and deleted by kind's own Go code (sigs.k8s.io/kind/pkg/cluster, docker
-// provider), one control-plane node, with the capabilities a kind cluster can
-// honestly offer: kube-apiserver restart (graceful: its static pod manifest
-// out of and back into the kubelet's manifest directory; hard: its container
-// killed, the kubelet starts it again) and etcd compaction (an etcd client with
-// certificates copied from the node). A cluster may run kube-apiserver with
+// provider), one control-plane node or several behind kind's load balancer
+// (Options.APIServers; offline its image is built by cluster/kind/lbimage),
+// with the capabilities a kind cluster can honestly offer: the restart of
+// each kube-apiserver (graceful: its static pod manifest out of and back
+// into the kubelet's manifest directory; hard: its container killed, the
+// kubelet starts it again) and etcd compaction (an etcd client with
+// certificates copied from a node). A cluster may run kube-apiserver with
 // a flag profile (package cluster/profile), rendered into kubeadm's
 // configuration (profile.go).
 //
@@ -30,8 +32,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +51,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/cluster/profile"
@@ -65,6 +70,9 @@ const (
 	CreateTimeout = 5 * time.Minute
 	// ReadyTimeout bounds waiting for kube-apiserver's /readyz.
 	ReadyTimeout = 2 * time.Minute
+	// MaxAPIServers bounds Options.APIServers: every control-plane node is a
+	// full control plane with an etcd member, on one host.
+	MaxAPIServers = 3
 	// StopTimeout bounds waiting for a stopped kube-apiserver container to be
 	// gone: the pod's termination grace period (30 s, kubeadm sets none) and
 	// the kubelet's sync.
@@ -84,6 +92,12 @@ type Options struct {
 	ArtifactsDir string
 	// CacheDir is where the restricted-host adapter lives (default as cluster/binaries).
 	CacheDir string
+	// APIServers is the number of control-plane nodes, each running
+	// kube-apiserver and a stacked etcd member; 0 means 1. With more, kind
+	// puts its load balancer in front of them (its image: lbimage.Image,
+	// built by lbimage.Build with the project's node image, kind's own Envoy
+	// with a published one), at most MaxAPIServers.
+	APIServers int
 	// Progress receives kind's progress lines and the backend's own; nil discards.
 	Progress io.Writer
 	// Profile adds kube-apiserver flags and feature gates, through
@@ -106,21 +120,23 @@ type Cluster struct {
 	profile   profile.Profile
 
 	version    string // kube-apiserver's gitVersion
-	server     string // https://127.0.0.1:<port>
+	server     string // https://127.0.0.1:<port>, the published port of the node or of the load balancer
 	addr       string // 127.0.0.1:<port>
+	apiservers int    // control-plane nodes
 	admin      *rest.Config
 	testUser   *rest.Config
 	kubeconfig map[cluster.User]string
 
-	nodeMu sync.Mutex
-	cpNode nodes.Node
+	nodeMu  sync.Mutex
+	cpNodes []nodes.Node // the control-plane nodes by name: apiserver i runs on cpNodes[i]
+	cpAddrs []string     // <node IP>:6443 of each
 
 	mu      sync.Mutex
 	etcd    *clientv3.Client
-	stopped bool
+	stopped map[int]bool // kube-apiservers stopped by StopAPIServer
 	// down ends the faultlog window of a stopped or restarting
-	// kube-apiserver (nil when none is open).
-	down   func()
+	// kube-apiserver, by index (absent when none is open).
+	down   map[int]func()
 	closed bool
 
 	// unregister ends the deletion of the cluster on parent death.
@@ -135,6 +151,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if err := opts.Profile.Validate(managedFlags); err != nil {
 		return nil, fmt.Errorf("start kind cluster: %w", err)
+	}
+	if opts.APIServers > MaxAPIServers {
+		return nil, fmt.Errorf("kind cluster with %d kube-apiservers: at most %d", opts.APIServers, MaxAPIServers)
 	}
 	d, err := docker.New(ctx)
 	if err != nil {
@@ -152,6 +171,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := ensureAdapter(ctx, d, image, opts); err != nil {
 		return nil, err
 	}
+	if err := checkLoadBalancerImage(ctx, d, own, opts); err != nil {
+		return nil, err
+	}
 	if err := ensureNetwork(ctx, d); err != nil {
 		return nil, err
 	}
@@ -167,7 +189,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c := &Cluster{
 		name: name, image: image, ownImage: own, d: d, dir: dir, owner: owner,
-		artifacts: opts.ArtifactsDir, progress: opts.Progress, profile: opts.Profile,
+		artifacts: opts.ArtifactsDir, progress: opts.Progress, profile: opts.Profile, apiservers: max(opts.APIServers, 1),
+		stopped: map[int]bool{}, down: map[int]func(){},
 		provider:   kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(newLogger(opts.Progress))),
 		kubeconfig: map[cluster.User]string{},
 	}
@@ -191,7 +214,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.create(ctx); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(opts.Progress, "kind: cluster %s (image %s) created in %s\n", name, image, time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(opts.Progress, "kind: cluster %s (image %s, control-plane nodes: %d) created in %s\n", name, image, c.apiservers, time.Since(start).Round(100*time.Millisecond))
 	if err := c.checkProfile(ctx); err != nil {
 		return nil, err
 	}
@@ -265,6 +288,20 @@ func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Opt
 	return adapterErr
 }
 
+// checkLoadBalancerImage makes sure a cluster of several control-plane
+// nodes will find kind's load balancer image: built here (lbimage.Build,
+// which `make kind-image` and the backend's Prepare run) with the project's
+// node image; with a published node image kind pulls its own.
+func checkLoadBalancerImage(ctx context.Context, d *docker.Docker, ownImage bool, opts Options) error {
+	if opts.APIServers <= 1 || !ownImage {
+		return nil
+	}
+	if lbimage.Inspect(ctx, d).Present {
+		return nil
+	}
+	return fmt.Errorf("%d control-plane nodes need kind's load balancer image %s, which is not here and cannot be pulled: run `make kind-image` (builds it offline with haproxy, a few minutes once)", opts.APIServers, lbimage.Image)
+}
+
 func ensureNetwork(ctx context.Context, d *docker.Docker) error {
 	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName)
 	if _, err := d.Run(ctx, nil, "network", "inspect", NetworkName); err == nil {
@@ -279,19 +316,19 @@ func ensureNetwork(ctx context.Context, d *docker.Docker) error {
 
 // config is the kind cluster configuration of c (renderConfig).
 func (c *Cluster) config() (string, error) {
-	return renderConfig(c.ownImage, c.d.CgroupV1(), c.profile)
+	return renderConfig(c.ownImage, c.d.CgroupV1(), c.apiservers, c.profile)
 }
 
-// renderConfig is the kind cluster configuration: one control-plane node
-// (more needs kind's load balancer image, which cannot be pulled offline).
-// With the project's own image (ownImage), what it does not carry is
-// configured away (default CNI: a static ptp conflist is baked in;
-// kube-proxy; CoreDNS). On cgroup v1 hosts the kubelet must be told to run
-// anyway; the crash-loop back-off is capped at 1 s so a killed
-// kube-apiserver comes back at once (KubeletCrashLoopBackOffMax, beta and
-// on in 1.35+). The profile's flags and gates go to kube-apiserver through
-// kubeadm's ClusterConfiguration (profilePatches).
-func renderConfig(ownImage, cgroupV1 bool, p profile.Profile) (string, error) {
+// renderConfig is the kind cluster configuration: apiservers control-plane
+// nodes (with more than one kind adds its load balancer). With the
+// project's own image (ownImage), what it does not carry is configured away
+// (default CNI: a static ptp conflist is baked in; kube-proxy; CoreDNS). On
+// cgroup v1 hosts the kubelet must be told to run anyway; the crash-loop
+// back-off is capped at 1 s so a killed kube-apiserver comes back at once
+// (KubeletCrashLoopBackOffMax, beta and on in 1.35+). The profile's flags
+// and gates go to kube-apiserver through kubeadm's ClusterConfiguration
+// (profilePatches).
+func renderConfig(ownImage, cgroupV1 bool, apiservers int, p profile.Profile) (string, error) {
 	patches, err := profilePatches(p)
 	if err != nil {
 		return "", err
@@ -301,7 +338,7 @@ func renderConfig(ownImage, cgroupV1 bool, p profile.Profile) (string, error) {
 	if ownImage {
 		b.WriteString("networking:\n  disableDefaultCNI: true\n  kubeProxyMode: none\n")
 	}
-	b.WriteString("nodes:\n- role: control-plane\nkubeadmConfigPatches:\n")
+	b.WriteString("nodes:\n" + strings.Repeat("- role: control-plane\n", max(apiservers, 1)) + "kubeadmConfigPatches:\n")
 	if ownImage {
 		b.WriteString("- |\n  kind: InitConfiguration\n  skipPhases: [preflight, addon/coredns, addon/kube-proxy]\n")
 	}
@@ -361,19 +398,29 @@ func (c *Cluster) create(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		err := c.withNodeLogs(context.Background(), fmt.Errorf("kind create cluster %s did not finish within %s: %w", c.name, CreateTimeout, ctx.Err()))
-		// Removing the node ends kind's pending docker exec, so Create returns.
-		_, _ = c.d.Run(context.Background(), nil, "rm", "-f", "-v", c.nodeName())
+		// Removing the nodes ends kind's pending docker exec, so Create returns.
+		c.removeNodes()
 		<-done
 		return err
 	}
 }
 
+// nodeName is the first control-plane node's container (kind's naming:
+// <cluster>-control-plane, then -control-plane2, ...).
 func (c *Cluster) nodeName() string { return c.name + "-control-plane" }
+
+// removeNodes removes every container of the cluster (kind's cluster label).
+func (c *Cluster) removeNodes() {
+	out, _ := c.d.Run(context.Background(), nil, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster="+c.name)
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		_, _ = c.d.Run(context.Background(), nil, append([]string{"rm", "-f", "-v"}, ids...)...)
+	}
+}
 
 // withNodeLogs adds the tails of the node's kubelet and containerd journals,
 // of the last kube-apiserver container's log (where a flag of a profile
 // that kube-apiserver refuses is named: kubeadm only says the apiserver
-// never became healthy) and of the node container's own log to err.
+// never became healthy) and of the cluster's containers' own logs to err.
 func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -390,8 +437,23 @@ func (c *Cluster) withNodeLogs(ctx context.Context, err error) error {
 		out, _ := c.d.Run(ctx, nil, "exec", c.nodeName(), "tail", "-n", "15", strings.TrimSpace(string(path)))
 		fmt.Fprintf(&b, "\n--- kube-apiserver container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))
 	}
-	out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", c.nodeName())
-	fmt.Fprintf(&b, "\n--- node container log (last 15 lines) ---\n%s", strings.TrimSpace(string(out)))
+	names := []string{c.nodeName()}
+	if c.apiservers > 1 {
+		out, _ := c.d.Run(ctx, nil, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+c.name, "--format", "{{.Names}}")
+		if n := strings.Fields(string(out)); len(n) > 0 {
+			names = n
+			slices.Sort(names)
+		}
+	}
+	for _, n := range names {
+		out, _ := c.d.Run(ctx, nil, "logs", "--tail", "15", n)
+		fmt.Fprintf(&b, "\n--- container %s log (last 15 lines) ---\n%s", n, strings.TrimSpace(string(out)))
+	}
+	if strings.Contains(b.String(), "Too many open files") {
+		limit, _ := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+		fmt.Fprintf(&b, "\n--- hint ---\nsystemd in a node ran out of inotify instances: the host's fs.inotify.max_user_instances (%s) is shared by every node container of every kind cluster running (each takes about 20); run fewer at once, or raise it (kind's known issue: sysctl fs.inotify.max_user_instances=512)",
+			strings.TrimSpace(string(limit)))
+	}
 	return fmt.Errorf("%w%s", err, b.String())
 }
 
@@ -411,6 +473,14 @@ func (c *Cluster) connect(ctx context.Context) error {
 	c.addr = strings.TrimPrefix(c.server, "https://")
 	if err := c.waitReady(ctx); err != nil {
 		return err
+	}
+	if _, err := c.controlPlanes(); err != nil {
+		return err
+	}
+	for i := range c.apiservers {
+		if err := c.waitReadyAt(ctx, i); err != nil {
+			return err
+		}
 	}
 	caCert, err := c.readNodeFile(ctx, "/etc/kubernetes/pki/ca.crt")
 	if err != nil {
@@ -445,29 +515,62 @@ func (c *Cluster) connect(ctx context.Context) error {
 // or failed.
 func (c *Cluster) CRDsInstalled() error { return nil }
 
-// node is the control-plane node, listed once (kind names it after the
-// cluster; the polls of restarts run a command on it every 100 ms).
-func (c *Cluster) node() (nodes.Node, error) {
+// controlPlanes are the control-plane nodes sorted by name (kind names them
+// <cluster>-control-plane, -control-plane2, ...: apiserver i runs on the
+// i-th), listed once (the polls of restarts run a command on a node every
+// 100 ms), with the address of each one's kube-apiserver.
+func (c *Cluster) controlPlanes() ([]nodes.Node, error) {
 	c.nodeMu.Lock()
 	defer c.nodeMu.Unlock()
-	if c.cpNode != nil {
-		return c.cpNode, nil
+	if c.cpNodes != nil {
+		return c.cpNodes, nil
 	}
-	ns, err := c.provider.ListNodes(c.name)
+	all, err := c.provider.ListNodes(c.name)
 	if err != nil {
 		return nil, err
 	}
-	if len(ns) == 0 {
-		return nil, fmt.Errorf("kind cluster %s has no node (was its container removed?)", c.name)
+	var cps []nodes.Node
+	for _, n := range all {
+		if role, err := n.Role(); err == nil && role == "control-plane" {
+			cps = append(cps, n)
+		}
 	}
-	c.cpNode = ns[0]
-	return c.cpNode, nil
+	slices.SortFunc(cps, func(a, b nodes.Node) int { return strings.Compare(a.String(), b.String()) })
+	if len(cps) != c.apiservers {
+		return nil, fmt.Errorf("kind cluster %s has %d control-plane nodes, want %d (was a container removed?)", c.name, len(cps), c.apiservers)
+	}
+	var addrs []string
+	for _, n := range cps {
+		ip, _, err := n.IP()
+		if err != nil {
+			return nil, fmt.Errorf("node %s IP: %w", n, err)
+		}
+		addrs = append(addrs, net.JoinHostPort(ip, "6443"))
+	}
+	c.cpNodes, c.cpAddrs = cps, addrs
+	return cps, nil
 }
 
-// nodeExec runs a command on the control-plane node through kind's node
-// abstraction (docker exec, through the adapter when it is active).
+func (c *Cluster) nodeAt(i int) (nodes.Node, error) {
+	cps, err := c.controlPlanes()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(cps) {
+		return nil, fmt.Errorf("kind cluster %s has %d kube-apiservers, not %d", c.name, len(cps), i+1)
+	}
+	return cps[i], nil
+}
+
+// nodeExec runs a command on the first control-plane node.
 func (c *Cluster) nodeExec(ctx context.Context, command string, args ...string) (string, error) {
-	n, err := c.node()
+	return c.nodeExecOn(ctx, 0, command, args...)
+}
+
+// nodeExecOn runs a command on control-plane node i through kind's node
+// abstraction (docker exec, through the adapter when it is active).
+func (c *Cluster) nodeExecOn(ctx context.Context, i int, command string, args ...string) (string, error) {
+	n, err := c.nodeAt(i)
 	if err != nil {
 		return "", err
 	}
@@ -524,8 +627,23 @@ func (c *Cluster) RESTConfigFor(u cluster.User, host string) (*rest.Config, erro
 	return cfg, nil
 }
 
-// APIServerAddrs are host:port of the published kube-apiserver port.
-func (c *Cluster) APIServerAddrs() []string { return []string{c.addr} }
+// APIServerAddrs implements cluster.Addressable. With one control-plane
+// node: the published kube-apiserver port. With several: each node's own
+// kube-apiserver at its container's IP, port 6443, as the host reaches the
+// nodes' etcd (a stopped apiserver then refuses connections, as a local
+// one does, where a published port's proxy would accept and close them);
+// the load balancer is not among them. Every serving certificate covers
+// the name RESTConfigFor verifies (127.0.0.1: kind's certSANs) and its own
+// node's IP (kubeadm's advertise address).
+func (c *Cluster) APIServerAddrs() []string {
+	if c.apiservers <= 1 {
+		return []string{c.addr}
+	}
+	if _, err := c.controlPlanes(); err != nil {
+		return nil // connect listed them: only a removed container gets here
+	}
+	return slices.Clone(c.cpAddrs)
+}
 
 // KubeconfigPath implements cluster.Cluster.
 func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {

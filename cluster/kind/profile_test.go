@@ -44,12 +44,12 @@ var testProfile = profile.Profile{Name: "test",
 // TestConfigWithoutProfile: with no profile the configuration is what it
 // was before profiles (no patch of kubeadm's ClusterConfiguration).
 func TestConfigWithoutProfile(t *testing.T) {
-	cfg, err := renderConfig(true, false, profile.Profile{Name: profile.Default})
+	cfg, err := renderConfig(true, false, 1, profile.Profile{Name: profile.Default})
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "config-own-image.yaml", cfg)
-	cfg, err = renderConfig(false, true, profile.Profile{})
+	cfg, err = renderConfig(false, true, 1, profile.Profile{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestConfigWithoutProfile(t *testing.T) {
 // the gates as one feature-gates; the result is a kind configuration
 // kind's own types read strictly.
 func TestConfigWithProfile(t *testing.T) {
-	cfg, err := renderConfig(true, false, testProfile)
+	cfg, err := renderConfig(true, false, 1, testProfile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestManagedFlagsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := renderConfig(true, false, combined); err != nil {
+	if _, err := renderConfig(true, false, 1, combined); err != nil {
 		t.Error(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kind/pkg/log"
 
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 )
 
@@ -78,9 +79,9 @@ func ReapStale(ctx context.Context) ([]string, error) {
 }
 
 // ContainerOwnerValues are the owner label values this project sets on
-// containers (never on images): the node image build container and the
-// privileged-container probe.
-var ContainerOwnerValues = []string{nodeimage.OwnerBuildContainer, docker.OwnerProbe}
+// containers (never on images): the node image build container, the
+// privileged-container probe and the load balancer image's check.
+var ContainerOwnerValues = []string{nodeimage.OwnerBuildContainer, docker.OwnerProbe, lbimage.OwnerCheckContainer}
 
 // Clean removes, with no cluster of a live owner in use, everything the
 // backend and the node image build leave in Docker: stale clusters

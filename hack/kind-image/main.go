@@ -1,6 +1,7 @@
 // Command kind-image builds (or finds in Docker) the kind node image for a
-// Kubernetes version, offline, from pinned sources, printing each step, and
-// prints its tag.
+// Kubernetes version and kind's load balancer image (haproxy, for clusters
+// of several control-plane nodes), offline, from pinned sources, printing
+// each step, and prints their tags.
 //
 //	go run ./hack/kind-image [-kube-version v1.36.3]
 package main
@@ -14,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 )
 
@@ -28,4 +30,10 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(tag)
+	lb, err := lbimage.Build(ctx, lbimage.Options{Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kind-image:", err)
+		os.Exit(1)
+	}
+	fmt.Println(lb)
 }

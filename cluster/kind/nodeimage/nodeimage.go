@@ -355,13 +355,6 @@ func (b *builder) rootfs(ctx context.Context) (string, error) {
 		fmt.Fprintf(b.opts.Progress, "  %s: cached\n", tag)
 		return tag, nil
 	}
-	deboot, err := exec.LookPath("debootstrap")
-	if err != nil {
-		return "", errors.New("debootstrap is needed to build the node image's root filesystem from Debian's packages: apt-get install debootstrap")
-	}
-	if os.Geteuid() != 0 {
-		return "", errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
-	}
 	if err := os.MkdirAll(filepath.Join(b.cache, "tmp"), 0o755); err != nil {
 		return "", err
 	}
@@ -370,37 +363,67 @@ func (b *builder) rootfs(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	args := []string{"--variant=minbase", "--include=" + strings.Join(Packages, ","), Suite, dir, Mirror}
-	fmt.Fprintf(b.opts.Progress, "  debootstrap %s\n", strings.Join(args, " "))
+	if err := Debootstrap(ctx, dir, Packages, b.opts.Progress); err != nil {
+		return "", err
+	}
+	if err := ImportDir(ctx, b.d, dir, tag, b.opts.Progress, "LABEL "+LabelOwner+"=kind-rootfs"); err != nil {
+		return "", err
+	}
+	return tag, nil
+}
+
+// Debootstrap installs Debian's minimal base system (Suite, from Mirror)
+// with packages into dir, then removes apt's caches and the documentation,
+// which no container needs (kind's clean-install removes them too). It needs
+// root and debootstrap; it writes its command to progress.
+func Debootstrap(ctx context.Context, dir string, packages []string, progress io.Writer) error {
+	deboot, err := exec.LookPath("debootstrap")
+	if err != nil {
+		return errors.New("debootstrap is needed to build the kind images' root filesystems from Debian's packages: apt-get install debootstrap")
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
+	}
+	args := []string{"--variant=minbase", "--include=" + strings.Join(packages, ","), Suite, dir, Mirror}
+	fmt.Fprintf(progress, "  debootstrap %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, deboot, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("debootstrap: %w\n%s", err, tailLines(out.String(), 20))
+		return fmt.Errorf("debootstrap: %w\n%s", err, tailLines(out.String(), 20))
 	}
-	// apt's caches and docs are not needed on a node (kind's clean-install
-	// removes them too).
 	for _, p := range []string{"var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man"} {
 		_ = os.RemoveAll(filepath.Join(dir, p))
 	}
-	fmt.Fprintf(b.opts.Progress, "  docker import %s\n", tag)
+	return nil
+}
+
+// ImportDir makes the image tag from the root filesystem in dir (tar, with
+// numeric owners, piped to docker import) with the Dockerfile instructions
+// changes (docker import --change); it writes its command to progress.
+func ImportDir(ctx context.Context, d *docker.Docker, dir, tag string, progress io.Writer, changes ...string) error {
+	fmt.Fprintf(progress, "  docker import %s\n", tag)
 	tarCmd := exec.CommandContext(ctx, "tar", "-C", dir, "--numeric-owner", "-c", ".")
 	pipe, err := tarCmd.StdoutPipe()
 	if err != nil {
-		return "", err
+		return err
 	}
 	if err := tarCmd.Start(); err != nil {
-		return "", err
+		return err
 	}
-	_, ierr := b.d.Run(ctx, pipe, "import", "--change", "LABEL "+LabelOwner+"=kind-rootfs", "-", tag)
+	args := []string{"import"}
+	for _, c := range changes {
+		args = append(args, "--change", c)
+	}
+	_, ierr := d.Run(ctx, pipe, append(args, "-", tag)...)
 	werr := tarCmd.Wait()
 	if ierr != nil {
-		return "", ierr
+		return ierr
 	}
 	if werr != nil {
-		return "", fmt.Errorf("tar of the root filesystem: %w", werr)
+		return fmt.Errorf("tar of the root filesystem: %w", werr)
 	}
-	return tag, nil
+	return nil
 }
 
 // componentImages makes one single-binary image per control-plane component
