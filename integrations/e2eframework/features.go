@@ -18,7 +18,7 @@
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
 // There is a feature for every Describe of the Ginkgo suite (S1-S24; two
-// for S6; not yet S4's error classes), named after it, with an assessment
+// each for S4 and S6), named after it, with an assessment
 // for each entry of its tables on the typed stack, in the sync modes the
 // entry runs in. Each runs the same function as the Ginkgo spec of the
 // same scenario (package scenarios), through the same instruments (the
@@ -184,8 +184,7 @@ func apply(opts []Option) options {
 }
 
 // All is every scenario feature (S1-S24, as the Ginkgo suite's Describes:
-// two for S6; S4's error classes are not yet one, their table being the
-// Ginkgo suite's own) with the given options, in scenario order.
+// two each for S4 and S6) with the given options, in scenario order.
 // Each has an assessment per entry of its Ginkgo tables on the typed
 // stack, in the sync modes the table uses; those whose cluster lacks what
 // they need (kube-apiservers, a flag profile, a capability) skip, saying
@@ -195,6 +194,7 @@ func All(opts ...Option) []features.Feature {
 		APIServerRestart(opts...),
 		Blackhole(opts...),
 		WatchTimeouts(opts...),
+		ErrorClasses(opts...),
 		Throttling(opts...),
 		Compaction(opts...),
 		EtcdRestore(opts...),

@@ -88,6 +88,12 @@ func TestExistingFeaturesKeepTheirAssessments(t *testing.T) {
 // TestModesAndSpeeds: entries of one sync mode, SyncModes narrowing them,
 // WithoutSlow and Quick leaving out what the Ginkgo suite labels slow.
 func TestModesAndSpeeds(t *testing.T) {
+	if got := assessments(ErrorClasses(SyncModes(e2e.StreamingList))); len(got) != 0 {
+		t.Errorf("S4 error classes in streaming-list mode: %q, want none (LIST+WATCH only)", got)
+	}
+	if got := assessments(ErrorClasses()); len(got) != 6 || got[0] != "410 Gone event: relist, LIST+WATCH" {
+		t.Errorf("S4 error classes: %q, want the six of scenarios.ErrorClasses in LIST+WATCH mode", got)
+	}
 	if got := assessments(StreamCut()); !slices.Equal(got, []string{"streaming list"}) {
 		t.Errorf("S21: %q, want streaming list only", got)
 	}

@@ -91,6 +91,22 @@ func WatchTimeouts(opts ...Option) features.Feature {
 	return b.Feature()
 }
 
+// ErrorClasses is S4's error classes on a watch (LIST+WATCH mode): each
+// error the server can answer a watch with (scenarios.ErrorClasses, the
+// Ginkgo table's entries) must re-initialise the informer exactly when it
+// calls for it.
+func ErrorClasses(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S4", name: "S4 error classes on a watch"}
+	b := o.builder(sc)
+	for _, ec := range scenarios.ErrorClasses {
+		b = o.perMode(b, sc.name, entry{name: ec.Name, modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
+			scenarios.ExpectReinitialisations(ctx, s, ec)
+		})
+	}
+	return b.Feature()
+}
+
 // Throttling is S4's throttling past the REST client: 429s opening
 // resuming watches (without Retry-After, and more than the REST client
 // retries with it) and 429 ERROR events in them, in each sync mode; then a
