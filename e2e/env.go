@@ -128,7 +128,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	e.Writer, err = kubernetes.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	if shared {
-		e.Namespace = e.useOwnNamespace(ctx, admin)
+		e.Namespace = e.useOwnNamespace(ctx)
 	}
 	e.Pods = probe.QuorumPods(e.Writer, e.Namespace)
 	if e.stack.CustomResource() {
@@ -150,7 +150,14 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 // ends (cleanupNamespace, bounded by NamespaceCleanupTimeout): whatever
 // is left is named in a report entry and on GinkgoWriter, without failing
 // the spec.
-func (e *Env) useOwnNamespace(ctx context.Context, admin *rest.Config) string {
+//
+// The removal goes through the cluster as the spec left it: a
+// cluster.Recoverer first recovers (a kube-apiserver the scenario left
+// stopped is started again: the e2e-framework features share one cluster
+// among disruptive scenarios too), and the admin's rest.Config is asked for
+// again (a scenario that rotated certificates made the one from the start
+// stale).
+func (e *Env) useOwnNamespace(ctx context.Context) string {
 	cs := e.Writer
 	ginkgo.GinkgoHelper()
 	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
@@ -159,8 +166,25 @@ func (e *Env) useOwnNamespace(ctx context.Context, admin *rest.Config) string {
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	AddReportEntry("namespace", ns.Name)
-	DeferCleanup(NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
+	DeferCleanup(RecoverTimeout+NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
 		defer e.TimePhase(timing.NamespaceCleanup)()
+		if r, ok := e.Backend.(cluster.Recoverer); ok {
+			rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
+			err := r.Recover(rctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("namespace %s left on the cluster, which did not recover: %w", ns.Name, err)
+			}
+		}
+		admin, err := e.Backend.RESTConfig(cluster.Admin)
+		if err != nil {
+			return fmt.Errorf("namespace %s left on the cluster: %w", ns.Name, err)
+		}
+		admin.QPS = -1
+		cs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			return fmt.Errorf("namespace %s left on the cluster: %w", ns.Name, err)
+		}
 		ctx, cancel := context.WithTimeout(ctx, NamespaceCleanupTimeout)
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)

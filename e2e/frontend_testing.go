@@ -230,6 +230,9 @@ func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *
 			missing = append(missing, fmt.Sprintf("kube-apiserver flag profile %s", spec.Profile))
 		}
 	}
+	if spec.EtcdLinks && !hasEtcdLinks(f.c) {
+		missing = append(missing, "a fault proxy between each kube-apiserver and etcd (etcd links)")
+	}
 	if len(missing) > 0 {
 		f.Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", f.c.Name(), strings.Join(missing, " and ")))
 	}
@@ -237,6 +240,18 @@ func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *
 		f.Fail(err.Error())
 	}
 	return f.c, true
+}
+
+// hasEtcdLinks says whether c was started with a fault proxy between each
+// kube-apiserver and etcd: a cluster.EtcdLinks whose backend can have them
+// (the local backend's type always can) answers EtcdLink(0) only then.
+func hasEtcdLinks(c cluster.Cluster) bool {
+	l, ok := c.(cluster.EtcdLinks)
+	if !ok {
+		return false
+	}
+	_, err := l.EtcdLink(0)
+	return err == nil
 }
 
 // gomegaT is the spec's t for Gomega: its failures also go to the

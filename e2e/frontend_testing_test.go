@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/report"
 )
@@ -96,4 +98,57 @@ func readSummary(t *testing.T, suite string) SuiteSummary {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// linkedCluster answers EtcdLink only when it has links, as the local
+// backend's cluster does.
+type linkedCluster struct {
+	fakeCluster
+	links bool
+}
+
+func (c linkedCluster) EtcdLink(int) (*faultproxy.Proxy, error) {
+	if !c.links {
+		return nil, errors.New("started without Options.EtcdLinks")
+	}
+	return &faultproxy.Proxy{}, nil
+}
+
+// TestTestingFrontEndSkips: a spec under a testing.T skips, naming what is
+// missing, on a cluster without the etcd links it asks for and on a
+// client-go older than its constraint.
+func TestTestingFrontEndSkips(t *testing.T) {
+	if !hasEtcdLinks(linkedCluster{links: true}) || hasEtcdLinks(linkedCluster{}) || hasEtcdLinks(fakeCluster{}) {
+		t.Error("hasEtcdLinks: true only for a cluster that answers EtcdLink")
+	}
+	for _, tc := range []struct {
+		name     string
+		body     func(fe *testingFrontEnd)
+		wantSkip string // "" for none
+	}{
+		{"no etcd links", func(fe *testingFrontEnd) { fe.Cluster(context.Background(), cluster.Spec{EtcdLinks: true}, nil) }, "etcd links"},
+		{"older client-go", func(*testingFrontEnd) { RequireClientGo(">= 99.0.0") }, "needs client-go >= 99.0.0"},
+		{"client-go new enough", func(*testingFrontEnd) { RequireClientGo(">= 0.0.1") }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := &testingFrontEnd{t: t, c: linkedCluster{}}
+			t.Cleanup(func() {
+				fe.mu.Lock()
+				why := fe.spec.Notes["skipped"]
+				fe.mu.Unlock()
+				switch {
+				case tc.wantSkip == "" && t.Skipped():
+					t.Errorf("skipped: %s", why)
+				case tc.wantSkip != "" && !strings.Contains(why, tc.wantSkip):
+					t.Errorf("skip reason %q, want it to name %q", why, tc.wantSkip)
+				}
+			})
+			undo, err := UseFrontEnd(fe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(undo)
+			tc.body(fe)
+		})
+	}
 }

@@ -205,6 +205,22 @@ func RequireVersions() {
 	}
 }
 
+// RequireClientGo skips the current spec, saying why, when the client-go in
+// use does not match every constraint (">= 0.36.0"): ClientGo's check for a
+// spec that carries no Ginkgo decorations (an e2e-framework feature's
+// assessment, under any front end). A client-go of unknown version does not
+// skip; a constraint that does not parse fails the spec.
+func RequireClientGo(constraints ...string) {
+	ginkgo.GinkgoHelper()
+	reason, err := versionMismatch(map[string][]string{ComponentClientGo: constraints}, map[string]string{ComponentClientGo: ClientGoVersion()})
+	if err != nil {
+		Fail(err.Error())
+	}
+	if reason != "" {
+		Skip(reason)
+	}
+}
+
 // versionMismatch says which constraint excludes which version in use, or
 // "" if all are met. A component whose version is unknown does not skip. A
 // constraint that does not parse is an error, whatever the versions (set

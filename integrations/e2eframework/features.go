@@ -8,7 +8,8 @@
 //	var testenv env.Environment
 //
 //	func TestMain(m *testing.M) {
-//		testenv = env.NewWithConfig(envconf.New())
+//		cfg, _ := envconf.NewFromFlags() // --feature, --labels, --skip-labels, ...
+//		testenv = env.NewWithConfig(cfg)
 //		testenv.Setup(envfuncs.CreateClusterWithOpts(local.NewProvider(), "c", local.WithAPIServers(2), local.WithProfile("fast-graceful-shutdown")))
 //		testenv.Finish(envfuncs.DestroyCluster("c"))
 //		os.Exit(e2eframework.Exit(testenv.Run(m)))
@@ -16,10 +17,18 @@
 //
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
-// Each feature runs the same function as the Ginkgo spec of the same
-// scenario (package scenarios), through the same instruments (the informer
-// probe, the fault proxy, the convergence checks), so its assertions,
-// failure messages and report are the Ginkgo run's. The informer report of
+// There is a feature for every Describe of the Ginkgo suite (S1-S24; two
+// each for S4 and S6), named after it, with an assessment
+// for each entry of its tables on the typed stack, in the sync modes the
+// entry runs in. Each runs the same function as the Ginkgo spec of the
+// same scenario (package scenarios), through the same instruments (the
+// informer probe, the fault proxy, the convergence checks), so its
+// assertions, failure messages and report are the Ginkgo run's. All is
+// every feature, Quick leaves out what the Ginkgo suite labels slow or
+// long, and the option Smoke runs each feature's first assessment that
+// fits the cluster; the features' labels (LabelScenario, LabelCapability,
+// LabelDisruptive, LabelSpeed) serve e2e-framework's --labels and
+// --skip-labels. The informer report of
 // the features run in a process goes to the artifacts root
 // (report.ArtifactsRoot: $INFORMER_CONFORMANCE_ARTIFACTS, default
 // ./_artifacts) as informer-report-e2e-framework.json and .md when Exit is
@@ -33,7 +42,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,19 +53,49 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/existing"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
 	"github.com/informer-conformance/informer-conformance/probe"
-	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
 // Suite names the report of the features run in a process.
 const Suite = "e2e-framework"
 
 var run = e2e.NewTestingRun(Suite)
+
+// Feature labels, for e2e-framework's --labels and --skip-labels (features
+// only: e2e-framework v0.7.0 filters assessments by name alone,
+// pkg/env/env.go requireAssessmentProcessing).
+const (
+	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S24.
+	LabelScenario = "scenario"
+	// LabelCapability is what the feature needs of the cluster beyond a
+	// kubeconfig (an e2e.Capability name: apiserver-restart, ha, ...), a
+	// value each, as the Ginkgo Describe's capability labels.
+	LabelCapability = "capability"
+	// LabelDisruptive is "true" on the features that break the control
+	// plane itself (restarts, compaction, restore), as the Ginkgo suite's
+	// disruptive label.
+	LabelDisruptive = "disruptive"
+	// LabelSpeed is "slow" on a feature whose every assessment the Ginkgo
+	// suite labels slow (S12). The slow and long assessments of the other
+	// features honour --skip-labels speed=slow (and speed=long) themselves:
+	// they skip, saying so (step).
+	LabelSpeed = "speed"
+	// LabelType is "negative-control" on a feature built with ExpectFailure.
+	LabelType = "type"
+)
+
+// The values of LabelSpeed: a long assessment (minutes by design) is slow
+// too, as in the Ginkgo suite, so --skip-labels speed=slow leaves it out.
+const (
+	Slow = "slow"
+	Long = "long"
+)
 
 // Option changes what a feature runs.
 type Option func(*options)
@@ -66,10 +107,18 @@ type options struct {
 	readIdle      *time.Duration
 	ping          *time.Duration
 	expectFailure string
+	withoutSlow   bool
+	smoke         bool
+	// ran is the feature's own (apply makes one per feature): set once an
+	// assessment of it ran, for Smoke.
+	ran *atomic.Bool
 }
 
 // SyncModes sets the sync modes a feature runs its scenario in, one
-// assessment each (default both: streaming list and LIST+WATCH).
+// assessment each (default both: streaming list and LIST+WATCH). An
+// assessment the Ginkgo suite runs in one mode only (S14 and S21 streaming
+// lists, S4's error classes LIST+WATCH) runs in that mode if it is among
+// these, else not at all.
 func SyncModes(modes ...e2e.SyncMode) Option {
 	return func(o *options) { o.modes = modes }
 }
@@ -83,8 +132,10 @@ func WithClient(wrap func(*rest.Config) *rest.Config) Option {
 }
 
 // WithHandler wraps the event handler of the informer under test of the
-// same-name recreate scenario (S7), whose assertion is about what the
-// handler hears.
+// scenarios whose assertions are about what a handler hears (S5, S6, S7,
+// S8, S10, S16-S22: the probe.Options.WrapHandler or Wrap of their input),
+// and turns the probe's own handler check off (probe.Options.NoHandlerCheck)
+// where there is one. The other features ignore it.
 func WithHandler(wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler) Option {
 	return func(o *options) { o.handler = wrap }
 }
@@ -93,7 +144,8 @@ func WithHandler(wrap func(cache.ResourceEventHandler) cache.ResourceEventHandle
 // blackhole scenario (S2): HTTP2_READ_IDLE_TIMEOUT_SECONDS and
 // HTTP2_PING_TIMEOUT_SECONDS (default 2 s each, so the feature takes
 // seconds; 0 read-idle turns the check off). The recovery bound follows
-// from them (scenarios.StaleRecoveryBound).
+// from them (scenarios.StaleRecoveryBound). It replaces the feature's
+// assessment of client-go's default check.
 func WithHTTP2HealthCheck(readIdle, ping time.Duration) Option {
 	return func(o *options) { o.readIdle, o.ping = &readIdle, &ping }
 }
@@ -107,101 +159,195 @@ func ExpectFailure(want string) Option {
 	return func(o *options) { o.expectFailure = want }
 }
 
+// WithoutSlow leaves out the assessments the Ginkgo suite labels slow or
+// long (minutes each: S2's default health check, S5's compactions the
+// watch cache must notice, S6's LIST+WATCH relist, S12, S15's serving CA
+// rotation). At run time `--skip-labels speed=slow` does the same.
+func WithoutSlow() Option {
+	return func(o *options) { o.withoutSlow = true }
+}
+
+// Smoke makes a feature run one assessment: the first that runs (neither
+// skips for want of something nor is filtered out); the others then skip,
+// saying so. Every scenario the cluster fits, once, in a fraction of the
+// time: what the example module runs in CI.
+func Smoke() Option {
+	return func(o *options) { o.smoke = true }
+}
+
 func apply(opts []Option) options {
-	o := options{modes: []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch}}
+	o := options{modes: []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch}, ran: new(atomic.Bool)}
 	for _, f := range opts {
 		f(&o)
 	}
 	return o
 }
 
-// All is every scenario feature with the given options.
+// All is every scenario feature (S1-S24, as the Ginkgo suite's Describes:
+// two each for S4 and S6) with the given options, in scenario order.
+// Each has an assessment per entry of its Ginkgo tables on the typed
+// stack, in the sync modes the table uses; those whose cluster lacks what
+// they need (kube-apiservers, a flag profile, a capability) skip, saying
+// why.
 func All(opts ...Option) []features.Feature {
-	return []features.Feature{APIServerRestart(opts...), Blackhole(opts...), SameNameRecreate(opts...), Compaction(opts...)}
-}
-
-// APIServerRestart is S1: kube-apiserver 0 of two stops (gracefully, then
-// hard) and starts again on the same address; the informer must resume,
-// converge, deliver every delete, get a 2xx within its bound and relist
-// only where the server told it to. It needs a cluster of two
-// kube-apiservers with the fast-graceful-shutdown profile
-// (local.WithAPIServers(2), local.WithProfile("fast-graceful-shutdown")),
-// and skips on others.
-func APIServerRestart(opts ...Option) features.Feature {
-	o := apply(opts)
-	const name = "S1 kube-apiserver restart"
-	b := o.builder(name, "S1")
-	for _, stop := range []cluster.StopMode{cluster.Graceful, cluster.Hard} {
-		b = o.perMode(b, name, fmt.Sprintf("%s stop, ", stop), func(ctx context.Context, s e2e.Setup) {
-			scenarios.APIServerRestart(ctx, s, scenarios.RestartInput{Stop: stop})
-		})
+	return []features.Feature{
+		APIServerRestart(opts...),
+		Blackhole(opts...),
+		WatchTimeouts(opts...),
+		ErrorClasses(opts...),
+		Throttling(opts...),
+		Compaction(opts...),
+		EtcdRestore(opts...),
+		RelistAfterRestore(opts...),
+		SameNameRecreate(opts...),
+		Resync(opts...),
+		SyncTimeout(opts...),
+		FactoryShutdown(opts...),
+		HAFailover(opts...),
+		RelistStorm(opts...),
+		Goaway(opts...),
+		MissingBookmark(opts...),
+		CertRotation(opts...),
+		HandlerOrder(opts...),
+		RelistView(opts...),
+		SlowConsumer(opts...),
+		Transform(opts...),
+		RequestsOnLostConnection(opts...),
+		StreamCut(opts...),
+		ResyncWithWrites(opts...),
+		ShutdownOutlivesWatches(opts...),
+		LaggingAPIServer(opts...),
 	}
-	return b.Feature()
 }
 
-// Blackhole is S2: the informers' HTTP/2 connection goes silent (the fault
-// proxy drops its bytes both ways); client-go's health check must notice
-// and every informer recover on a new connection within the bound.
-func Blackhole(opts ...Option) features.Feature {
-	o := apply(opts)
-	const name = "S2 stale HTTP/2 connection (network blackhole)"
-	sc := scenarios.StaleConnection{ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout)}
-	if o.readIdle != nil {
-		sc.ReadIdle, sc.Ping = o.readIdle, o.ping
+// Quick is All without the slow and long assessments (WithoutSlow), and
+// without the features left with none (S12): the Ginkgo suite's default
+// selection, `!slow && !long`.
+func Quick(opts ...Option) []features.Feature {
+	var quick []features.Feature
+	for _, f := range All(append(opts, WithoutSlow())...) {
+		if len(features.GetStepsByLevel(f.Steps(), types.LevelAssess)) > 0 {
+			quick = append(quick, f)
+		}
 	}
-	sc.Bound = scenarios.StaleRecoveryBound(*sc.ReadIdle, *sc.Ping)
-	if *sc.ReadIdle == 0 { // the check off: the bound of the default short check
-		sc.Bound = scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout)
+	return quick
+}
+
+// scenario is what a feature is named and labelled after: a Describe of
+// the Ginkgo suite.
+type scenario struct {
+	id         string // LabelScenario: "S1"
+	name       string // the Describe's text
+	needs      []e2e.Capability
+	disruptive bool
+	slow       bool // every assessment is slow (LabelSpeed)
+}
+
+// entry is a row of a Ginkgo table: an assessment per sync mode it runs in.
+type entry struct {
+	// name comes before the mode in the assessments' names ("" for the
+	// mode alone).
+	name string
+	// modes are the sync modes the Ginkgo entry runs in; nil for both.
+	// The options' SyncModes narrow them.
+	modes []e2e.SyncMode
+	// speed is "", Slow or Long, as the Ginkgo suite labels the entry.
+	speed string
+	// clientGo constrains the client-go in use (">= 0.36.0"), as the
+	// Ginkgo spec's e2e.ClientGo: an older one skips, saying so.
+	clientGo string
+	// defaultFlags, when set, says why the entry needs kube-apiserver's
+	// default flags: the scenario asks for no profile, which the testing
+	// front end takes for any (e2e.testingFrontEnd.Cluster), while the
+	// Ginkgo suite gives it a cluster of the defaults. On a cluster that
+	// runs a profile it skips, saying so.
+	defaultFlags string
+}
+
+// speeds are the LabelSpeed values of an entry's speed.
+func speeds(speed string) []string {
+	switch speed {
+	case Slow:
+		return []string{Slow}
+	case Long:
+		return []string{Slow, Long}
 	}
-	b := o.perMode(o.builder(name, "S2"), name, "", func(ctx context.Context, s e2e.Setup) { scenarios.RecoversFromStaleConnection(ctx, s, sc) })
-	return b.Feature()
+	return nil
 }
 
-// SameNameRecreate is S7: a pod is deleted and recreated under the same
-// name while the informer is cut off and etcd is compacted; the informer
-// must converge and its handler hear that the old object ended.
-func SameNameRecreate(opts ...Option) features.Feature {
-	o := apply(opts)
-	const name = "S7 same-name pod recreated while disconnected"
-	b := o.perMode(o.builder(name, "S7"), name, "", func(ctx context.Context, s e2e.Setup) {
-		scenarios.RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil})
-	})
-	return b.Feature()
-}
+var (
+	streamingOnly = []e2e.SyncMode{e2e.StreamingList}
+	listWatchOnly = []e2e.SyncMode{e2e.ListWatch}
+)
 
-// Compaction is S5 on one kube-apiserver with the watch cache: deletes each
-// followed at once by a compaction (etcd#10681) must not survive in the
-// store, and a compaction the watch cache notices must not touch an open
-// watch (this one waits for the watch cache's 15 s compaction poll).
-func Compaction(opts ...Option) features.Feature {
-	o := apply(opts)
-	const name = "S5 etcd compaction"
-	b := o.perMode(o.builder(name, "S5"), name, "delete then compact, ", func(ctx context.Context, s e2e.Setup) { scenarios.DeleteThenCompact(ctx, s, true) })
-	b = o.perMode(b, name, "compacted while watching, ", func(ctx context.Context, s e2e.Setup) { scenarios.CompactedWhileWatching(ctx, s) })
-	return b.Feature()
-}
-
-func (o options) builder(name, scenario string) *features.FeatureBuilder {
-	b := features.New(name).WithLabel("scenario", scenario)
+func (o options) builder(sc scenario) *features.FeatureBuilder {
+	name := sc.name
 	if o.expectFailure != "" {
-		b = features.New(name+" (negative control)").WithLabel("scenario", scenario).WithLabel("type", "negative-control")
+		name += " (negative control)"
+	}
+	b := features.New(name).WithLabel(LabelScenario, sc.id)
+	for _, c := range sc.needs {
+		b = b.WithLabel(LabelCapability, c.Name)
+	}
+	if sc.disruptive {
+		b = b.WithLabel(LabelDisruptive, "true")
+	}
+	if sc.slow {
+		b = b.WithLabel(LabelSpeed, Slow)
+	}
+	if o.expectFailure != "" {
+		b = b.WithLabel(LabelType, "negative-control")
 	}
 	return b
 }
 
-// perMode adds an assessment per sync mode, named prefix + the mode.
-func (o options) perMode(b *features.FeatureBuilder, feature, prefix string, body func(ctx context.Context, s e2e.Setup)) *features.FeatureBuilder {
-	for _, m := range o.modes {
-		b = b.Assess(prefix+m.Name, o.step(feature, prefix+m.Name, m, body))
+// perMode adds an assessment per sync mode of e, named e.name + ", " + the
+// mode (the mode alone when e.name is "").
+func (o options) perMode(b *features.FeatureBuilder, feature string, e entry, body func(ctx context.Context, s e2e.Setup)) *features.FeatureBuilder {
+	if o.withoutSlow && e.speed != "" {
+		return b
+	}
+	for _, m := range o.modesOf(e) {
+		name := m.Name
+		if e.name != "" {
+			name = e.name + ", " + m.Name
+		}
+		b = b.Assess(name, o.step(feature, name, m, e, body))
 	}
 	return b
+}
+
+// modesOf are the options' sync modes e runs in: all of them, or, for an
+// entry of one mode, that one if it is among them (a mode of the options,
+// with its stack).
+func (o options) modesOf(e entry) []e2e.SyncMode {
+	if e.modes == nil {
+		return o.modes
+	}
+	var modes []e2e.SyncMode
+	for _, m := range o.modes {
+		if slices.ContainsFunc(e.modes, func(want e2e.SyncMode) bool { return want.Streaming == m.Streaming }) {
+			modes = append(modes, m)
+		}
+	}
+	return modes
 }
 
 // step is one assessment: the scenario body as a spec of the run, on the
-// environment's cluster, in sync mode m with the options' client.
-func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx context.Context, s e2e.Setup)) features.Func {
+// environment's cluster, in sync mode m with the options' client. It skips
+// when --skip-labels names its speed, and, in a smoke run (Smoke), once an
+// assessment of its feature ran.
+func (o options) step(feature, step string, m e2e.SyncMode, e entry, body func(ctx context.Context, s e2e.Setup)) features.Func {
 	return func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 		t.Helper()
+		for _, v := range speeds(e.speed) {
+			if slices.Contains(cfg.SkipLabels()[LabelSpeed], v) {
+				t.Skipf("--skip-labels %s=%s: the Ginkgo suite labels this assessment %s", LabelSpeed, v, v)
+			}
+		}
+		if o.smoke && o.ran.Load() {
+			t.Skip("smoke run (e2eframework.Smoke): an earlier assessment of this feature ran")
+		}
 		c, err := ClusterOf(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -210,7 +356,21 @@ func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx contex
 		if o.expectFailure != "" {
 			name = feature + " (negative control): " + step
 		}
+		if o.smoke {
+			// After run.Spec's clean-ups (registered before them).
+			t.Cleanup(func() {
+				if !t.Skipped() {
+					o.ran.Store(true)
+				}
+			})
+		}
 		run.Spec(ctx, t, c, name, func(ctx context.Context) {
+			if e.clientGo != "" {
+				e2e.RequireClientGo(e.clientGo)
+			}
+			if p, ok := c.(cluster.Profiled); ok && e.defaultFlags != "" && p.ProfileName() != "" && p.ProfileName() != "default" {
+				e2e.Skip(fmt.Sprintf("cluster %s runs kube-apiserver flag profile %s: this assessment needs the default flags (%s)", c.Name(), p.ProfileName(), e.defaultFlags))
+			}
 			s := e2e.Setup{Mode: m, Client: o.client}
 			if o.expectFailure == "" {
 				body(ctx, s)
@@ -223,6 +383,12 @@ func (o options) step(feature, step string, m e2e.SyncMode, body func(ctx contex
 		})
 		return ctx
 	}
+}
+
+// probe is the probe.Options of the scenarios that take them: the
+// options' handler (WithHandler), the probe's handler check off with it.
+func (o options) probe() probe.Options {
+	return probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil}
 }
 
 var (

@@ -47,6 +47,7 @@ type Provider struct {
 // from a YAML file:
 //
 //	apiServers: 2                      # kube-apiservers over one etcd
+//	etcdLinks: true                    # a fault proxy between each kube-apiserver and etcd (S24)
 //	profile: fast-graceful-shutdown    # fixtures/profiles name(s) joined by "+", or a file
 //	version: v1.36.3                   # kube-apiserver; default KUBE_VERSION, then v1.36.3
 //	etcdVersion: v3.6.16               # default ETCD_VERSION, then v3.6.16
@@ -54,6 +55,7 @@ type Provider struct {
 //	artifactsDir: /tmp/logs            # the processes' logs (default: <artifacts root>/<cluster name>)
 type Config struct {
 	APIServers   int    `json:"apiServers,omitempty"`
+	EtcdLinks    bool   `json:"etcdLinks,omitempty"`
 	Profile      string `json:"profile,omitempty"`
 	Version      string `json:"version,omitempty"`
 	EtcdVersion  string `json:"etcdVersion,omitempty"`
@@ -74,6 +76,17 @@ func WithAPIServers(n int) support.ClusterOpts {
 	return func(p support.E2EClusterProvider) {
 		if lp, ok := p.(*Provider); ok {
 			lp.config.APIServers = n
+		}
+	}
+}
+
+// WithEtcdLinks puts a fault proxy between each kube-apiserver and etcd
+// (cluster.EtcdLinks): the lagging-apiserver scenario (S24) stalls one
+// apiserver's link, and skips on a cluster without them.
+func WithEtcdLinks() support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if lp, ok := p.(*Provider); ok {
+			lp.config.EtcdLinks = true
 		}
 	}
 }
@@ -138,15 +151,16 @@ func (p *Provider) SetDefaults() support.E2EClusterProvider {
 // Create implements support.E2EClusterProvider: it builds the binaries if
 // they are not cached, starts etcd and the kube-apiservers, and returns
 // the admin kubeconfig's path once every kube-apiserver is ready. Args, as
-// flags: --apiservers=N, --profile=NAME, --version=V. On error nothing is
-// left running.
+// flags: --apiservers=N, --etcd-links, --profile=NAME, --version=V. On
+// error nothing is left running.
 func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	cfg := p.config
 	fs := flag.NewFlagSet("local provider", flag.ContinueOnError)
 	fs.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "kube-apiservers")
+	fs.BoolVar(&cfg.EtcdLinks, "etcd-links", cfg.EtcdLinks, "a fault proxy between each kube-apiserver and etcd")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "kube-apiserver flag profile")
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
-	if err := p.ParseArgs(fs, args, "--apiservers=N, --profile=NAME, --version=V"); err != nil {
+	if err := p.ParseArgs(fs, args, "--apiservers=N, --etcd-links, --profile=NAME, --version=V"); err != nil {
 		return "", err
 	}
 	return p.create(ctx, cfg)
@@ -181,7 +195,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	}
 	// Should the test binary's parent (go test) die, the cluster goes too.
 	lifetime.ExitWithParent()
-	opts := backend.Options{Name: name, APIServers: cfg.APIServers, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress}
+	opts := backend.Options{Name: name, APIServers: cfg.APIServers, EtcdLinks: cfg.EtcdLinks, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress}
 	if cfg.Profile != "" {
 		prof, err := backend.LoadProfile(cfg.Profile)
 		if err != nil {

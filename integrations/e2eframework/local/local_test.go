@@ -244,14 +244,14 @@ func BenchmarkCreateToReady(b *testing.B) {
 }
 
 // TestCreateClusterWithConfig: envfuncs.CreateClusterWithConfig with the
-// provider's YAML (local.Config).
+// provider's YAML (local.Config), etcd links included.
 func TestCreateClusterWithConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a local cluster")
 	}
 	ctx := testCtx(t)
 	file := filepath.Join(t.TempDir(), "cluster.yaml")
-	if err := os.WriteFile(file, []byte("apiServers: 1\nprofile: no-watch-cache\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("apiServers: 1\netcdLinks: true\nprofile: no-watch-cache\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := envconf.New()
@@ -269,5 +269,8 @@ func TestCreateClusterWithConfig(t *testing.T) {
 	}
 	if c.ServerVersion() == "" {
 		t.Error("no kube-apiserver version")
+	}
+	if _, err := c.EtcdLink(0); err != nil {
+		t.Errorf("etcdLinks: true: %v", err)
 	}
 }
