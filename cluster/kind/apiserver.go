@@ -13,6 +13,16 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 )
 
+// crictlTimeout bounds each crictl call into the node's containerd
+// (crictl's global --timeout). Its default, 2 s, is also the whole budget of
+// a StopContainer with --timeout 0 (k8s.io/cri-client v0.36.0, which
+// crictl v1.36.0 calls: pkg/remote_runtime.go StopContainer, the client's
+// timeout plus the stop's), and
+// a loaded host (measured: load average 8 on 2 cores, several kind
+// clusters) answered "context deadline exceeded" after it: a hard stop that
+// failed to stop.
+const crictlTimeout = "30s"
+
 // The kubelet runs kube-apiserver as a static pod from this manifest; a
 // stopped apiserver's manifest waits outside the directory (the kubelet
 // loads every file in it not starting with a dot, so a copy inside would be
@@ -54,7 +64,7 @@ func (c *Cluster) apiserverName(i int) string {
 // runningAPIServers are the IDs of running kube-apiserver containers on
 // control-plane node i.
 func (c *Cluster) runningAPIServers(ctx context.Context, i int) ([]string, error) {
-	out, err := c.nodeExecOn(ctx, i, "crictl", "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
+	out, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +128,7 @@ func (c *Cluster) killAPIServers(ctx context.Context, i int) error {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", id); err != nil {
+		if _, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", id); err != nil {
 			return err
 		}
 	}
@@ -187,7 +197,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 	}
 	c.down[i] = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, hard restart", c.apiserverName(i)))
 	defer c.up(i)
-	if _, err := c.nodeExecOn(ctx, i, "crictl", "stop", "--timeout", "0", old[0]); err != nil {
+	if _, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", old[0]); err != nil {
 		return err
 	}
 	if err := c.waitAPIServers(ctx, i, func(ids []string) bool { return len(ids) == 1 && ids[0] != old[0] }, "a new kube-apiserver container running", ReadyTimeout); err != nil {
