@@ -258,12 +258,16 @@ e2eframework-compare: kind-image ## Time creating a kind cluster through this mo
 KIND_NODE_IMAGE ?=
 export KIND_NODE_IMAGE
 # Ginkgo processes on the kind backend: each runs its own kind clusters (up
-# to two at once, one per flag profile: cluster/kind ClustersPerProcess),
-# so two processes keep at most four nodes, within the 128 inotify
-# instances Linux gives root by default (about 25 a node).
+# to two nodes at once, one cluster per number of apiservers and flag
+# profile: cluster/kind ClustersPerProcess), so two processes keep at most
+# four nodes, within the 128 inotify instances Linux gives root by default
+# (about 25 a node).
 KIND_PROCS ?= -procs=2
 # The subset `make e2e-kind` runs: smoke (hard apiserver restart), recreate, compaction (the watch cache noticing it included; S5's no-watch-cache entries, S17 and S19 on a cluster with the no-watch-cache profile), resync.
-KIND_LABELS ?= (smoke || recreate || compaction || resync) && !extra-stack
+# Not yet the specs of several control planes (capability:ha; make e2e
+# BACKEND=kind runs them): a cluster of two costs 60-90 s to create, and
+# their series on kind is still to run (issue 30).
+KIND_LABELS ?= (smoke || recreate || compaction || resync) && !extra-stack && !capability:ha
 
 .PHONY: kind-image
 kind-image: ## Build (once per version, cached in Docker) the kind node image and kind's load balancer image (haproxy) offline from pinned sources.
