@@ -188,7 +188,7 @@ func (b *builder) build(ctx context.Context) error {
 	if err := nodeimage.Debootstrap(ctx, rootfs, Packages, b.opts.Progress); err != nil {
 		return err
 	}
-	if err := copyFile(envoy, filepath.Join(rootfs, "usr", "local", "bin", "envoy"), 0o755); err != nil {
+	if err := nodeimage.CopyFile(envoy, filepath.Join(rootfs, "usr", "local", "bin", "envoy"), 0o755); err != nil {
 		return err
 	}
 
@@ -231,15 +231,4 @@ func buildEnvoy(ctx context.Context, out string) error {
 		return fmt.Errorf("go build %s (run from within a module that requires this one): %w\n%s", EnvoyPackage, err, o)
 	}
 	return nil
-}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, data, mode)
 }

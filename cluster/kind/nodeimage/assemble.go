@@ -39,7 +39,7 @@ func (b *builder) nodeImage(ctx context.Context, rootfs, baseFiles, kube, crictl
 		"kind/images.tar":      imagesTar,
 	}
 	for dst, src := range copies {
-		if err := copyFile(src, filepath.Join(stage, dst), 0o755); err != nil {
+		if err := CopyFile(src, filepath.Join(stage, dst), 0o755); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,9 @@ func (b *builder) nodeImage(ctx context.Context, rootfs, baseFiles, kube, crictl
 	return err
 }
 
-func copyFile(src, dst string, mode os.FileMode) error {
+// CopyFile copies src to dst with mode, making dst's directory: a file
+// staged into an image's root filesystem (the load balancer image's too).
+func CopyFile(src, dst string, mode os.FileMode) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
