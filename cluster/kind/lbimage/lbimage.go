@@ -33,8 +33,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
@@ -110,19 +108,11 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Join(cache, "locks"), 0o755); err != nil {
+	unlock, err := nodeimage.LockBuild(ctx, cache, "kind-loadbalancer", Image, opts.Progress)
+	if err != nil {
 		return "", err
 	}
-	lock := flock.New(filepath.Join(cache, "locks", "kind-loadbalancer.lock"))
-	if ok, err := lock.TryLock(); err != nil {
-		return "", err
-	} else if !ok {
-		fmt.Fprintf(opts.Progress, "waiting for another process building %s (lock %s)\n", Image, lock.Path())
-		if _, err := lock.TryLockContext(ctx, 500*time.Millisecond); err != nil {
-			return "", err
-		}
-	}
-	defer lock.Unlock()
+	defer unlock()
 	if done, err := current(ctx, d, io.Discard); done || err != nil {
 		return Image, err
 	}

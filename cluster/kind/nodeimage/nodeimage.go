@@ -112,19 +112,11 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Join(cache, "locks"), 0o755); err != nil {
+	unlock, err := LockBuild(ctx, cache, "kind-node-"+version, tag, opts.Progress)
+	if err != nil {
 		return "", err
 	}
-	lock := flock.New(filepath.Join(cache, "locks", "kind-node-"+version+".lock"))
-	if ok, err := lock.TryLock(); err != nil {
-		return "", err
-	} else if !ok {
-		fmt.Fprintf(opts.Progress, "waiting for another process building %s (lock %s)\n", tag, lock.Path())
-		if _, err := lock.TryLockContext(ctx, 500*time.Millisecond); err != nil {
-			return "", err
-		}
-	}
-	defer lock.Unlock()
+	defer unlock()
 	if d.ImageExists(ctx, tag) {
 		return tag, nil
 	}
@@ -564,4 +556,24 @@ func tailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// LockBuild takes the build lock name in cache's locks directory, so that
+// one process builds an image (what) while the others wait for it, saying
+// so on progress; the returned func releases it. The load balancer image
+// (package lbimage) builds under it too.
+func LockBuild(ctx context.Context, cache, name, what string, progress io.Writer) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Join(cache, "locks"), 0o755); err != nil {
+		return nil, err
+	}
+	lock := flock.New(filepath.Join(cache, "locks", name+".lock"))
+	if ok, err := lock.TryLock(); err != nil {
+		return nil, err
+	} else if !ok {
+		fmt.Fprintf(progress, "waiting for another process building %s (lock %s)\n", what, lock.Path())
+		if _, err := lock.TryLockContext(ctx, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	return func() { _ = lock.Unlock() }, nil
 }
