@@ -269,16 +269,7 @@ func TestSharedClustersPerProfile(t *testing.T) {
 			started = append(started, spec.Profile)
 			return fakeVersioned{}, nil
 		}}
-	t.Cleanup(func() {
-		sharedMu.Lock()
-		defer sharedMu.Unlock()
-		for k := range shared {
-			if strings.HasPrefix(k, d.Name) {
-				delete(shared, k)
-			}
-		}
-		sharedOver = false
-	})
+	forgetShared(t, d)
 	start := func(spec cluster.Spec) error {
 		key, with, _ := sharedKey(d, spec)
 		_, _, err := sharedClusterFor(context.Background(), d, key, with, "test")
@@ -335,15 +326,7 @@ func TestSharedLimitCountsAPIServers(t *testing.T) {
 			started = append(started, name)
 			return namedCluster{name: name, closed: &closed}, nil
 		}}
-	t.Cleanup(func() {
-		sharedMu.Lock()
-		defer sharedMu.Unlock()
-		for k := range shared {
-			if strings.HasPrefix(k, d.Name) {
-				delete(shared, k)
-			}
-		}
-	})
+	forgetShared(t, d)
 	for _, spec := range []cluster.Spec{{}, {Profile: "a"}, {APIServers: 2}, {}, {APIServers: 3}} {
 		key, start, _ := sharedKey(d, spec)
 		if _, _, err := sharedClusterFor(context.Background(), d, key, start, "test"); err != nil {
@@ -369,15 +352,7 @@ func TestSharedLimitClosesLeastRecentlyUsed(t *testing.T) {
 				started = append(started, spec.Profile)
 				return namedCluster{name: "c-" + spec.Profile, closed: &closed}, nil
 			}}
-		t.Cleanup(func() {
-			sharedMu.Lock()
-			defer sharedMu.Unlock()
-			for k := range shared {
-				if strings.HasPrefix(k, d.Name) {
-					delete(shared, k)
-				}
-			}
-		})
+		forgetShared(t, d)
 		for _, profile := range []string{"", "a", "", "b", "a", "a"} {
 			key, spec, _ := sharedKey(d, cluster.Spec{Profile: profile})
 			if _, _, err := sharedClusterFor(context.Background(), d, key, spec, "test"); err != nil {
@@ -392,4 +367,19 @@ func TestSharedLimitClosesLeastRecentlyUsed(t *testing.T) {
 			t.Errorf("SharedLimit %d: started %q, closed %q; want started %q, closed %q", limit, started, closed, wantStarted, wantClosed)
 		}
 	}
+}
+
+// forgetShared removes backend d's shared clusters from this process's
+// registry when the test ends, and lets later tests start clusters again.
+func forgetShared(t *testing.T, d cluster.Backend) {
+	t.Cleanup(func() {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		for k := range shared {
+			if strings.HasPrefix(k, d.Name) {
+				delete(shared, k)
+			}
+		}
+		sharedOver = false
+	})
 }
