@@ -9,8 +9,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -29,13 +31,23 @@ const staleWindow = 5 * time.Second
 const restoreBump = 1_000_000
 
 // postSnapshotWrites keeps etcd's revision after a plain restore (the
-// snapshot's, plus what the restarted apiserver writes on start and on its
-// own afterwards) below the informer's resourceVersion for the whole of the
+// snapshot's, plus what the cluster writes on its own once kube-apiserver
+// is back) below the informer's resourceVersion for the whole of the
 // longest plain-restore spec: the relist spec runs up to about 2.5 min
 // after the restore (s6_relist_unavailable_rv.go: resume, backoff ceiling,
-// bound), and kube-apiserver alone wrote about 10 revisions a minute here
-// (9 in the 55 s after a restore, measured 2026-11-23).
-const postSnapshotWrites = 100
+// bound). Measured background writes: a local cluster (kube-apiserver
+// alone) about 10 revisions a minute (9 in the 55 s after a restore,
+// 2026-11-23); a kind cluster about 100 a minute (kube-controller-manager's
+// and kube-scheduler's leader leases renewed every 2 s, the kubelet's node
+// lease, events: 94 in the relist spec's 60 s after a restore, 2026-11-26,
+// which left 4 of the 100 writes this was then; the withdrawn S6 flake on
+// kind, a relist at R answered 200, was the store reaching R). 1000 leaves
+// four times the longest spec's writes on kind.
+const postSnapshotWrites = 1000
+
+// padWriters write postSnapshotWrites in parallel, each to a ConfigMap of
+// its own (the pod informer does not watch them; the restore removes them).
+const padWriters = 8
 
 // restorableEtcd is what S6 needs of the cluster: snapshot and restore
 // etcd, and read its revision after the restore.
@@ -135,11 +147,12 @@ func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.Restor
 	Expect(err).NotTo(HaveOccurred())
 	changed, err := podsAPI.Get(ctx, "changed", metav1.GetOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	for i := range postSnapshotWrites {
-		changed.Labels = map[string]string{"round": strconv.Itoa(i)}
-		changed, err = podsAPI.Update(ctx, changed, metav1.UpdateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-	}
+	changed.Labels = map[string]string{"changed": "after-the-snapshot"}
+	_, err = podsAPI.Update(ctx, changed, metav1.UpdateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	endPad := env.TimePhase("server: writes after the snapshot")
+	Expect(padRevisions(ctx, writer, env.Namespace, postSnapshotWrites)).To(Succeed(), "writes that take etcd's revision %d past the snapshot", postSnapshotWrites)
+	endPad()
 	Expect(podsAPI.Delete(ctx, "resurrected", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
 	pods.EventuallyConverged(ctx, env.Pods)
 	informerRV, err := strconv.ParseInt(pods.Informer.LastSyncResourceVersion(), 10, 64)
@@ -217,4 +230,26 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 	e2e.By("starting a fresh informer, as a restarted client would")
 	fresh := r.env.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})
 	fresh.Report(fresh.EventuallyConverged(ctx, r.env.Pods))
+}
+
+// padRevisions makes n writes (padWriters ConfigMaps created, then
+// updated) so that etcd's revision grows by n.
+func padRevisions(ctx context.Context, cs kubernetes.Interface, ns string, n int) error {
+	g, ctx := errgroup.WithContext(ctx)
+	cms := cs.CoreV1().ConfigMaps(ns)
+	for w := range padWriters {
+		writes := n / padWriters
+		if w < n%padWriters {
+			writes++
+		}
+		g.Go(func() error {
+			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("revision-pad-%d", w)}}, metav1.CreateOptions{})
+			for i := 1; err == nil && i < writes; i++ {
+				cm.Data = map[string]string{"write": strconv.Itoa(i)}
+				cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			}
+			return err
+		})
+	}
+	return g.Wait()
 }

@@ -122,9 +122,10 @@ func expectedRelist(m e2e.SyncMode) relistExpectation {
 //     and watchList asks again at once at rewatchResourceVersion() = "".
 //
 // Quiet resource: after the restore nothing writes pods; etcd's revision
-// grows only with kube-apiserver's own writes (its lease renewals and
-// endpoint reconciliation, about 10 a minute measured here) and starts
-// about postSnapshotWrites below R, so the watch cache cannot reach R while
+// grows only with the cluster's own writes (kube-apiserver's lease
+// renewals and endpoint reconciliation; on kind the controllers' leader
+// leases too: postSnapshotWrites has the numbers) and starts about
+// postSnapshotWrites below R, so the watch cache cannot reach R while
 // the spec runs; the spec checks that premise at its end and that every
 // answer's "current" is below R.
 //

@@ -287,6 +287,10 @@ func (c *Cluster) Recover(ctx context.Context) error {
 			return fmt.Errorf("kind node container %s is not running (%s): the cluster %s is lost for the rest of this process", name, state, c.name)
 		}
 	}
+	// A restore that failed half way may have left etcd out too.
+	if _, err := c.nodeExec(ctx, "bash", "-c", restoreEtcdManifest); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	var stopped []int
 	for i := range c.stopped {

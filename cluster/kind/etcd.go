@@ -52,10 +52,11 @@ func (c *Cluster) etcdClient(ctx context.Context) (*clientv3.Client, error) {
 	if !pool.AppendCertsFromPEM(files["etcd/ca.crt"]) {
 		return nil, fmt.Errorf("etcd CA of %s is not PEM", c.name)
 	}
+	c.etcdTLS = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 10 * time.Second,
-		TLS:         &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12},
+		TLS:         c.etcdTLS.Clone(),
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {

@@ -173,7 +173,7 @@ func (b *builder) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	etcdVersion, err := etcdVersionOf(refs["etcd"])
+	etcdVersion, err := EtcdVersionOf(refs["etcd"])
 	if err != nil {
 		return err
 	}
@@ -277,7 +277,10 @@ func sandboxImage(configToml string) (string, error) {
 
 var etcdTagRE = regexp.MustCompile(`:(\d+\.\d+\.\d+)(-\d+)?$`)
 
-func etcdVersionOf(ref string) (string, error) {
+// EtcdVersionOf is the etcd release of kubeadm's etcd image reference
+// (registry.k8s.io/etcd:3.6.8-0 is v3.6.8): the node image's etcd is built
+// from it, and a restore on the node needs the same etcdutl.
+func EtcdVersionOf(ref string) (string, error) {
 	m := etcdTagRE.FindStringSubmatch(ref)
 	if m == nil {
 		return "", fmt.Errorf("cannot read an etcd version from kubeadm's image %q", ref)

@@ -37,11 +37,11 @@ func TestEtcdVersionOf(t *testing.T) {
 		"registry.k8s.io/etcd:3.6.8-0": "v3.6.8",
 		"registry.k8s.io/etcd:3.5.21":  "v3.5.21",
 	} {
-		if got, err := etcdVersionOf(ref); err != nil || got != want {
-			t.Errorf("etcdVersionOf(%q) = %q, %v; want %q", ref, got, err, want)
+		if got, err := EtcdVersionOf(ref); err != nil || got != want {
+			t.Errorf("EtcdVersionOf(%q) = %q, %v; want %q", ref, got, err, want)
 		}
 	}
-	if _, err := etcdVersionOf("registry.k8s.io/etcd:latest"); err == nil {
+	if _, err := EtcdVersionOf("registry.k8s.io/etcd:latest"); err == nil {
 		t.Error("a tag without a version was accepted")
 	}
 }
