@@ -2,15 +2,9 @@ package cluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"time"
+
+	"github.com/informer-conformance/informer-conformance/cluster/internal/pki"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/client-go/util/keyutil"
 )
 
 // TestUserRole is the ClusterRole (and binding) that gives TestUser what
@@ -65,45 +58,11 @@ func GrantTestUser(ctx context.Context, cs kubernetes.Interface) error {
 // cluster's CA (PEM certificate and key, as kubeadm writes them) and returns
 // the certificate and a new key, PEM encoded.
 func IssueClientCert(caCertPEM, caKeyPEM []byte, user string, groups []string) (certPEM, keyPEM []byte, err error) {
-	block, _ := pem.Decode(caCertPEM)
-	if block == nil {
-		return nil, nil, fmt.Errorf("the CA certificate is not PEM")
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
+	ca, err := pki.ParseCA(caCertPEM, caKeyPEM)
 	if err != nil {
 		return nil, nil, err
 	}
-	caKey, err := keyutil.ParsePrivateKeyPEM(caKeyPEM)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the CA key: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	sn, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: user, Organization: groups},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+	return ca.Issue(pki.Spec{CN: user, Orgs: groups, Client: true})
 }
 
 // WriteKubeconfig writes a kubeconfig for cfg (certificate data inline) to path.

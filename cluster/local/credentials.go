@@ -17,6 +17,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	ipki "github.com/informer-conformance/informer-conformance/cluster/internal/pki"
 )
 
 func (c *Cluster) makeCredentials() error {
@@ -25,20 +26,20 @@ func (c *Cluster) makeCredentials() error {
 		return fmt.Errorf("create CA: %w", err)
 	}
 	loopback := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
-	sans := certSpec{name: "apiserver", cn: "kube-apiserver", server: true,
-		ips: append(loopback, net.ParseIP("10.0.0.1")),
-		dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}}
+	sans := certSpec{name: "apiserver", Spec: ipki.Spec{CN: "kube-apiserver", Server: true,
+		IPs: append(loopback, net.ParseIP("10.0.0.1")),
+		DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}}}
 	for _, s := range c.opts.ExtraSANs {
 		if ip := net.ParseIP(s); ip != nil {
-			sans.ips = append(sans.ips, ip)
+			sans.IPs = append(sans.IPs, ip)
 		} else {
-			sans.dns = append(sans.dns, s)
+			sans.DNS = append(sans.DNS, s)
 		}
 	}
 	c.creds.servingSpec = sans
 	c.creds.userSpecs = map[cluster.User]certSpec{
-		cluster.Admin:    {name: "admin", cn: "informer-conformance-admin", orgs: []string{"system:masters"}, client: true},
-		cluster.TestUser: {name: "test-user", cn: string(cluster.TestUser), client: true},
+		cluster.Admin:    {name: "admin", Spec: ipki.Spec{CN: "informer-conformance-admin", Orgs: []string{"system:masters"}, Client: true}},
+		cluster.TestUser: {name: "test-user", Spec: ipki.Spec{CN: string(cluster.TestUser), Client: true}},
 	}
 	var admin, user keyPair
 	for _, x := range []struct {
@@ -46,8 +47,8 @@ func (c *Cluster) makeCredentials() error {
 		spec certSpec
 	}{
 		{&c.creds.apiserverCert, sans},
-		{&c.creds.etcdServerCert, certSpec{name: "etcd-server", cn: "etcd", server: true, client: true, ips: loopback, dns: []string{"localhost"}}},
-		{&c.creds.etcdClientCert, certSpec{name: "apiserver-etcd-client", cn: "kube-apiserver-etcd-client", client: true}},
+		{&c.creds.etcdServerCert, certSpec{name: "etcd-server", Spec: ipki.Spec{CN: "etcd", Server: true, Client: true, IPs: loopback, DNS: []string{"localhost"}}}},
+		{&c.creds.etcdClientCert, certSpec{name: "apiserver-etcd-client", Spec: ipki.Spec{CN: "kube-apiserver-etcd-client", Client: true}}},
 		{&admin, c.creds.userSpecs[cluster.Admin]},
 		{&user, c.creds.userSpecs[cluster.TestUser]},
 	} {

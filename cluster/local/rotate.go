@@ -12,6 +12,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
+	ipki "github.com/informer-conformance/informer-conformance/cluster/internal/pki"
 )
 
 // FileKubeconfig implements cluster.CertRotator: a kubeconfig for u against
@@ -47,7 +48,7 @@ func (c *Cluster) FileKubeconfig(u cluster.User, server string) (string, error) 
 // are stopped first, so no apiserver trusting the old CA ever sees a new
 // certificate and none trusting the new CA is running before every file is
 // written: what a client sees is one restart, after which only the new
-// certificates work. Each file is replaced atomically (writePEM).
+// certificates work. Each file is replaced atomically (pki.WriteFileAtomic).
 func (c *Cluster) RotateCertificates(ctx context.Context, opts cluster.RotateOptions) error {
 	if err := opts.Stop.Validate(); err != nil {
 		return fmt.Errorf("rotate certificates: %w", err)
@@ -106,5 +107,5 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dst, data)
+	return ipki.WriteFileAtomic(dst, data)
 }
