@@ -134,7 +134,7 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	etcd    *clientv3.Client
-	etcdTLS *tls.Config // etcd's client credentials, set with etcd
+	etcdTLS *tls.Config  // etcd's client credentials, set with etcd
 	stopped map[int]bool // kube-apiservers stopped by StopAPIServer
 	// down ends the faultlog window of a stopped or restarting
 	// kube-apiserver, by index (absent when none is open).
