@@ -124,9 +124,13 @@ type Cluster struct {
 	server     string // https://127.0.0.1:<port>, the published port of the node or of the load balancer
 	addr       string // 127.0.0.1:<port>
 	apiservers int    // control-plane nodes
-	admin      *rest.Config
-	testUser   *rest.Config
-	kubeconfig map[cluster.User]string
+	// credMu guards the users' credentials, which RotateCertificates
+	// replaces, and the kubeconfigs written of them.
+	credMu          sync.Mutex
+	admin           *rest.Config
+	testUser        *rest.Config
+	kubeconfig      map[cluster.User]string
+	fileKubeconfigs int // FileKubeconfig's files so far, naming the next
 
 	nodeMu  sync.Mutex
 	cpNodes []nodes.Node // the control-plane nodes by name: apiserver i runs on cpNodes[i]
@@ -605,6 +609,8 @@ func (c *Cluster) Image() string { return c.image }
 
 // RESTConfig implements cluster.Cluster.
 func (c *Cluster) RESTConfig(u cluster.User) (*rest.Config, error) {
+	c.credMu.Lock()
+	defer c.credMu.Unlock()
 	switch u {
 	case cluster.Admin:
 		return rest.CopyConfig(c.admin), nil
@@ -649,12 +655,14 @@ func (c *Cluster) APIServerAddrs() []string {
 
 // KubeconfigPath implements cluster.Cluster.
 func (c *Cluster) KubeconfigPath(u cluster.User) (string, error) {
-	if p, ok := c.kubeconfig[u]; ok {
-		return p, nil
-	}
 	cfg, err := c.RESTConfig(u)
 	if err != nil {
 		return "", err
+	}
+	c.credMu.Lock()
+	defer c.credMu.Unlock()
+	if p, ok := c.kubeconfig[u]; ok {
+		return p, nil
 	}
 	p := filepath.Join(c.dir, string(u)+".kubeconfig")
 	if err := cluster.WriteKubeconfig(p, cfg, c.name); err != nil {
@@ -699,3 +707,12 @@ func (c *Cluster) Close(context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+var (
+	_ cluster.APIServerController = (*Cluster)(nil)
+	_ cluster.EtcdCompactor       = (*Cluster)(nil)
+	_ cluster.EtcdSnapshotter     = (*Cluster)(nil)
+	_ cluster.CertRotator         = (*Cluster)(nil)
+	_ cluster.Recoverer           = (*Cluster)(nil)
+	_ cluster.Addressable         = (*Cluster)(nil)
+)
