@@ -15,7 +15,7 @@ var _ = Describe("client-go's watch-list consistency detector", Label("consisten
 	e2e.DescribeSyncModes("checks each streaming list with one LIST at its resourceVersion, which is no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.StreamingListChecked(ctx, m.Setup())
-		})
+		}, Sample)
 
 	It("fails, naming the detector and the informer, when a streaming list loses an object", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A transport that drops the first object of every streaming

@@ -15,7 +15,7 @@ var _ = Describe("S10 factory shutdown", Label("shutdown"), func() {
 	e2e.DescribeStacksAndSyncModes("leaves no goroutine, sends nothing more, and leaves the clientset working",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.ShutdownLeavesNothing(ctx, m.Setup(), probe.Options{}, false)
-		})
+		}, Sample)
 
 	e2e.DescribeStacksAndSyncModes("returns promptly when the connection died before the shutdown",
 		func(ctx SpecContext, m e2e.SyncMode) {

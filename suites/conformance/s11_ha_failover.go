@@ -14,7 +14,7 @@ var _ = Describe("S11 HA apiservers: failover", Label("ha"), Disruptive, NeedsHA
 	e2e.DescribeSyncModes("to a warm apiserver: the resume is accepted, no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.HAFailover(ctx, m.Setup(), scenarios.FailoverInput{})
-		})
+		}, Sample)
 
 	e2e.DescribeSyncModes("to a freshly restarted apiserver: 410, one relist",
 		func(ctx SpecContext, m e2e.SyncMode) {

@@ -14,7 +14,7 @@ var _ = Describe("S13 GOAWAY across HA kube-apiservers", Label("goaway"), NeedsH
 	e2e.DescribeSyncModes("informers move with their connections and resume their watches on the other apiserver: no failed request, no re-initialisation",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.GoawayRebalancing(ctx, m.Setup())
-		})
+		}, Sample)
 
 	It("fails when the client relists whenever a watch ends", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A client that takes the end of each watch for an error relists

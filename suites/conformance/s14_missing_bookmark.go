@@ -13,7 +13,7 @@ import (
 // scenarios.RetriesWhenTheServerEndsTheStream,
 // scenarios.FallsBackOnAVeryShortStream).
 var _ = Describe("S14 streaming list without its end bookmark", Label("missing-bookmark"), e2e.StreamingList.Decorations(), e2e.ClientGo(">= 0.36.0"), func() {
-	It("waits on the open stream: never synced, no LIST, warns at 10 s; WaitForCacheSync gives up at its bound; syncs once the stream ends with the bookmark let through", func(ctx SpecContext) {
+	It("waits on the open stream: never synced, no LIST, warns at 10 s; WaitForCacheSync gives up at its bound; syncs once the stream ends with the bookmark let through", Sample, func(ctx SpecContext) {
 		scenarios.WaitsForTheBookmark(ctx, e2e.StreamingList.Setup())
 	})
 

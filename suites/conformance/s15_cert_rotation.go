@@ -16,7 +16,7 @@ var _ = Describe("S15 certificate rotation", Label("cert-rotation"), Disruptive,
 	e2e.DescribeSyncModes("client CA rotated, reconnects without a new client",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.ClientCARotation(ctx, m.Setup())
-		})
+		}, Sample)
 
 	It("fails when the client holds its certificate in memory", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// The same credentials as data (what a flattened kubeconfig or a

@@ -40,7 +40,11 @@ func s16Entries() []TableEntry {
 	var entries []TableEntry
 	for _, slow := range []scenarios.Slowness{scenarios.NotSlowed, scenarios.SlowHandler} {
 		for _, m := range []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch} {
-			entries = append(entries, m.Entry(slow.Name, slow))
+			params := []any{slow}
+			if slow == scenarios.NotSlowed {
+				params = append(params, Sample)
+			}
+			entries = append(entries, m.Entry(slow.Name, params...))
 		}
 	}
 	for _, stack := range probe.Stacks {

@@ -15,7 +15,7 @@ var _ = Describe("S17 what a handler sees of the store during a relist", Label("
 	e2e.DescribeStacksAndSyncModes("every handler call of a relist after a 410 sees a store the server once had",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.RelistView(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	m := e2e.StreamingList
 	It("fails when the relist is applied item by item (AtomicFIFO=false, InOrderInformersBatchProcess=false)", NegativeControl, m.Decorations(), e2e.ClientGo(">= 0.36.0"), func(ctx SpecContext) {

@@ -18,7 +18,7 @@ var _ = Describe("S18 a consumer slower than the events", Label("slow-consumer",
 	e2e.DescribeSyncModes("the watch keeps being read, stays open, and nothing is lost or relisted",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.SlowConsumer(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	m := e2e.StreamingList
 	It("fails when the queue stays locked while the consumer works (UnlockWhileProcessingFIFO=false)", NegativeControl, m.Decorations(), e2e.ClientGo(">= 0.36.0"), func(ctx SpecContext) {

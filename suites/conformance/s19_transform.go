@@ -16,7 +16,7 @@ var _ = Describe("S19 an informer with a transform", Label("transform", "compact
 	e2e.DescribeStacksAndSyncModes("transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34 a streaming list's objects twice)",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.Transformed(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	It("fails when the objects reaching the handlers are transformed again", NegativeControl, func(ctx SpecContext) {
 		// A broken setup that runs the transform a second time on what it

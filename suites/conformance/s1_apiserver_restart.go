@@ -44,7 +44,11 @@ func s1Entries() []TableEntry {
 			name string
 		}{{cluster.Graceful, "graceful (SIGTERM)"}, {cluster.Hard, "hard (SIGKILL)"}} {
 			for _, m := range []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch} {
-				entries = append(entries, m.OnStack(stack).Entry(stop.name, stop.mode))
+				var sample []any
+				if stop.mode == cluster.Hard && stack == probe.StackTyped {
+					sample = append(sample, Sample)
+				}
+				entries = append(entries, m.OnStack(stack).Entry(stop.name, append([]any{stop.mode}, sample...)...))
 			}
 		}
 	}

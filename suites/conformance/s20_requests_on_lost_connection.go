@@ -17,7 +17,7 @@ var _ = Describe("S20 the clientset's own requests when the informers' connectio
 	e2e.DescribeSyncModes("a GET in flight and a LIST issued meanwhile are retried on a new connection and succeed",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.RequestsOnLostConnection(ctx, m.Setup(), probe.Options{}, scenarios.DefaultRetries)
-		})
+		}, Sample)
 
 	It("fails when the requests may not be retried (MaxRetries(0))", NegativeControl, func(ctx SpecContext) {
 		err := InterceptGomegaFailure(func() { scenarios.RequestsOnLostConnection(ctx, e2e.Setup{}, probe.Options{}, 0) })

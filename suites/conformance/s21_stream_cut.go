@@ -15,7 +15,7 @@ import (
 // LIST+WATCH informer's streams carry no initial events.
 var _ = Describe("S21 a streaming list cut inside its initial events", Label("stream-cut"), func() {
 	m := e2e.StreamingList
-	It("resumes from a resourceVersion it synced to and misses nothing", m.Decorations(), func(ctx SpecContext) {
+	It("resumes from a resourceVersion it synced to and misses nothing", m.Decorations(), Sample, func(ctx SpecContext) {
 		scenarios.StreamCutInsideInitialEvents(ctx, m.Setup(), probe.Options{})
 	})
 

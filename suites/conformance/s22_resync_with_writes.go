@@ -16,7 +16,7 @@ var _ = Describe("S22 resyncs among writes", Label("resync"), func() {
 	e2e.DescribeSyncModes("every change reaches the handler as a change and resyncs re-deliver only what it heard",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.ResyncWithWrites(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	It("fails when the handler is handed the old object for a change", NegativeControl, func(ctx SpecContext) {
 		// Every other real change reaches the handler as Update(old, old):

@@ -12,10 +12,14 @@ import (
 // scenarios.ShutdownOutlivesWatches.
 var _ = Describe("S23 kube-apiserver shutdown outliving its watches", Label("apiserver-shutdown", "ha"), Disruptive, NeedsHA, NeedsAPIServerRestart, func() {
 	for _, end := range []scenarios.ShutdownEnd{scenarios.ShutdownTimesOut, scenarios.ShutdownKilled} {
+		var sample []any
+		if end == scenarios.ShutdownKilled {
+			sample = append(sample, Sample)
+		}
 		e2e.DescribeSyncModes("drain ended by "+string(end)+": the watch open through GOAWAY is resumed on the other apiserver, no relist",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				scenarios.ShutdownOutlivesWatches(ctx, m.Setup(), scenarios.ShutdownInput{End: end})
-			})
+			}, sample...)
 	}
 
 	It("fails when the client takes the end of a watch for an error", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {

@@ -14,7 +14,7 @@ var _ = Describe("S24 a relist through a lagging kube-apiserver", Label("lagging
 	e2e.DescribeSyncModes("never goes back in time: no deleted object returns, no seen object vanishes or gets older",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.LaggingAPIServer(ctx, m.Setup(), nil)
-		})
+		}, Sample)
 
 	It("fails when the client relists at resourceVersion \"0\"", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 		// What client-go did before kubernetes#59848 was fixed: the

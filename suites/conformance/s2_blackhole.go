@@ -19,7 +19,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
-		})
+		}, Sample)
 
 	// The defaults, the number users live with. One sync mode: detection
 	// happens in the HTTP/2 transport below the reflector, and the short

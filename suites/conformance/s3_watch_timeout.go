@@ -17,7 +17,7 @@ var _ = Describe("S3 watch timeouts", Label("watch-timeout"), func() {
 		e2e.DescribeStacksAndSyncModes("resumes with a watch from its last resourceVersion, never relists, and misses no change",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				scenarios.ResumesAfterServerTimeouts(ctx, m.Setup())
-			})
+			}, Sample)
 
 		It("fails when the client treats the end of a watch as an error", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
 			// A transport that turns the clean end of a watch body (io.EOF)

@@ -36,7 +36,7 @@ var _ = Describe("S4 throttling past the REST client", Label("error-class"), fun
 		func(ctx SpecContext, m e2e.SyncMode, t scenarios.Throttle) {
 			scenarios.ExpectThrottledRecovery(ctx, m.Setup(), t)
 		},
-		e2e.StreamingList.Entry("2 429s without Retry-After opening resuming watches", scenarios.ThrottledNoRetryAfter),
+		e2e.StreamingList.Entry("2 429s without Retry-After opening resuming watches", scenarios.ThrottledNoRetryAfter, Sample),
 		e2e.ListWatch.Entry("2 429s without Retry-After opening resuming watches", scenarios.ThrottledNoRetryAfter),
 		e2e.StreamingList.Entry("11 429s with Retry-After: 1 opening a resuming watch", scenarios.ThrottledPastRetries),
 		e2e.ListWatch.Entry("11 429s with Retry-After: 1 opening a resuming watch", scenarios.ThrottledPastRetries),

@@ -59,7 +59,7 @@ var _ = Describe("S5 etcd compaction", Label("compaction"), Disruptive, NeedsEtc
 			func(ctx SpecContext, m e2e.SyncMode, watchCache bool) {
 				scenarios.DeleteThenCompact(ctx, m.Setup(), watchCache)
 			},
-			e2e.StreamingList.Entry("watch cache", true),
+			e2e.StreamingList.Entry("watch cache", true, Sample),
 			e2e.ListWatch.Entry("watch cache", true),
 			e2e.StreamingList.Entry("no watch cache", false),
 			e2e.ListWatch.Entry("no watch cache", false),

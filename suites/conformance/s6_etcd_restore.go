@@ -15,7 +15,7 @@ var _ = Describe("S6 etcd restored from an earlier snapshot", Label("etcd-restor
 		e2e.DescribeSyncModes("the informer resumes a silent watch at its newer resourceVersion and stays stale (upstream limitation)",
 			func(ctx SpecContext, m e2e.SyncMode) {
 				scenarios.EtcdRestored(ctx, m.Setup(), scenarios.EtcdRestoreInput{})
-			})
+			}, Sample)
 	})
 
 	Context("when the restore bumps revisions and marks them compacted", func() {

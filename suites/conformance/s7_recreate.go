@@ -15,7 +15,7 @@ var _ = Describe("S7 same-name pod recreated while disconnected", Label("recreat
 	e2e.DescribeStacksAndSyncModes("converges and tells the handler the old object ended (Delete or UID-changing Update)",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.RecreatedWhileDisconnected(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	It("fails when the handler drops updates and deletes", NegativeControl, func(ctx SpecContext) {
 		err := InterceptGomegaFailure(func() {

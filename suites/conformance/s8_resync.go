@@ -16,7 +16,7 @@ var _ = Describe("S8 resync", Label("resync"), func() {
 	e2e.DescribeSyncModes("re-delivers every object from the indexer and sends no request to the apiserver",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.ResyncSendsNoRequests(ctx, m.Setup(), probe.Options{})
-		})
+		}, Sample)
 
 	It("fails when the client re-watches every second", NegativeControl, func(ctx SpecContext) {
 		// A client whose watches time out after 1 s (a tweak of

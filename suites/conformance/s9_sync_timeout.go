@@ -14,7 +14,7 @@ var _ = Describe("S9 sync with an unreachable apiserver", Label("sync-timeout"),
 	e2e.DescribeSyncModes("gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.SyncWithUnreachableAPIServer(ctx, m.Setup())
-		})
+		}, Sample)
 
 	It("fails when the client retries in a hot loop", NegativeControl, func(ctx SpecContext) {
 		// A transport that retries every failed request at once, 50 times:

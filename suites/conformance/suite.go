@@ -89,6 +89,10 @@ var (
 	// Disruptive labels a spec that breaks the control plane itself
 	// (restarts, compaction, restore), not only the client's connection.
 	Disruptive = Label("disruptive")
+	// Sample labels one spec per scenario (a table's, in both sync modes:
+	// `sample && !sync:list` takes one): what the kind subset CI runs
+	// (make e2e-kind) covers every scenario with.
+	Sample = Label("sample")
 	// Slow labels a spec that takes minutes; `LABEL_FILTER='!slow'` skips it.
 	Slow = Label("slow")
 	// Long labels a spec that takes five minutes or more because client-go
