@@ -85,3 +85,21 @@ func WriteKubeconfig(path string, cfg *rest.Config, name string) error {
 	kc.CurrentContext = name
 	return clientcmd.WriteToFile(*kc, path)
 }
+
+// FileCredentials are the files a kubeconfig names by path: the CA a
+// client verifies the apiserver with, its certificate and key.
+type FileCredentials struct {
+	CAFile, CertFile, KeyFile string
+}
+
+// WriteFileKubeconfig writes a kubeconfig for user against server (TLS
+// verified as serverName when set) that names f's files by path, never
+// inline, so client-go reloads them (CertRotator.FileKubeconfig).
+func WriteFileKubeconfig(path, name string, user User, server, serverName string, f FileCredentials) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: f.CAFile, TLSServerName: serverName}
+	cfg.AuthInfos[string(user)] = &clientcmdapi.AuthInfo{ClientCertificate: f.CertFile, ClientKey: f.KeyFile}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: string(user)}
+	cfg.CurrentContext = name
+	return clientcmd.WriteToFile(*cfg, path)
+}

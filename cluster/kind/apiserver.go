@@ -208,19 +208,26 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 
 // waitAPIServers polls the running kube-apiserver containers of node i until ok.
 func (c *Cluster) waitAPIServers(ctx context.Context, i int, ok func([]string) bool, what string, timeout time.Duration) error {
+	return poll(ctx, timeout, fmt.Sprintf("%s on node %d of %s", what, i, c.name), func(ctx context.Context) (bool, string, error) {
+		ids, err := c.runningAPIServers(ctx, i)
+		return err == nil && ok(ids), fmt.Sprintf("running: %v, last error: %v", ids, err), nil
+	})
+}
+
+// poll calls check every 100 ms until it reports done or fails (its error
+// ends the wait), or timeout passes: then the error names what was awaited
+// and the state check last reported.
+func poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (done bool, state string, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var last []string
-	var lastErr error
 	for {
-		ids, err := c.runningAPIServers(ctx, i)
-		if err == nil && ok(ids) {
-			return nil
+		done, state, err := check(ctx)
+		if err != nil || done {
+			return err
 		}
-		last, lastErr = ids, err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s on node %d of %s: not within %s (running: %v, last error: %v)", what, i, c.name, timeout, last, lastErr)
+			return fmt.Errorf("waiting for %s: not within %s (%s)", what, timeout, state)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -246,21 +253,10 @@ func (c *Cluster) waitReadyOn(ctx context.Context, server string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
-	defer cancel()
-	var lastErr error
-	for {
+	return poll(ctx, ReadyTimeout, fmt.Sprintf("kube-apiserver %s of %s to be ready", server, c.name), func(ctx context.Context) (bool, string, error) {
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err == nil && strings.TrimSpace(string(body)) == "ok" {
-			return nil
-		}
-		lastErr = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver %s of %s not ready within %s: %v", server, c.name, ReadyTimeout, lastErr)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return err == nil && strings.TrimSpace(string(body)) == "ok", fmt.Sprintf("last error: %v", err), nil
+	})
 }
 
 // Recover implements cluster.Recoverer for a cluster its specs share: a

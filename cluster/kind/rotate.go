@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
@@ -96,14 +95,10 @@ func (c *Cluster) FileKubeconfig(u cluster.User, server string) (string, error) 
 			return "", fmt.Errorf("file kubeconfig: %w", err)
 		}
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.serverCAFile(), TLSServerName: c.admin.TLSClientConfig.ServerName}
-	cfg.AuthInfos[string(u)] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
-	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: string(u)}
-	cfg.CurrentContext = c.name
 	c.fileKubeconfigs++
 	path := filepath.Join(c.dir, fmt.Sprintf("kubeconfig-%s-files-%d", u, c.fileKubeconfigs))
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	files := cluster.FileCredentials{CAFile: c.serverCAFile(), CertFile: cert, KeyFile: key}
+	if err := cluster.WriteFileKubeconfig(path, c.name, u, server, c.admin.TLSClientConfig.ServerName, files); err != nil {
 		return "", fmt.Errorf("file kubeconfig: %w", err)
 	}
 	return path, nil

@@ -226,22 +226,10 @@ func etcdFlags(manifest string) (map[string]string, error) {
 // waitNoControlPlaneProcs waits until no etcd or kube-apiserver process is
 // left on the node (the kubelet stops the pods whose manifests left).
 func (c *Cluster) waitNoControlPlaneProcs(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, StopTimeout)
-	defer cancel()
-	var last string
-	var lastErr error
-	for {
+	return poll(ctx, StopTimeout, "no etcd or kube-apiserver process on "+c.nodeName(), func(ctx context.Context) (bool, string, error) {
 		out, err := c.nodeExec(ctx, "bash", "-c", controlPlaneProcs)
-		if err == nil && strings.TrimSpace(out) == "0" {
-			return nil
-		}
-		last, lastErr = strings.TrimSpace(out), err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("etcd and kube-apiserver processes still on %s after %s: %s (last error: %v)", c.nodeName(), StopTimeout, last, lastErr)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return err == nil && strings.TrimSpace(out) == "0", fmt.Sprintf("processes: %s, last error: %v", strings.TrimSpace(out), err), nil
+	})
 }
 
 // waitEtcdAt waits until the restarted etcd answers, and requires its
@@ -251,24 +239,16 @@ func (c *Cluster) waitEtcdAt(ctx context.Context, want int64) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
-	defer cancel()
-	var lastErr error
-	for {
-		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+	return poll(ctx, ReadyTimeout, "etcd of "+c.name+" to answer after the restore", func(ctx context.Context) (bool, string, error) {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		resp, err := cli.Get(rctx, "compact_rev_key")
-		rcancel()
-		if err == nil {
-			if got := resp.Header.Revision; got != want {
-				return fmt.Errorf("etcd of %s came back at revision %d, the restored snapshot holds %d: not the restored data", c.name, got, want)
-			}
-			return nil
+		if err != nil {
+			return false, fmt.Sprintf("last error: %v", err), nil
 		}
-		lastErr = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("etcd of %s not answering within %s after the restore: %v", c.name, ReadyTimeout, lastErr)
-		case <-time.After(100 * time.Millisecond):
+		if got := resp.Header.Revision; got != want {
+			return false, "", fmt.Errorf("etcd of %s came back at revision %d, the restored snapshot holds %d: not the restored data", c.name, got, want)
 		}
-	}
+		return true, "", nil
+	})
 }

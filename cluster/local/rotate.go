@@ -7,9 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	ipki "github.com/informer-conformance/informer-conformance/cluster/internal/pki"
@@ -31,14 +28,10 @@ func (c *Cluster) FileKubeconfig(u cluster.User, server string) (string, error) 
 	if !ok {
 		return "", fmt.Errorf("file kubeconfig: no credentials for user %q", u)
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.creds.serverCAFile}
-	cfg.AuthInfos[string(u)] = &clientcmdapi.AuthInfo{ClientCertificate: kp.CertFile, ClientKey: kp.KeyFile}
-	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: string(u)}
-	cfg.CurrentContext = c.name
 	c.creds.fileKubeconfigs++
 	path := filepath.Join(c.work, fmt.Sprintf("kubeconfig-%s-files-%d", u, c.creds.fileKubeconfigs))
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	files := cluster.FileCredentials{CAFile: c.creds.serverCAFile, CertFile: kp.CertFile, KeyFile: kp.KeyFile}
+	if err := cluster.WriteFileKubeconfig(path, c.name, u, server, "", files); err != nil {
 		return "", fmt.Errorf("file kubeconfig: %w", err)
 	}
 	return path, nil
