@@ -21,6 +21,7 @@ import (
 
 	backend "github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
+	"github.com/informer-conformance/informer-conformance/cluster/profile"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
 )
 
@@ -40,10 +41,14 @@ type Provider struct {
 //	version: v1.36.3                  # kube-apiserver: picks the built node image
 //	image: kindest/node:v1.36.3       # a published node image instead (default KIND_NODE_IMAGE)
 //	artifactsDir: /tmp/logs           # where exported logs go
+//	apiservers: 2                     # control-plane nodes behind kind's load balancer (1-3)
+//	profile: no-watch-cache           # kube-apiserver flag profile (fixtures/profiles), "+" joins several
 type Config struct {
 	Version      string `json:"version,omitempty"`
 	Image        string `json:"image,omitempty"`
 	ArtifactsDir string `json:"artifactsDir,omitempty"`
+	APIServers   int    `json:"apiservers,omitempty"`
+	Profile      string `json:"profile,omitempty"`
 }
 
 // NewProvider returns a provider for one kind cluster.
@@ -59,6 +64,28 @@ func WithImage(image string) support.ClusterOpts {
 	return func(p support.E2EClusterProvider) {
 		if kp, ok := p.(*Provider); ok {
 			kp.config.Image = image
+		}
+	}
+}
+
+// WithAPIServers sets the number of control-plane nodes (1-3; more than
+// one: behind kind's load balancer), for the scenarios that stop one
+// apiserver while another takes writes (capability ha).
+func WithAPIServers(n int) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.config.APIServers = n
+		}
+	}
+}
+
+// WithProfile sets the kube-apiserver flag profile (a name of
+// fixtures/profiles or a file; "+" joins several), given through kubeadm's
+// configuration.
+func WithProfile(name string) support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.config.Profile = name
 		}
 	}
 }
@@ -107,13 +134,16 @@ func (p *Provider) SetDefaults() support.E2EClusterProvider { return p }
 
 // Create implements support.E2EClusterProvider: it creates the cluster and
 // returns the admin kubeconfig's path once kube-apiserver is ready. Args,
-// as flags: --image=IMAGE, --version=V. On error nothing is left running.
+// as flags: --image=IMAGE, --version=V, --apiservers=N, --profile=NAME. On
+// error nothing is left running.
 func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	cfg := p.config
 	fs := flag.NewFlagSet("kind provider", flag.ContinueOnError)
 	fs.StringVar(&cfg.Image, "image", cfg.Image, "node image")
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
-	if err := p.ParseArgs(fs, args, "--image=IMAGE, --version=V"); err != nil {
+	fs.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "control-plane nodes")
+	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "kube-apiserver flag profile")
+	if err := p.ParseArgs(fs, args, "--image=IMAGE, --version=V, --apiservers=N, --profile=NAME"); err != nil {
 		return "", err
 	}
 	return p.create(ctx, cfg)
@@ -124,7 +154,7 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 // among them, are an error).
 func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
 	cfg := p.config
-	if err := p.ReadConfig(configFile, &cfg, " (this provider's config has version, image and artifactsDir; pass kind configurations to e2e-framework's kind provider)"); err != nil {
+	if err := p.ReadConfig(configFile, &cfg, " (this provider's config has version, image, artifactsDir, apiservers and profile; pass kind configurations to e2e-framework's kind provider)"); err != nil {
 		return "", err
 	}
 	return p.create(ctx, cfg)
@@ -140,8 +170,16 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	if p.path != "" {
 		return "", p.Errorf("WithPath(%q): the kind backend uses kind's Go library, not a kind binary", p.path)
 	}
+	var prof profile.Profile
+	if cfg.Profile != "" {
+		var err error
+		if prof, err = profile.Load(cfg.Profile); err != nil {
+			return "", p.Errorf("profile %q: %v", cfg.Profile, err)
+		}
+	}
 	lifetime.ExitWithParent()
-	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress})
+	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress,
+		APIServers: cfg.APIServers, Profile: prof})
 	if err != nil {
 		return "", p.Errorf("%v", err)
 	}

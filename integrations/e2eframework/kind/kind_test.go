@@ -112,6 +112,12 @@ func TestKindProviderBadInput(t *testing.T) {
 	if _, err := kind.NewProvider().Create(ctx, "--wait=5m"); err == nil || !strings.Contains(err.Error(), "--wait") {
 		t.Errorf("an unknown argument = %v", err)
 	}
+	if _, err := kind.NewProvider().Create(ctx, "--profile=no-such-profile"); err == nil || !strings.Contains(err.Error(), "no-such-profile") {
+		t.Errorf("an unknown profile = %v, want an error naming it", err)
+	}
+	if _, err := kind.NewProvider().WithOpts(kind.WithAPIServers(4)).Create(ctx); err == nil || !strings.Contains(err.Error(), "4") {
+		t.Errorf("4 apiservers = %v, want an error", err)
+	}
 	if err := kind.NewProvider().ExportLogs(ctx, dir); err == nil || !strings.Contains(err.Error(), "no cluster yet") {
 		t.Errorf("ExportLogs before Create = %v", err)
 	}
