@@ -76,6 +76,10 @@ func main() {
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
+	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
+	if len(os.Args) > 1 && os.Args[1] == "merge" {
+		os.Exit(mergeMain(os.Args[2:]))
+	}
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -87,7 +91,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(2)
 	}
-	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc}
+	sh, err := parseShard(*shardFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix:", err)
+		os.Exit(2)
+	}
+	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc, shard: sh}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(report.ArtifactsRoot(), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
 	}
@@ -138,6 +147,8 @@ type config struct {
 	// sets.
 	firstPatches     string
 	defaultGatesOnly bool
+	// shard is the share of the planned columns this run runs.
+	shard shard
 }
 
 // column is one run: a client-go version against a kube-apiserver version.
@@ -250,6 +261,22 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	if err := writeMatrix(out, cols); err != nil {
+		return err
+	}
+	if cfg.verdicts {
+		if cfg.shard.n > 1 {
+			step("%s: the verdict document needs every column: `matrix merge` the shards' column files, then -verdicts -render OUT/matrix.json", cfg.shard)
+			return checkPassed(cols)
+		}
+		return writeVerdicts(cfg, root, cols)
+	}
+	return checkPassed(cols)
+}
+
+// writeMatrix writes the table (printed too), the HTML grid and the JSON
+// of cols to out.
+func writeMatrix(out string, cols []column) error {
 	table := markdown(cols)
 	if err := os.WriteFile(filepath.Join(out, "matrix.md"), []byte(table), 0o644); err != nil {
 		return err
@@ -267,9 +294,11 @@ func run(ctx context.Context, cfg config) error {
 	}
 	fmt.Print(table)
 	step("table: %s (and matrix.html)", filepath.Join(out, "matrix.md"))
-	if cfg.verdicts {
-		return writeVerdicts(cfg, root, cols)
-	}
+	return nil
+}
+
+// checkPassed fails unless every column that applies passed.
+func checkPassed(cols []column) error {
 	for _, c := range cols {
 		if c.NotApplicable == "" && !c.Passed {
 			return errors.New("not every version passed: see the table")
@@ -296,9 +325,17 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 	}
 	known := map[string]lookedUp{}
 	var cols []column
-	for _, col := range plan {
+	ps := plannedOf(plan)
+	done := func(index int, col column) error {
+		cols = append(cols, col)
+		return writeColumnFile(out, columnFile{Index: index, Plan: ps, Labels: cfg.labels, Suites: cfg.suites, Column: col})
+	}
+	for index, col := range plan {
 		if ctx.Err() != nil {
 			return cols, ctx.Err()
+		}
+		if !cfg.shard.has(index) {
+			continue
 		}
 		v := col.ClientGo
 		if len(col.Gates) > 0 {
@@ -313,7 +350,9 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 				step("%s: not applicable: %s", col.name(), col.NotApplicable)
 			}
 			if col.Error != "" || col.NotApplicable != "" {
-				cols = append(cols, col)
+				if err := done(index, col); err != nil {
+					return cols, err
+				}
 				continue
 			}
 		}
@@ -328,7 +367,9 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 		} else {
 			col = runColumn(ctx, root, cfg, out, p.modfile, col)
 		}
-		cols = append(cols, col)
+		if err := done(index, col); err != nil {
+			return cols, err
+		}
 	}
 	return cols, ctx.Err()
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// shardColumns is a plan of four columns as they came out: two client-go
+// versions, two gate sets, one not applicable.
+func shardColumns() []column {
+	gates := gateSet{{Name: "AtomicFIFO", Enabled: false}}
+	return []column{
+		{ClientGo: "v0.35.4", Kube: "v1.36.3", Passed: true, Seconds: 61.25, Cells: map[string]cell{
+			"S8 resync":  {Outcome: "passed", ByCause: map[string]int{}},
+			"S1 restart": {Outcome: "passed", Reinits: 1, ByCause: map[string]int{"410 Gone": 1}},
+		}},
+		{ClientGo: "v0.35.4", Kube: "v1.36.3", Gates: gates, Seconds: 58.5, Cells: map[string]cell{
+			"S8 resync":  {Outcome: "passed", ByCause: map[string]int{}},
+			"S1 restart": {Outcome: "failed", Reinits: 2, ByCause: map[string]int{"410 Gone": 2}, Failure: "one re-initialisation"},
+		}},
+		{ClientGo: "v0.36.6", Kube: "v1.36.3", Passed: true, Seconds: 60, Cells: map[string]cell{
+			"S8 resync":  {Outcome: "passed", ByCause: map[string]int{}},
+			"S1 restart": {Outcome: "passed", Reinits: 1, ByCause: map[string]int{"410 Gone": 1}},
+		}},
+		{ClientGo: "v0.36.6", Gates: gates, NotApplicable: "client-go v0.36.6 locks AtomicFIFO"},
+	}
+}
+
+// writeShards writes the columns' files as n machines would, each into a
+// directory of its own, and returns the directories.
+func writeShards(t *testing.T, cols []column, n int, labels func(index int) string) []string {
+	t.Helper()
+	root := t.TempDir()
+	plan := plannedOf(cols)
+	for i := range plan {
+		plan[i].Kube = "" // planned with the default kube-apiserver
+	}
+	var dirs []string
+	for s := range n {
+		dir := filepath.Join(root, "shard", string(rune('a'+s)))
+		sh := shard{s, n}
+		for i, c := range cols {
+			if !sh.has(i) {
+				continue
+			}
+			if err := writeColumnFile(dir, columnFile{Index: i, Plan: plan, Labels: labels(i), Suites: "./suites/conformance", Column: c}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+func readAll(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	got := map[string][]byte{}
+	for _, f := range []string{"matrix.md", "matrix.html", "matrix.json"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[f] = data
+	}
+	return got
+}
+
+// TestMergeIsTheSingleMachineMatrix: the shards' column files, merged, give
+// the bytes one machine writes from the same columns.
+func TestMergeIsTheSingleMachineMatrix(t *testing.T) {
+	cols := shardColumns()
+	single := t.TempDir()
+	if err := writeMatrix(single, cols); err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, single)
+	for _, n := range []int{1, 2, 4} {
+		dirs := writeShards(t, cols, n, func(int) string { return "!slow" })
+		out := t.TempDir()
+		err := merge(out, dirs)
+		if err == nil || !strings.Contains(err.Error(), "not every version passed") {
+			t.Errorf("%d shards: merge = %v, want the failing column's verdict", n, err)
+		}
+		got := readAll(t, out)
+		for f := range want {
+			if !bytes.Equal(got[f], want[f]) {
+				t.Errorf("%d shards: merged %s differs from one machine's:\n%s\n---\n%s", n, f, got[f], want[f])
+			}
+		}
+	}
+}
+
+func TestMergeNamesMissingAndOtherSpecSets(t *testing.T) {
+	cols := shardColumns()
+	dirs := writeShards(t, cols, 4, func(i int) string {
+		if i == 2 {
+			return "smoke"
+		}
+		return "!slow"
+	})
+	out := t.TempDir()
+	// Shard 1 (column 1) never arrived.
+	if err := merge(out, []string{dirs[0], dirs[2], dirs[3]}); err == nil {
+		t.Fatal("merge with a missing column passed")
+	}
+	md := string(readAll(t, out)["matrix.md"])
+	for _, want := range []string{
+		"client-go v0.35.4 / AtomicFIFO=false did not run: missing: no machine's column file holds it",
+		`client-go v0.36.6 / kube-apiserver v1.36.3 did not run: ran another spec set (label filter "smoke"`,
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("merged table lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestMergeRefusesWhatDoesNotJoin(t *testing.T) {
+	cols := shardColumns()
+	dirs := writeShards(t, cols, 2, func(int) string { return "!slow" })
+	if err := merge(t.TempDir(), []string{dirs[0], dirs[0]}); err == nil || !strings.Contains(err.Error(), "two column files for column 0") {
+		t.Errorf("the same shard twice = %v", err)
+	}
+	other := writeShards(t, cols[:3], 1, func(int) string { return "!slow" })
+	if err := merge(t.TempDir(), []string{dirs[0], other[0]}); err == nil || !strings.Contains(err.Error(), "different plans") {
+		t.Errorf("shards of two plans = %v", err)
+	}
+	if err := merge(t.TempDir(), []string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no column files") {
+		t.Errorf("an empty directory = %v", err)
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for in, want := range map[string]shard{"": {}, "0/1": {0, 1}, "2/7": {2, 7}} {
+		if got, err := parseShard(in); err != nil || got != want {
+			t.Errorf("parseShard(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"7/7", "-1/3", "1", "a/b", "0/0"} {
+		if _, err := parseShard(bad); err == nil {
+			t.Errorf("parseShard(%q) accepted", bad)
+		}
+	}
+	s := shard{1, 3}
+	var got []int
+	for i := range 7 {
+		if s.has(i) {
+			got = append(got, i)
+		}
+	}
+	if len(got) != 2 || got[0] != 1 || got[1] != 4 {
+		t.Errorf("shard 1/3 of 7 columns runs %v, want [1 4]", got)
+	}
+}
