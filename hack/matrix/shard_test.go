@@ -154,3 +154,26 @@ func TestParseShard(t *testing.T) {
 		t.Errorf("shard 1/3 of 7 columns runs %v, want [1 4]", got)
 	}
 }
+
+// TestMergeRealShards: column files of a real run in two shards (two
+// processes, two checkouts, two artifact directories: client-go v0.35.10
+// and v0.36.6, gate sets default and AtomicFIFO=false, label filter
+// `resync && sync:streaming-list && !extra-stack && !negative-control`,
+// 2026-11-26) merge into the table one machine wrote running all four
+// columns (testdata/real/single-machine-matrix.md).
+func TestMergeRealShards(t *testing.T) {
+	out := t.TempDir()
+	if err := merge(out, []string{"testdata/real/shard0", "testdata/real/shard1"}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/real/single-machine-matrix.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, out)["matrix.md"]; !bytes.Equal(got, want) {
+		t.Errorf("merged real shards:\n%s\nwant (one machine):\n%s", got, want)
+	}
+	if err := merge(t.TempDir(), []string{"testdata/real/shard0"}); err == nil || !strings.Contains(err.Error(), "not every version passed") {
+		t.Errorf("one shard alone = %v, want the missing columns to fail the merge", err)
+	}
+}
