@@ -139,6 +139,11 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
+.PHONY: compare
+compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts directories, or directories of runs): outcomes first, then re-initialisation causes, recoveries beyond their noise; fails when an outcome changed.
+	$(if $(and $(BASE),$(HEAD)),,$(error make compare BASE=<artifacts dir> HEAD=<artifacts dir>))
+	$(GO) run ./hack/matrix compare -out=$(ARTIFACTS)/compare.md '$(BASE)' '$(HEAD)'
+
 # `make matrix MATRIX_SHARD=I/N` runs one machine's share of the columns;
 # `make matrix-merge MATRIX_IN='dir1 dir2'` joins the shards' column files.
 MATRIX_IN ?=
