@@ -76,6 +76,7 @@ func main() {
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
+	list := flag.Bool("list", false, "print the planned columns, one per line (index and name), and run nothing: how many shards a workflow fans out to")
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
 		os.Exit(mergeMain(os.Args[2:]))
@@ -99,7 +100,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(2)
 	}
-	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc, shard: sh}
+	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc, shard: sh, list: *list}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(report.ArtifactsRoot(), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
 	}
@@ -150,8 +151,10 @@ type config struct {
 	// sets.
 	firstPatches     string
 	defaultGatesOnly bool
-	// shard is the share of the planned columns this run runs.
+	// shard is the share of the planned columns this run runs; list
+	// prints the plan instead.
 	shard shard
+	list  bool
 }
 
 // column is one run: a client-go version against a kube-apiserver version.
@@ -252,6 +255,12 @@ func run(ctx context.Context, cfg config) error {
 			}
 		}
 	}
+	if cfg.list {
+		for i, c := range plan {
+			fmt.Printf("%d\t%s\n", i, c.name())
+		}
+		return nil
+	}
 	for _, k := range cfg.kube {
 		step("kube-apiserver %s: building or finding the binaries", orDefault(k))
 		if err := goCmd(ctx, root, nil, os.Stderr, "run", "./hack/build-binaries", "-kube-version", k); err != nil {
@@ -269,8 +278,8 @@ func run(ctx context.Context, cfg config) error {
 	}
 	if cfg.verdicts {
 		if cfg.shard.n > 1 {
-			step("%s: the verdict document needs every column: `matrix merge` the shards' column files, then -verdicts -render OUT/matrix.json", cfg.shard)
-			return checkPassed(cols)
+			step("%s: the verdict document needs every column: `matrix merge -verdicts` the shards' column files, then -verdicts -render OUT/matrix.json", cfg.shard)
+			return checkRan(cols)
 		}
 		return writeVerdicts(cfg, root, cols)
 	}
@@ -297,6 +306,17 @@ func writeMatrix(out string, cols []column) error {
 	}
 	fmt.Print(table)
 	step("table: %s (and matrix.html)", filepath.Join(out, "matrix.md"))
+	return nil
+}
+
+// checkRan fails if a column did not run (an error, a missing shard): a
+// verdict run's columns may fail, the verdict document judges them.
+func checkRan(cols []column) error {
+	for _, c := range cols {
+		if c.Error != "" {
+			return fmt.Errorf("%s did not run: %s", c.name(), c.Error)
+		}
+	}
 	return nil
 }
 

@@ -194,10 +194,12 @@ func mergeColumns(files []columnFile) ([]column, string, error) {
 
 // mergeMain is `matrix merge [-out DIR] IN...`: the shards' column files
 // under each IN joined into OUT's matrix.md, matrix.html and matrix.json.
-// It exits 1 if a column is missing, ran another spec set, or did not pass.
+// It exits 1 if a column is missing, ran another spec set, or did not pass
+// (with -verdicts: only if one did not run).
 func mergeMain(args []string) int {
 	fset := flag.NewFlagSet("matrix merge", flag.ContinueOnError)
 	out := fset.String("out", filepath.Join(report.ArtifactsRoot(), "matrix"), "where the merged matrix goes")
+	verdicts := fset.Bool("verdicts", false, "the shards are a -verdicts run's: fail only if a column did not run (then -verdicts -render OUT/matrix.json writes the document)")
 	fset.Usage = func() {
 		fmt.Fprintln(fset.Output(), "usage: matrix merge [-out DIR] IN...: join the column files (IN/**/columns/*.json) of sharded runs")
 		fset.PrintDefaults()
@@ -209,14 +211,18 @@ func mergeMain(args []string) int {
 		fset.Usage()
 		return 2
 	}
-	if err := merge(*out, fset.Args()); err != nil {
+	check := checkPassed
+	if *verdicts {
+		check = checkRan
+	}
+	if err := merge(*out, fset.Args(), check); err != nil {
 		fmt.Fprintln(os.Stderr, "matrix merge:", err)
 		return 1
 	}
 	return 0
 }
 
-func merge(out string, in []string) error {
+func merge(out string, in []string, check func([]column) error) error {
 	files, err := readColumnFiles(in)
 	if err != nil {
 		return err
@@ -232,5 +238,5 @@ func merge(out string, in []string) error {
 	if err := writeMatrix(out, cols); err != nil {
 		return err
 	}
-	return checkPassed(cols)
+	return check(cols)
 }

@@ -80,7 +80,7 @@ func TestMergeIsTheSingleMachineMatrix(t *testing.T) {
 	for _, n := range []int{1, 2, 4} {
 		dirs := writeShards(t, cols, n, func(int) string { return "!slow" })
 		out := t.TempDir()
-		err := merge(out, dirs)
+		err := merge(out, dirs, checkPassed)
 		if err == nil || !strings.Contains(err.Error(), "not every version passed") {
 			t.Errorf("%d shards: merge = %v, want the failing column's verdict", n, err)
 		}
@@ -103,7 +103,7 @@ func TestMergeNamesMissingAndOtherSpecSets(t *testing.T) {
 	})
 	out := t.TempDir()
 	// Shard 1 (column 1) never arrived.
-	if err := merge(out, []string{dirs[0], dirs[2], dirs[3]}); err == nil {
+	if err := merge(out, []string{dirs[0], dirs[2], dirs[3]}, checkRan); err == nil {
 		t.Fatal("merge with a missing column passed")
 	}
 	md := string(readAll(t, out)["matrix.md"])
@@ -120,14 +120,14 @@ func TestMergeNamesMissingAndOtherSpecSets(t *testing.T) {
 func TestMergeRefusesWhatDoesNotJoin(t *testing.T) {
 	cols := shardColumns()
 	dirs := writeShards(t, cols, 2, func(int) string { return "!slow" })
-	if err := merge(t.TempDir(), []string{dirs[0], dirs[0]}); err == nil || !strings.Contains(err.Error(), "two column files for column 0") {
+	if err := merge(t.TempDir(), []string{dirs[0], dirs[0]}, checkPassed); err == nil || !strings.Contains(err.Error(), "two column files for column 0") {
 		t.Errorf("the same shard twice = %v", err)
 	}
 	other := writeShards(t, cols[:3], 1, func(int) string { return "!slow" })
-	if err := merge(t.TempDir(), []string{dirs[0], other[0]}); err == nil || !strings.Contains(err.Error(), "different plans") {
+	if err := merge(t.TempDir(), []string{dirs[0], other[0]}, checkPassed); err == nil || !strings.Contains(err.Error(), "different plans") {
 		t.Errorf("shards of two plans = %v", err)
 	}
-	if err := merge(t.TempDir(), []string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no column files") {
+	if err := merge(t.TempDir(), []string{t.TempDir()}, checkPassed); err == nil || !strings.Contains(err.Error(), "no column files") {
 		t.Errorf("an empty directory = %v", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestParseShard(t *testing.T) {
 // columns (testdata/real/single-machine-matrix.md).
 func TestMergeRealShards(t *testing.T) {
 	out := t.TempDir()
-	if err := merge(out, []string{"testdata/real/shard0", "testdata/real/shard1"}); err != nil {
+	if err := merge(out, []string{"testdata/real/shard0", "testdata/real/shard1"}, checkPassed); err != nil {
 		t.Fatal(err)
 	}
 	want, err := os.ReadFile("testdata/real/single-machine-matrix.md")
@@ -173,7 +173,7 @@ func TestMergeRealShards(t *testing.T) {
 	if got := readAll(t, out)["matrix.md"]; !bytes.Equal(got, want) {
 		t.Errorf("merged real shards:\n%s\nwant (one machine):\n%s", got, want)
 	}
-	if err := merge(t.TempDir(), []string{"testdata/real/shard0"}); err == nil || !strings.Contains(err.Error(), "not every version passed") {
+	if err := merge(t.TempDir(), []string{"testdata/real/shard0"}, checkPassed); err == nil || !strings.Contains(err.Error(), "not every version passed") {
 		t.Errorf("one shard alone = %v, want the missing columns to fail the merge", err)
 	}
 }
