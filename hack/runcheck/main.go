@@ -32,9 +32,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = "usage: runcheck filter EXPR | report REPORT.json | labels REPORT.json"
+const usage = "usage: runcheck filter EXPR | report REPORT.json | labels REPORT.json | merge SUITE OUT DIR..."
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) >= 4 && args[0] == "merge" {
+		// The informer reports of a run split over jobs, joined.
+		n, err := report.MergeFiles(args[1], args[2], args[3:])
+		if err != nil {
+			fmt.Fprintf(stderr, "runcheck: merge: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "runcheck: merged %d %s reports into %s\n", n, args[1], report.FilesIn(args[2], args[1]).HTML)
+		return 0
+	}
 	if len(args) != 2 {
 		fmt.Fprintln(stderr, usage)
 		return 2
