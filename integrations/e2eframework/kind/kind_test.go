@@ -122,3 +122,36 @@ func TestKindProviderBadInput(t *testing.T) {
 		t.Errorf("ExportLogs before Create = %v", err)
 	}
 }
+
+// TestKindProviderHAWithProfile: WithAPIServers and WithProfile reach the
+// backend: two control-plane nodes behind kind's load balancer, each
+// apiserver with the profile's flag. Opt-in
+// (INFORMER_CONFORMANCE_KIND_HA_INTEGRATION=1): a cluster of two nodes
+// takes a minute or more.
+func TestKindProviderHAWithProfile(t *testing.T) {
+	if os.Getenv("INFORMER_CONFORMANCE_KIND_HA_INTEGRATION") != "1" {
+		t.Skip("INFORMER_CONFORMANCE_KIND_HA_INTEGRATION=1 creates a kind cluster of two control-plane nodes")
+	}
+	needKind(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := envconf.New()
+	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"))
+	start := time.Now()
+	ctx, err := envfuncs.CreateCluster(p, "ic-e2efw-ha")(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("create to ready, 2 control-plane nodes: %s", time.Since(start).Round(100*time.Millisecond))
+	t.Cleanup(func() { _ = p.Destroy(context.Background()) })
+	c, err := p.(*kind.Provider).Cluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.NumAPIServers(); n != 2 {
+		t.Errorf("NumAPIServers = %d, want 2", n)
+	}
+	if got := c.ProfileName(); got != "goaway" {
+		t.Errorf("ProfileName = %q, want goaway", got)
+	}
+}
