@@ -83,13 +83,9 @@ func MergeFiles(suite, out string, dirs []string) (int, error) {
 			return 0, fmt.Errorf("no %s under %s", name, d)
 		}
 		for _, f := range found {
-			data, err := os.ReadFile(f)
+			s, err := ReadSummary(f)
 			if err != nil {
 				return 0, err
-			}
-			var s SuiteSummary
-			if err := json.Unmarshal(data, &s); err != nil {
-				return 0, fmt.Errorf("%s: %w", f, err)
 			}
 			parts = append(parts, s)
 		}
@@ -99,4 +95,17 @@ func MergeFiles(suite, out string, dirs []string) (int, error) {
 		return 0, err
 	}
 	return len(parts), Write(FilesIn(out, suite), merged)
+}
+
+// ReadSummary reads an informer report's JSON (Files.JSON).
+func ReadSummary(path string) (SuiteSummary, error) {
+	var s SuiteSummary
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }

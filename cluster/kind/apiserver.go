@@ -64,7 +64,13 @@ func (c *Cluster) apiserverName(i int) string {
 // runningAPIServers are the IDs of running kube-apiserver containers on
 // control-plane node i.
 func (c *Cluster) runningAPIServers(ctx context.Context, i int) ([]string, error) {
-	out, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "ps", "-q", "--state", "running", "--name", "^kube-apiserver$")
+	return c.runningContainers(ctx, i, "kube-apiserver")
+}
+
+// runningContainers are the IDs of the running containers named name on
+// control-plane node i.
+func (c *Cluster) runningContainers(ctx context.Context, i int, name string) ([]string, error) {
+	out, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "ps", "-q", "--state", "running", "--name", "^"+name+"$")
 	if err != nil {
 		return nil, err
 	}

@@ -576,12 +576,20 @@ func (c *Cluster) nodeExec(ctx context.Context, command string, args ...string) 
 // nodeExecOn runs a command on control-plane node i through kind's node
 // abstraction (docker exec, through the adapter when it is active).
 func (c *Cluster) nodeExecOn(ctx context.Context, i int, command string, args ...string) (string, error) {
+	return c.nodeRun(ctx, i, nil, command, args...)
+}
+
+// nodeRun is nodeExecOn with stdin (nil: none).
+func (c *Cluster) nodeRun(ctx context.Context, i int, stdin io.Reader, command string, args ...string) (string, error) {
 	n, err := c.nodeAt(i)
 	if err != nil {
 		return "", err
 	}
 	var out, errOut bytes.Buffer
 	cmd := n.CommandContext(ctx, command, args...)
+	if stdin != nil {
+		cmd.SetStdin(stdin)
+	}
 	cmd.SetStdout(&out)
 	cmd.SetStderr(&errOut)
 	if err := cmd.Run(); err != nil {

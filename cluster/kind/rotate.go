@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -144,11 +143,11 @@ func (c *Cluster) RotateCertificates(ctx context.Context, opts cluster.RotateOpt
 		return fmt.Errorf("rotate certificates: %w", err)
 	}
 	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
-		out, err := c.nodeExec(ctx, "crictl", "--timeout", crictlTimeout, "ps", "-q", "--state", "running", "--name", "^"+name+"$")
+		ids, err := c.runningContainers(ctx, 0, name)
 		if err != nil {
 			return fmt.Errorf("rotate certificates: %w", err)
 		}
-		for _, id := range strings.Fields(out) {
+		for _, id := range ids {
 			if _, err := c.nodeExec(ctx, "crictl", "--timeout", crictlTimeout, "stop", id); err != nil {
 				return fmt.Errorf("rotate certificates: restart %s: %w", name, err)
 			}
@@ -267,17 +266,9 @@ func (c *Cluster) rotateUsers(ca *pki.CA, servingCA bool) error {
 // writeNodeFile replaces a file on the node (written beside it, then
 // renamed over it), keeping its mode when it exists.
 func (c *Cluster) writeNodeFile(ctx context.Context, path string, data []byte) error {
-	n, err := c.nodeAt(0)
-	if err != nil {
-		return err
-	}
 	script := fmt.Sprintf(`set -e; t=$(mktemp %[1]s.XXXXXX); cat > "$t"; if test -e %[1]s; then chmod --reference=%[1]s "$t"; fi; mv -f "$t" %[1]s`, path)
-	var errOut bytes.Buffer
-	cmd := n.CommandContext(ctx, "bash", "-c", script)
-	cmd.SetStdin(bytes.NewReader(data))
-	cmd.SetStderr(&errOut)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("write %s on node %s: %w: %s", path, n, err, strings.TrimSpace(errOut.String()))
+	if _, err := c.nodeRun(ctx, 0, bytes.NewReader(data), "bash", "-c", script); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

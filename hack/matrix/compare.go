@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -160,13 +159,9 @@ func loadRun(dir string) (runOf, error) {
 	}
 	r := runOf{specs: map[string]oneRun{}}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		s, err := report.ReadSummary(p)
 		if err != nil {
 			return runOf{}, err
-		}
-		var s report.SuiteSummary
-		if err := json.Unmarshal(data, &s); err != nil {
-			return runOf{}, fmt.Errorf("%s: %w", p, err)
 		}
 		if r.clientGo == "" {
 			r.clientGo = s.ClientGo
