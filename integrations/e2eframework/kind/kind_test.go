@@ -138,8 +138,7 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 	cfg := envconf.New()
 	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"))
 	start := time.Now()
-	ctx, err := envfuncs.CreateCluster(p, "ic-e2efw-ha")(ctx, cfg)
-	if err != nil {
+	if _, err := envfuncs.CreateCluster(p, "ic-e2efw-ha")(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("create to ready, 2 control-plane nodes: %s", time.Since(start).Round(100*time.Millisecond))
