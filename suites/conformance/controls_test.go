@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,13 @@ import (
 // into something else. Literal strings are allowed only as further terms of
 // an And whose first term is a constant (the detector's "informer pods").
 func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	// The package's sources, found from this file's path: make e2e runs
+	// the suite's binary outside the package directory.
+	dir := "."
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		dir = filepath.Dir(file)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
