@@ -47,6 +47,11 @@ type Backend struct {
 	// which a later spec asking for it starts again. 0: no limit, they stay
 	// until the suite ends.
 	SharedLimit int
+	// EtcdLinksOnDemand, for a Shared backend whose clusters are
+	// EtcdLinkers: a spec asking for Spec.EtcdLinks joins the cluster of
+	// its other needs and has it linked (LinkEtcd) instead of one started
+	// with them.
+	EtcdLinksOnDemand bool
 
 	// StartDedicated, when set, is Start for a cluster that one spec has
 	// to itself and that is closed with it: it may hand out a cluster

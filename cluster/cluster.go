@@ -129,6 +129,17 @@ type EtcdLinks interface {
 	EtcdLink(i int) (*faultproxy.Proxy, error)
 }
 
+// EtcdLinker clusters can put the links of EtcdLinks in place while they
+// run (the kind backend restarts each kube-apiserver on them): on a Shared
+// backend with Backend.EtcdLinksOnDemand, a spec asking for etcd links
+// shares the cluster of its other needs, which gets them when a spec first
+// asks, and keeps them.
+type EtcdLinker interface {
+	EtcdLinks
+	// LinkEtcd puts the links in place, once (later calls return nil).
+	LinkEtcd(ctx context.Context) error
+}
+
 // EtcdCompactor compacts the cluster's etcd history.
 type EtcdCompactor interface {
 	// EtcdRevision is etcd's current revision.

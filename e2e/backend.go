@@ -150,8 +150,10 @@ func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, err
 // joins in this process, the cluster.Spec it is started for and how it is
 // described. The backend's clusters differ by what a cluster is, not by
 // spec: the number of kube-apiservers (a spec asking for several gets a
-// cluster of that many, shared by the specs asking for as many) and the
-// flag profile (specs needing the same profile share a cluster); the
+// cluster of that many, shared by the specs asking for as many), the
+// flag profile (specs needing the same profile share a cluster) and etcd
+// links (cluster.EtcdLinks; but on a backend that adds them on demand,
+// linkShared); the
 // backend's name alone for one apiserver with its own flags (no profile,
 // or profile.Default). The clusters stay until the suite ends
 // (CloseSharedClusters), no more than the backend's SharedLimit at once
@@ -168,6 +170,11 @@ func sharedKey(d cluster.Backend, spec cluster.Spec) (key string, start cluster.
 		key += " profile-" + spec.Profile
 		start.Profile = spec.Profile
 		with = append(with, "kube-apiserver flag profile "+spec.Profile)
+	}
+	if spec.EtcdLinks && !d.EtcdLinksOnDemand {
+		key += " etcd-links"
+		start.EtcdLinks = true
+		with = append(with, "a fault proxy between each kube-apiserver and etcd")
 	}
 	if len(with) == 0 {
 		return key, start, "shared by this process's specs"
@@ -419,7 +426,11 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 			}
 			skipLacking(d.Name, early)
 		}
-		return d, joinShared(ctx, d, labels, key, kspec, what, data), true
+		c := joinShared(ctx, d, labels, key, kspec, what, data)
+		if spec.EtcdLinks && !kspec.EtcdLinks {
+			linkShared(ctx, d, c, data)
+		}
+		return d, c, true
 	}
 	if len(early) > 0 {
 		skipLacking(d.Name, early)
@@ -474,6 +485,27 @@ func joinShared(ctx context.Context, d cluster.Backend, labels []string, key str
 	}
 	useShared(ctx, d.Name, c, data)
 	return c
+}
+
+// linkShared puts etcd links in place on shared cluster c of a backend
+// that adds them on demand (cluster.Backend.EtcdLinksOnDemand), the first
+// time a spec asks; the time counts as the cluster's start.
+func linkShared(ctx context.Context, d cluster.Backend, c cluster.Cluster, data *specData) {
+	ginkgo.GinkgoHelper()
+	l, ok := c.(cluster.EtcdLinker)
+	if !ok {
+		ginkgo.Fail(fmt.Sprintf("backend %s says it adds etcd links on demand, but its cluster %s (%T) cannot (cluster.EtcdLinker)", d.Name, c.Name(), c))
+	}
+	if hasEtcdLinks(c) {
+		return
+	}
+	end := data.phase(timing.ClusterStart)
+	defer end()
+	lctx, cancel := startContext(ctx, d)
+	defer cancel()
+	if err := l.LinkEtcd(lctx); err != nil {
+		ginkgo.Fail(fmt.Sprintf("etcd links on cluster %s: %v", c.Name(), err))
+	}
 }
 
 // HealthTimeout bounds the health check of a shared cluster before a spec

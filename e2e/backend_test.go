@@ -215,6 +215,16 @@ func TestSharedKey(t *testing.T) {
 	if k, sd, _ := sharedKey(d, cluster.Spec{Profile: "default"}); k != d.Name || sd != (cluster.Spec{}) {
 		t.Errorf("the default profile: key %q, spec %+v; want the backend's cluster", k, sd)
 	}
+	// So are etcd links: the cluster is started with them.
+	kl, sl, _ := sharedKey(d, cluster.Spec{APIServers: 2, EtcdLinks: true})
+	if kl == k2 || sl != (cluster.Spec{APIServers: 2, EtcdLinks: true}) {
+		t.Errorf("etcd links: key %q (%+v); want a cluster of its own, started with them", kl, sl)
+	}
+	// Unless the backend adds them to a running cluster (linkShared).
+	d.EtcdLinksOnDemand = true
+	if kd, sd, _ := sharedKey(d, cluster.Spec{APIServers: 2, EtcdLinks: true}); kd != k2 || sd != s2 {
+		t.Errorf("etcd links on demand: key %q (%+v); want the two apiservers' cluster %q (%+v)", kd, sd, k2, s2)
+	}
 }
 
 // readyzCluster is a cluster whose one apiserver is srv.

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // twin is one of the two sync-mode entries of a table whose texts are long

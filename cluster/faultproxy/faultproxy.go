@@ -1,5 +1,7 @@
-// Package faultproxy is an in-process TCP proxy on 127.0.0.1 that sits
-// between the clients under test and the apiservers and breaks the path the
+// Package faultproxy is an in-process TCP proxy on 127.0.0.1 (or another
+// address of the host: StartOn) that sits
+// between the clients under test and the apiservers (or an apiserver and
+// etcd) and breaks the path the
 // way networks break: a blackhole that drops every byte without FIN or RST (a
 // vanished host, an expired NAT entry), a reset of every connection (RST),
 // refused or silent new connections, added latency, a stream cut after N
@@ -40,6 +42,7 @@ type Proxy struct {
 	Faults *faultlog.Log
 
 	upstreams []string
+	host      string // the listener's IP
 	port      *ports.Reservation
 
 	mu        sync.Mutex
@@ -114,9 +117,19 @@ func (s Stats) Active() []ConnStats {
 // Start listens on a reserved 127.0.0.1 port and forwards to upstreams
 // (host:port). Connections go to upstream 0 until Pin or RoundRobin says
 // otherwise.
-func Start(upstreams ...string) (*Proxy, error) {
+func Start(upstreams ...string) (*Proxy, error) { return StartOn("127.0.0.1", upstreams...) }
+
+// StartOn is Start listening on host (an IP of this machine) instead of
+// 127.0.0.1, for clients that cannot reach the host's loopback: a kind
+// node reaches the host on its Docker network's gateway. The port is
+// reserved as Start's are (ports.Reserve), so proxies of parallel processes
+// do not collide.
+func StartOn(host string, upstreams ...string) (*Proxy, error) {
 	if len(upstreams) == 0 {
 		return nil, errors.New("start fault proxy: no upstream")
+	}
+	if net.ParseIP(host) == nil {
+		return nil, fmt.Errorf("start fault proxy: listen host %q is not an IP", host)
 	}
 	for _, u := range upstreams {
 		if _, _, err := net.SplitHostPort(u); err != nil {
@@ -127,7 +140,7 @@ func Start(upstreams ...string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start fault proxy: %w", err)
 	}
-	p := &Proxy{upstreams: upstreams, port: port, conns: map[int64]*conn{}}
+	p := &Proxy{upstreams: upstreams, host: host, port: port, conns: map[int64]*conn{}}
 	if err := p.listen(); err != nil {
 		port.Release()
 		return nil, fmt.Errorf("start fault proxy: %w", err)
@@ -136,7 +149,7 @@ func Start(upstreams ...string) (*Proxy, error) {
 }
 
 // Addr is the proxy's host:port.
-func (p *Proxy) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port.Port)) }
+func (p *Proxy) Addr() string { return net.JoinHostPort(p.host, strconv.Itoa(p.port.Port)) }
 
 // URL is https://Addr(), for a rest.Config's Host.
 func (p *Proxy) URL() string { return "https://" + p.Addr() }

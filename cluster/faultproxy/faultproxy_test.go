@@ -455,3 +455,20 @@ func TestGoroutinesNamesTheProxysGoroutines(t *testing.T) {
 // goroutineStartBound bounds waiting for a goroutine the proxy started to
 // be scheduled.
 const goroutineStartBound = 5 * time.Second
+
+// TestStartOnRefusesAName: StartOn listens on an IP, not a name it would
+// have to resolve.
+func TestStartOnRefusesAName(t *testing.T) {
+	if p, err := StartOn("localhost", "127.0.0.1:1"); err == nil {
+		p.Close()
+		t.Fatal("StartOn(localhost): no error")
+	}
+	p, err := StartOn("127.0.0.1", "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if !strings.HasPrefix(p.Addr(), "127.0.0.1:") {
+		t.Errorf("Addr %s", p.Addr())
+	}
+}

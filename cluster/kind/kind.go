@@ -51,6 +51,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
@@ -105,6 +106,10 @@ type Options struct {
 	// kubeadm's configuration (profilePatches); the flags kubeadm wires
 	// itself are refused (managedFlags).
 	Profile profile.Profile
+	// EtcdLinks puts a fault proxy between each kube-apiserver and its etcd
+	// member (cluster.EtcdLinks, linkEtcd): on the kind network's gateway,
+	// with etcd's serving certificates reissued to carry its address.
+	EtcdLinks bool
 }
 
 // Cluster is a running kind cluster.
@@ -138,8 +143,14 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	etcd    *clientv3.Client
-	etcdTLS *tls.Config  // etcd's client credentials, set with etcd
-	stopped map[int]bool // kube-apiservers stopped by StopAPIServer
+	etcdTLS *tls.Config // etcd's client credentials, set with etcd
+	// etcdLinks are the fault proxies between each kube-apiserver and
+	// etcd (Options.EtcdLinks, LinkEtcd), by index; nil without them.
+	// Complete once etcdLinked; Close closes what is there.
+	etcdLinks  []*faultproxy.Proxy
+	etcdLinked bool
+	linkMu     sync.Mutex   // one LinkEtcd at a time
+	stopped    map[int]bool // kube-apiservers stopped by StopAPIServer
 	// down ends the faultlog window of a stopped or restarting
 	// kube-apiserver, by index (absent when none is open).
 	down   map[int]func()
@@ -226,6 +237,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if err := c.connect(ctx); err != nil {
 		return nil, c.withNodeLogs(ctx, err)
+	}
+	if opts.EtcdLinks {
+		if err := c.LinkEtcd(ctx); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(opts.Progress, "kind: cluster %s ready in %s\n", name, time.Since(start).Round(100*time.Millisecond))
 	return c, nil
@@ -598,8 +614,14 @@ func (c *Cluster) nodeRun(ctx context.Context, i int, stdin io.Reader, command s
 	return out.String(), nil
 }
 
+// readNodeFile reads a file of the first control-plane node.
 func (c *Cluster) readNodeFile(ctx context.Context, path string) ([]byte, error) {
-	out, err := c.nodeExec(ctx, "cat", path)
+	return c.readNodeFileOn(ctx, 0, path)
+}
+
+// readNodeFileOn reads a file of control-plane node i.
+func (c *Cluster) readNodeFileOn(ctx context.Context, i int, path string) ([]byte, error) {
+	out, err := c.nodeExecOn(ctx, i, "cat", path)
 	return []byte(out), err
 }
 
@@ -708,6 +730,11 @@ func (c *Cluster) Close(context.Context) error {
 	if err := c.provider.Delete(c.name, filepath.Join(c.dir, "kind-kubeconfig")); err != nil {
 		errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", c.name, err))
 	}
+	for _, l := range c.etcdLinks {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
 	errs = append(errs, os.RemoveAll(c.dir))
 	_ = c.owner.Unlock()
 	if c.unregister != nil {
@@ -723,4 +750,5 @@ var (
 	_ cluster.CertRotator         = (*Cluster)(nil)
 	_ cluster.Recoverer           = (*Cluster)(nil)
 	_ cluster.Addressable         = (*Cluster)(nil)
+	_ cluster.EtcdLinker          = (*Cluster)(nil)
 )

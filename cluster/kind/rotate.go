@@ -263,12 +263,21 @@ func (c *Cluster) rotateUsers(ca *pki.CA, servingCA bool) error {
 	return c.writeCredentialFiles()
 }
 
-// writeNodeFile replaces a file on the node (written beside it, then
-// renamed over it), keeping its mode when it exists.
+// writeNodeFile replaces a file on the first control-plane node
+// (writeNodeFileOn).
 func (c *Cluster) writeNodeFile(ctx context.Context, path string, data []byte) error {
-	script := fmt.Sprintf(`set -e; t=$(mktemp %[1]s.XXXXXX); cat > "$t"; if test -e %[1]s; then chmod --reference=%[1]s "$t"; fi; mv -f "$t" %[1]s`, path)
-	if _, err := c.nodeRun(ctx, 0, bytes.NewReader(data), "bash", "-c", script); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	return c.writeNodeFileOn(ctx, 0, path, data)
+}
+
+// writeNodeFileOn replaces a file on control-plane node i (written beside
+// it, then renamed over it), keeping its mode when it exists. The file
+// written beside it is hidden (a dot first): in the kubelet's manifest
+// directory, any other name would be a static pod of its own (kubelet
+// config/file.go extractFromDir).
+func (c *Cluster) writeNodeFileOn(ctx context.Context, i int, path string, data []byte) error {
+	script := fmt.Sprintf(`set -e; t=$(mktemp "$(dirname %[1]s)/.$(basename %[1]s).XXXXXX"); cat > "$t"; if test -e %[1]s; then chmod --reference=%[1]s "$t"; fi; mv -f "$t" %[1]s`, path)
+	if _, err := c.nodeRun(ctx, i, bytes.NewReader(data), "bash", "-c", script); err != nil {
+		return fmt.Errorf("write %s on node %d: %w", path, i, err)
 	}
 	return nil
 }

@@ -441,7 +441,8 @@ func ShutdownOutlivesWatches(opts ...Option) features.Feature {
 
 // LaggingAPIServer is S24: a relist through a kube-apiserver whose etcd
 // link lags never goes back in time. It needs two kube-apiservers with a
-// fault proxy between each and etcd (local.WithEtcdLinks()).
+// fault proxy between each and etcd (local.WithEtcdLinks(),
+// kind.WithEtcdLinks()).
 func LaggingAPIServer(opts ...Option) features.Feature {
 	o := apply(opts)
 	sc := scenario{id: "S24", name: "S24 a relist through a lagging kube-apiserver", needs: []e2e.Capability{needsHA}, disruptive: true}

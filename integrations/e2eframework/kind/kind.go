@@ -43,12 +43,14 @@ type Provider struct {
 //	artifactsDir: /tmp/logs           # where exported logs go
 //	apiservers: 2                     # control-plane nodes behind kind's load balancer (1-3)
 //	profile: no-watch-cache           # kube-apiserver flag profile (fixtures/profiles), "+" joins several
+//	etcdLinks: true                   # a fault proxy between each kube-apiserver and etcd
 type Config struct {
 	Version      string `json:"version,omitempty"`
 	Image        string `json:"image,omitempty"`
 	ArtifactsDir string `json:"artifactsDir,omitempty"`
 	APIServers   int    `json:"apiservers,omitempty"`
 	Profile      string `json:"profile,omitempty"`
+	EtcdLinks    bool   `json:"etcdLinks,omitempty"`
 }
 
 // NewProvider returns a provider for one kind cluster.
@@ -86,6 +88,19 @@ func WithProfile(name string) support.ClusterOpts {
 	return func(p support.E2EClusterProvider) {
 		if kp, ok := p.(*Provider); ok {
 			kp.config.Profile = name
+		}
+	}
+}
+
+// WithEtcdLinks puts a fault proxy between each kube-apiserver and its etcd
+// member (cluster.EtcdLinks; on the kind network's gateway, etcd's serving
+// certificates reissued to carry its address): the lagging-apiserver
+// scenario (S24) stalls one apiserver's link, and skips on a cluster
+// without them.
+func WithEtcdLinks() support.ClusterOpts {
+	return func(p support.E2EClusterProvider) {
+		if kp, ok := p.(*Provider); ok {
+			kp.config.EtcdLinks = true
 		}
 	}
 }
@@ -134,7 +149,8 @@ func (p *Provider) SetDefaults() support.E2EClusterProvider { return p }
 
 // Create implements support.E2EClusterProvider: it creates the cluster and
 // returns the admin kubeconfig's path once kube-apiserver is ready. Args,
-// as flags: --image=IMAGE, --version=V, --apiservers=N, --profile=NAME. On
+// as flags: --image=IMAGE, --version=V, --apiservers=N, --profile=NAME,
+// --etcd-links. On
 // error nothing is left running.
 func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	cfg := p.config
@@ -143,7 +159,8 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "kube-apiserver version")
 	fs.IntVar(&cfg.APIServers, "apiservers", cfg.APIServers, "control-plane nodes")
 	fs.StringVar(&cfg.Profile, "profile", cfg.Profile, "kube-apiserver flag profile")
-	if err := p.ParseArgs(fs, args, "--image=IMAGE, --version=V, --apiservers=N, --profile=NAME"); err != nil {
+	fs.BoolVar(&cfg.EtcdLinks, "etcd-links", cfg.EtcdLinks, "a fault proxy between each kube-apiserver and etcd")
+	if err := p.ParseArgs(fs, args, "--image=IMAGE, --version=V, --apiservers=N, --profile=NAME, --etcd-links"); err != nil {
 		return "", err
 	}
 	return p.create(ctx, cfg)
@@ -154,7 +171,7 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 // among them, are an error).
 func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (string, error) {
 	cfg := p.config
-	if err := p.ReadConfig(configFile, &cfg, " (this provider's config has version, image, artifactsDir, apiservers and profile; pass kind configurations to e2e-framework's kind provider)"); err != nil {
+	if err := p.ReadConfig(configFile, &cfg, " (this provider's config has version, image, artifactsDir, apiservers, profile and etcdLinks; pass kind configurations to e2e-framework's kind provider)"); err != nil {
 		return "", err
 	}
 	return p.create(ctx, cfg)
@@ -179,7 +196,7 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 	}
 	lifetime.ExitWithParent()
 	c, err := backend.Start(ctx, backend.Options{Name: p.Name(), Image: cfg.Image, KubeVersion: cfg.Version, ArtifactsDir: cfg.ArtifactsDir, Progress: p.Progress,
-		APIServers: cfg.APIServers, Profile: prof})
+		APIServers: cfg.APIServers, Profile: prof, EtcdLinks: cfg.EtcdLinks})
 	if err != nil {
 		return "", p.Errorf("%v", err)
 	}
