@@ -114,11 +114,18 @@ func (c *Cluster) linkEtcd(ctx context.Context) error {
 		if err := c.addEtcdServingIP(ctx, i, ca, gw); err != nil {
 			return err
 		}
-		if err := c.pointAPIServerAt(ctx, i, "https://"+links[i].Addr()); err != nil {
-			return err
-		}
-		if len(links[i].Stats().Connections) == 0 {
-			return fmt.Errorf("%s is ready but never dialed its etcd link %s", c.apiserverName(i), links[i].Addr())
+	}
+	// Every kube-apiserver at once: the cluster has no spec running yet.
+	urls := make([]string, len(links))
+	for i, l := range links {
+		urls[i] = "https://" + l.Addr()
+	}
+	if err := c.pointAPIServersAt(ctx, urls); err != nil {
+		return err
+	}
+	for i, l := range links {
+		if len(l.Stats().Connections) == 0 {
+			return fmt.Errorf("%s is ready but never dialed its etcd link %s", c.apiserverName(i), l.Addr())
 		}
 	}
 	c.mu.Lock()
@@ -173,31 +180,56 @@ func (c *Cluster) addEtcdServingIP(ctx context.Context, i int, ca *pki.CA, ip ne
 	return c.writeNodeFileOn(ctx, i, nodeEtcdServerCert, cert)
 }
 
-// pointAPIServerAt rewrites kube-apiserver i's --etcd-servers to url and
-// waits for the kubelet to run a new pod, ready.
-func (c *Cluster) pointAPIServerAt(ctx context.Context, i int, url string) error {
+// pointAPIServersAt rewrites each kube-apiserver's --etcd-servers (the
+// i-th to urls[i]) and waits until every node runs a new one, ready. The
+// old container is killed once its manifest is replaced (crictl stop
+// --timeout 0, as a hard restart): the kubelet would otherwise drain it
+// for its termination grace period before starting the new pod (measured:
+// 40 s a node instead of 5).
+func (c *Cluster) pointAPIServersAt(ctx context.Context, urls []string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	raw, err := c.readNodeFileOn(ctx, i, manifest)
-	if err != nil {
-		return err
+	old := make([][]string, len(urls))
+	for i, url := range urls {
+		raw, err := c.readNodeFileOn(ctx, i, manifest)
+		if err != nil {
+			return err
+		}
+		edited, err := setFlag(string(raw), etcdServersFlag, url)
+		if err != nil {
+			return fmt.Errorf("%s on node %d: %w", manifest, i, err)
+		}
+		if old[i], err = c.runningAPIServers(ctx, i); err != nil {
+			return err
+		}
+		if err := c.writeNodeFileOn(ctx, i, manifest, []byte(edited)); err != nil {
+			return err
+		}
+		for _, id := range old[i] {
+			// The kubelet may have stopped it already: not an error.
+			_, _ = c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", id)
+		}
 	}
-	edited, err := setFlag(string(raw), etcdServersFlag, url)
-	if err != nil {
-		return fmt.Errorf("%s on node %d: %w", manifest, i, err)
+	for i, url := range urls {
+		// A new container, of the new pod: the kubelet could restart the
+		// killed one before it has the new manifest.
+		what := fmt.Sprintf("a new kube-apiserver container with %s%s on node %d of %s", etcdServersFlag, url, i, c.name)
+		err := poll(ctx, ReadyTimeout, what, func(ctx context.Context) (bool, string, error) {
+			ids, err := c.runningAPIServers(ctx, i)
+			if err != nil || len(ids) != 1 || slices.Contains(old[i], ids[0]) {
+				return false, fmt.Sprintf("running: %v (old: %v), last error: %v", ids, old[i], err), nil
+			}
+			spec, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "inspect", ids[0])
+			return err == nil && strings.Contains(spec, etcdServersFlag+url), fmt.Sprintf("running: %s, its flags not yet the new ones (error: %v)", ids[0], err), nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := c.waitReadyAt(ctx, i); err != nil {
+			return err
+		}
 	}
-	old, err := c.runningAPIServers(ctx, i)
-	if err != nil {
-		return err
-	}
-	if err := c.writeNodeFileOn(ctx, i, manifest, []byte(edited)); err != nil {
-		return err
-	}
-	replaced := func(ids []string) bool { return len(ids) == 1 && !slices.Contains(old, ids[0]) }
-	if err := c.waitAPIServers(ctx, i, replaced, "a kube-apiserver container with "+etcdServersFlag+url, ReadyTimeout); err != nil {
-		return err
-	}
-	return c.waitReadyAt(ctx, i)
+	return nil
 }
 
 // setFlag gives the one container argument starting with flag (a list
