@@ -292,8 +292,8 @@ export KIND_NODE_IMAGE
 KIND_PROCS ?= -procs=2
 # The subset `make e2e-kind` runs: one spec per scenario (label sample, in
 # the streaming-list mode, typed stack) and the smoke spec, several control
-# planes (capability:ha) included; S24 skips on kind (no fault point between
-# an apiserver and etcd), S12 has no sample (its specs are all slow).
+# planes (capability:ha) included, S24's etcd links too; S12 has no sample
+# (its specs are all slow).
 KIND_LABELS ?= ((sample && !sync:list) || smoke) && !extra-stack
 
 .PHONY: kind-image

@@ -123,9 +123,10 @@ func TestKindProviderBadInput(t *testing.T) {
 	}
 }
 
-// TestKindProviderHAWithProfile: WithAPIServers and WithProfile reach the
-// backend: two control-plane nodes behind kind's load balancer, each
-// apiserver with the profile's flag. Opt-in
+// TestKindProviderHAWithProfile: WithAPIServers, WithProfile and
+// WithEtcdLinks reach the backend: two control-plane nodes behind kind's
+// load balancer, each apiserver with the profile's flag and reaching etcd
+// through its link. Opt-in
 // (INFORMER_CONFORMANCE_KIND_HA_INTEGRATION=1): a cluster of two nodes
 // takes a minute or more.
 func TestKindProviderHAWithProfile(t *testing.T) {
@@ -136,7 +137,7 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := envconf.New()
-	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"))
+	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"), kind.WithEtcdLinks())
 	start := time.Now()
 	if _, err := envfuncs.CreateCluster(p, "ic-e2efw-ha")(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -152,5 +153,14 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 	}
 	if got := c.ProfileName(); got != "goaway" {
 		t.Errorf("ProfileName = %q, want goaway", got)
+	}
+	for i := range 2 {
+		l, err := c.EtcdLink(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(l.Stats().Active()); n == 0 {
+			t.Errorf("etcd link %d (%s) carries no connection", i, l.Addr())
+		}
 	}
 }
