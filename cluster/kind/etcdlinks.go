@@ -181,7 +181,8 @@ func (c *Cluster) addEtcdServingIP(ctx context.Context, i int, ca *pki.CA, ip ne
 }
 
 // pointAPIServersAt rewrites each kube-apiserver's --etcd-servers (the
-// i-th to urls[i]) and waits until every node runs a new one, ready. The
+// i-th to urls[i]) and waits until every node runs a new one, ready, and
+// the cluster's address answers. The
 // old container is killed once its manifest is replaced (crictl stop
 // --timeout 0, as a hard restart): the kubelet would otherwise drain it
 // for its termination grace period before starting the new pod (measured:
@@ -229,7 +230,12 @@ func (c *Cluster) pointAPIServersAt(ctx context.Context, urls []string) error {
 			return err
 		}
 	}
-	return nil
+	// And through the cluster's address: with every apiserver restarted at
+	// once, kind's load balancer took them all out (its health check: fall
+	// 2 at inter 2s) and closes new connections at once (EOF) until a check
+	// passes again (measured: a namespace create through it failed so, the
+	// apiservers ready on their own addresses).
+	return c.waitReady(ctx)
 }
 
 // setFlag gives the one container argument starting with flag (a list
