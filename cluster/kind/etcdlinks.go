@@ -108,14 +108,19 @@ func (c *Cluster) linkEtcd(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if links[i], err = faultproxy.StartOn(gw.String(), net.JoinHostPort(host, "2379")); err != nil {
+		l, err := faultproxy.StartOn(gw.String(), net.JoinHostPort(host, "2379"))
+		if err != nil {
 			return fmt.Errorf("etcd link of %s: %w", c.apiserverName(i), err)
 		}
+		c.mu.Lock()
+		links[i] = l
+		c.mu.Unlock()
 		if err := c.addEtcdServingIP(ctx, i, ca, gw); err != nil {
 			return err
 		}
 	}
-	// Every kube-apiserver at once: the cluster has no spec running yet.
+	// Every kube-apiserver at once: before the spec that asked (or any) uses
+	// the cluster.
 	urls := make([]string, len(links))
 	for i, l := range links {
 		urls[i] = "https://" + l.Addr()
