@@ -134,11 +134,18 @@ func (c *Cluster) killAPIServers(ctx context.Context, i int) error {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", id); err != nil {
+		if err := c.killContainer(ctx, i, id); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// killContainer kills container id on node i (crictl stop --timeout 0:
+// SIGKILL).
+func (c *Cluster) killContainer(ctx context.Context, i int, id string) error {
+	_, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", id)
+	return err
 }
 
 // StartAPIServer implements cluster.APIServerController: the manifest goes
@@ -203,7 +210,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 	}
 	c.down[i] = faultlog.FromContext(ctx).Begin(faultlog.APIServerDown, fmt.Sprintf("%s, hard restart", c.apiserverName(i)))
 	defer c.up(i)
-	if _, err := c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", old[0]); err != nil {
+	if err := c.killContainer(ctx, i, old[0]); err != nil {
 		return err
 	}
 	if err := c.waitAPIServers(ctx, i, func(ids []string) bool { return len(ids) == 1 && ids[0] != old[0] }, "a new kube-apiserver container running", ReadyTimeout); err != nil {

@@ -213,7 +213,7 @@ func (c *Cluster) pointAPIServersAt(ctx context.Context, urls []string) error {
 		}
 		for _, id := range old[i] {
 			// The kubelet may have stopped it already: not an error.
-			_, _ = c.nodeExecOn(ctx, i, "crictl", "--timeout", crictlTimeout, "stop", "--timeout", "0", id)
+			_ = c.killContainer(ctx, i, id)
 		}
 	}
 	for i, url := range urls {
