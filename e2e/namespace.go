@@ -18,6 +18,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 )
@@ -180,7 +181,7 @@ func namespaceContent(ctx context.Context, dc discovery.DiscoveryInterface, md m
 func namespaceChanged(ctx context.Context, core typedcorev1.CoreV1Interface, n *corev1.Namespace) error {
 	opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", n.Name).String(), ResourceVersion: n.ResourceVersion}
 	if d, ok := ctx.Deadline(); ok {
-		opts.TimeoutSeconds = new(int64(time.Until(d).Seconds()) + 1)
+		opts.TimeoutSeconds = ptr.To(int64(time.Until(d).Seconds()) + 1)
 	}
 	w, err := core.Namespaces().Watch(ctx, opts)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -92,7 +93,7 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	cfg := rest.CopyConfig(env.User)
 	cfg.QPS = -1
 	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.TimeoutSeconds = new(int64(goawayWatchTimeout.Seconds()))
+		o.TimeoutSeconds = ptr.To(int64(goawayWatchTimeout.Seconds()))
 	})
 	var observed []*e2e.Observed
 	for i := range goawayInformers {
@@ -191,7 +192,9 @@ func startGoawayLoad(ctx context.Context, observed []*e2e.Observed) (stop func()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(observed))
 	for _, o := range observed {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			tick := time.NewTicker(goawayLoadInterval)
 			defer tick.Stop()
 			for {
@@ -206,7 +209,7 @@ func startGoawayLoad(ctx context.Context, observed []*e2e.Observed) (stop func()
 					return
 				}
 			}
-		})
+		}()
 	}
 	var once sync.Once
 	var first error

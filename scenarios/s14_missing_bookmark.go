@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -309,7 +310,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	logs := &logCapture{}
 	// The tweak runs after the reflector set its options (S3): every
 	// streaming list asks the server to end it after serverStreamTimeout.
-	short := func(o *metav1.ListOptions) { o.TimeoutSeconds = new(int64(serverStreamTimeout.Seconds())) }
+	short := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverStreamTimeout.Seconds())) }
 	// This spec's streams are JSON (the others': client-go's default,
 	// protobuf), so each framing the injector rewrites meets a real server.
 	cfg := rest.CopyConfig(env.User)

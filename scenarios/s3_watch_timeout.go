@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -75,7 +76,7 @@ func ResumesAfterServerTimeouts(ctx context.Context, s e2e.Setup) {
 
 	// The tweak runs before the client marks a watch (Watch=true), so it
 	// sets the LIST's timeoutSeconds too: harmless, a LIST is quick.
-	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = new(int64(serverWatchTimeout.Seconds())) }
+	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverWatchTimeout.Seconds())) }
 	pods := env.StartProbe(ctx, writer.Name(), env.User, probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
 	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })

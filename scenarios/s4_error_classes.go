@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -319,7 +320,7 @@ func ExpectThrottledRecovery(ctx context.Context, s e2e.Setup, t Throttle) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	in := &httpfault.Injector{Faults: env.Faults}
 	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.TimeoutSeconds = new(int64(throttledWatchTimeout.Seconds()))
+		o.TimeoutSeconds = ptr.To(int64(throttledWatchTimeout.Seconds()))
 	})
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 	var recovery time.Duration

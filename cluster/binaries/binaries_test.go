@@ -130,9 +130,11 @@ func TestOneBuildAtATime(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			errs <- ensureBuilt(context.Background(), Options{CacheDir: cache, Progress: os.Stderr}, "thing", []string{out}, build)
-		})
+		}()
 	}
 	wg.Wait()
 	close(errs)

@@ -380,9 +380,11 @@ func BenchmarkThroughput(b *testing.B) {
 			chunk := bytes.Repeat([]byte("x"), 64*1024)
 			b.SetBytes(int64(len(chunk)))
 			var wg sync.WaitGroup
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				_, _ = io.CopyN(io.Discard, c, int64(b.N)*int64(len(chunk)))
-			})
+			}()
 			b.ResetTimer()
 			for range b.N {
 				if _, err := c.Write(chunk); err != nil {

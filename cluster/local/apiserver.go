@@ -169,12 +169,14 @@ func (c *Cluster) startAPIServersReady(ctx context.Context, idx []int, readyz st
 			return err
 		}
 		a.proc = p
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if err := p.WaitReady(ctx, readyPollInterval, check); err != nil {
 				p.Kill()
 				errs[n] = fmt.Errorf("start kube-apiserver: %w", err)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	for _, i := range idx {

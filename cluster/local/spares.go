@@ -123,23 +123,27 @@ func (s *Spares) startNext(key string, opts Options) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sp := &spare{key: key, done: make(chan struct{}), cancel: cancel}
 	s.next = sp
-	s.wg.Go(func() {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		defer close(sp.done)
 		sp.c, sp.err = Start(ctx, opts)
-	})
+	}()
 }
 
 // discard stops sp's start or closes its cluster, in the background.
 func (s *Spares) discard(sp *spare) {
 	sp.cancel()
-	s.wg.Go(func() {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		<-sp.done
 		if sp.c != nil {
 			if err := sp.c.Close(context.Background()); err != nil {
 				s.report(fmt.Errorf("local spares: close the spare for %q: %w", sp.key, err))
 			}
 		}
-	})
+	}()
 }
 
 func (s *Spares) report(err error) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 )
@@ -159,7 +160,7 @@ func streamingWatch(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 	t.Helper()
 	opts := metav1.ListOptions{AllowWatchBookmarks: true}
 	if sendInitialEvents {
-		opts.SendInitialEvents = new(true)
+		opts.SendInitialEvents = ptr.To(true)
 		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	}
 	w, err := cs.CoreV1().Pods("ns").Watch(ctx, opts)

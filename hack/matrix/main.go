@@ -205,7 +205,11 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	// Each column's go.mod starts from the versions this repository's own
+	// runs use (hack/pin, the workspace's pins: the suite's go.mod names
+	// the lowest versions it compiles with, for its importers), client-go
+	// swapped; the pinned client-go's column runs in the workspace itself.
+	gomod, err := pinnedGoMod(root)
 	if err != nil {
 		return err
 	}
@@ -465,7 +469,8 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 		env = append(env, "KUBE_VERSION="+col.Kube)
 	}
 	if modfilePath != "" {
-		env = append(env, "GOFLAGS=-modfile="+modfilePath)
+		// -modfile is refused in workspace mode (go.work at the root).
+		env = append(env, "GOWORK=off", "GOFLAGS=-modfile="+modfilePath)
 	}
 	env = append(env, col.Gates.env()...)
 	step("%s: running %s (label filter %q); log %s", col.name(), cfg.suites, cfg.labels, logPath)
@@ -814,10 +819,33 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir s
 	}
 	_ = os.Remove(strings.TrimSuffix(path, ".mod") + ".sum")
 	var buf bytes.Buffer
-	if err := goCmd(ctx, root, nil, &buf, "mod", "tidy", "-modfile="+path); err != nil {
+	if err := goCmd(ctx, root, []string{"GOWORK=off"}, &buf, "mod", "tidy", "-modfile="+path); err != nil {
 		return "", fmt.Errorf("resolve modules for client-go %s: %w: %s", version, err, lastLines(buf.String(), 6))
 	}
 	return path, nil
+}
+
+// pinnedGoMod is hack/pin/go.mod, the versions the workspace pins for this
+// repository's own runs, as a go.mod of the suite's module (root's module
+// path, its requirements), for writeModfile to swap client-go in.
+func pinnedGoMod(root string) ([]byte, error) {
+	own, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	pin, err := os.ReadFile(filepath.Join(root, "hack", "pin", "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	f, err := modfile.Parse("hack/pin/go.mod", pin, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.AddModuleStmt(modfile.ModulePath(own)); err != nil {
+		return nil, err
+	}
+	f.Module.Syntax.Comments = modfile.Comments{}
+	return f.Format()
 }
 
 // goCmd runs the go command in dir with env added, its output to out.

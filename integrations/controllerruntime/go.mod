@@ -102,6 +102,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/informer-conformance/informer-conformance => ../..
-
 tool github.com/onsi/ginkgo/v2/ginkgo

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -58,7 +59,7 @@ func APIServerRestart(opts ...Option) features.Feature {
 func Blackhole(opts ...Option) features.Feature {
 	o := apply(opts)
 	sc := scenario{id: "S2", name: "S2 stale HTTP/2 connection (network blackhole)"}
-	short := scenarios.StaleConnection{ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout)}
+	short := scenarios.StaleConnection{ReadIdle: ptr.To(scenarios.ShortReadIdle), Ping: ptr.To(scenarios.ShortPingTimeout)}
 	if o.readIdle != nil {
 		short.ReadIdle, short.Ping = o.readIdle, o.ping
 	}

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/scenarios"
@@ -16,7 +17,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 	e2e.DescribeStacksAndSyncModes("detects the dead connection with the HTTP/2 health check and recovers every informer on a new one",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.RecoversFromStaleConnection(ctx, m.Setup(), scenarios.StaleConnection{
-				ReadIdle: new(scenarios.ShortReadIdle), Ping: new(scenarios.ShortPingTimeout),
+				ReadIdle: ptr.To(scenarios.ShortReadIdle), Ping: ptr.To(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
 		}, Sample)
@@ -35,7 +36,7 @@ var _ = Describe("S2 stale HTTP/2 connection (network blackhole)", Label("blackh
 		// alive) and the recovery bound must catch it.
 		err := InterceptGomegaFailure(func() {
 			scenarios.RecoversFromStaleConnection(ctx, e2e.Setup{}, scenarios.StaleConnection{
-				ReadIdle: new(time.Duration(0)), Ping: new(scenarios.ShortPingTimeout),
+				ReadIdle: ptr.To(time.Duration(0)), Ping: ptr.To(scenarios.ShortPingTimeout),
 				Bound: scenarios.StaleRecoveryBound(scenarios.ShortReadIdle, scenarios.ShortPingTimeout),
 			})
 		})
