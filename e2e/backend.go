@@ -49,7 +49,14 @@ func Backend() (cluster.Backend, error) {
 		if registered == "" {
 			registered = "none (import github.com/informer-conformance/informer-conformance/cluster/backends, or the backend's package, in the suite)"
 		}
-		return cluster.Backend{}, fmt.Errorf("%s=%q: no such backend; registered: %s", EnvBackend, name, registered)
+		// suites/conformance registers local and existing; kind's
+		// dependencies (kind's library, its CLI's) enter only the graphs
+		// of the modules that import it.
+		hint := ""
+		if name == "kind" {
+			hint = ` (the kind backend registers itself when imported: add import _ "github.com/informer-conformance/informer-conformance/cluster/kind" to the test package)`
+		}
+		return cluster.Backend{}, fmt.Errorf("%s=%q: no such backend%s; registered: %s", EnvBackend, name, hint, registered)
 	}
 	return d, nil
 }

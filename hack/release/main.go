@@ -64,8 +64,15 @@ func main() {
 	version := flag.String("version", "", "the version to release, e.g. v0.4.0 (semantic, with the leading v)")
 	proxy := flag.String("proxy", "", "publish into this file-based module proxy directory (created; kept); default a temporary one")
 	tag := flag.Bool("tag", false, "commit the go.mod changes on the current branch and tag each module (the working tree must be clean)")
+	tidy := flag.Bool("tidy", false, "instead: go mod tidy every nested module of this repository against the working tree's modules (their go.mod files require them at v0.0.0)")
 	flag.Parse()
-	if err := run(context.Background(), *version, *proxy, *tag); err != nil {
+	var err error
+	if *tidy {
+		err = tidyNested(context.Background())
+	} else {
+		err = run(context.Background(), *version, *proxy, *tag)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "release:", err)
 		os.Exit(1)
 	}
@@ -110,7 +117,7 @@ func run(ctx context.Context, version, proxy string, tag bool) error {
 	env := proxyEnv(proxy)
 	var published []module.Version
 	for _, dir := range released {
-		m, err := prepare(ctx, work, dir, version, env)
+		m, err := prepare(ctx, work, dir, version, env, false)
 		if err != nil {
 			return fmt.Errorf("module %s: %w", dir, err)
 		}
@@ -150,10 +157,90 @@ func run(ctx context.Context, version, proxy string, tag bool) error {
 	return nil
 }
 
+// tidyNested runs go mod tidy in every nested module of the repository
+// that requires the suite's modules, as a user's go command would see
+// them (GOWORK=off): go mod tidy reads no go.work, and no proxy serves
+// v0.0.0, the version those go.mod files require between releases. So the
+// working tree's released modules are published at v0.0.0 into a
+// temporary proxy first; the go.sum lines of this repository's modules
+// are dropped after (they hash the working tree, which go.work serves).
+func tidyNested(ctx context.Context) error {
+	repo, err := output(ctx, ".", nil, "git", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return err
+	}
+	repo = strings.TrimSpace(repo)
+	proxy, err := os.MkdirTemp("", "informer-conformance-proxy-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(proxy)
+	scratch, err := os.MkdirTemp("", "informer-conformance-release-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	if err := copyTracked(ctx, repo, scratch); err != nil {
+		return err
+	}
+	env := proxyEnv(proxy)
+	const dev = "v0.0.0"
+	for _, dir := range released {
+		m, err := prepare(ctx, scratch, dir, dev, env, dir != ".")
+		if err != nil {
+			return fmt.Errorf("module %s: %w", dir, err)
+		}
+		if err := commit(ctx, scratch, "tidy "+m.Path); err != nil {
+			return err
+		}
+		if err := publish(ctx, scratch, dir, m, proxy); err != nil {
+			return err
+		}
+	}
+	list, err := output(ctx, repo, nil, "git", "ls-files", "*/go.mod")
+	if err != nil {
+		return err
+	}
+	for _, gomod := range strings.Fields(list) {
+		dir := filepath.Join(repo, filepath.Dir(gomod))
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(data, []byte(suitePath+" ")) && !bytes.Contains(data, []byte(suitePath+"/integrations/")) {
+			continue // requires none of the suite's modules
+		}
+		if _, err := output(ctx, dir, env, "go", "mod", "tidy"); err != nil {
+			return fmt.Errorf("tidy %s: %w", gomod, err)
+		}
+		if err := dropSums(filepath.Join(dir, "go.sum")); err != nil {
+			return err
+		}
+		fmt.Println("tidied", gomod)
+	}
+	return nil
+}
+
+// dropSums removes the suite's modules from a go.sum.
+func dropSums(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var keep []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if p, _, _ := strings.Cut(l, " "); p == suitePath || strings.HasPrefix(p, suitePath+"/") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return os.WriteFile(path, []byte(strings.Join(keep, "")), 0o644)
+}
+
 // prepare writes version into dir's requirements of the modules released
 // before it and tidies its go.mod and go.sum against the proxy (GOWORK=off:
 // what a user's go command sees), returning dir's module.
-func prepare(ctx context.Context, work, dir, version string, env []string) (module.Version, error) {
+func prepare(ctx context.Context, work, dir, version string, env []string, force bool) (module.Version, error) {
 	path := filepath.Join(work, dir, "go.mod")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -178,7 +265,7 @@ func prepare(ctx context.Context, work, dir, version string, env []string) (modu
 			changed = true
 		}
 	}
-	if changed {
+	if changed || force {
 		out, err := f.Format()
 		if err != nil {
 			return module.Version{}, err

@@ -32,8 +32,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	// Every backend, registered by its own package: $INFORMER_CONFORMANCE_BACKEND selects one.
-	_ "github.com/informer-conformance/informer-conformance/cluster/backends"
+	// The backends a downstream gets with the specs, each registered by its
+	// own package ($INFORMER_CONFORMANCE_BACKEND selects one): local (the
+	// default) and existing. The kind backend is imported where it is
+	// wanted (this repository's test package, backends_test.go; a
+	// downstream's own test file), so that kind's library enters no other
+	// module's graph.
+	_ "github.com/informer-conformance/informer-conformance/cluster/existing"
+	_ "github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
