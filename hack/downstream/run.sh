@@ -80,7 +80,7 @@ fi
 # dependencies (the CLI and the library must match).
 if ! (cd "$module" && go build -o "$tools/ginkgo" github.com/onsi/ginkgo/v2/ginkgo) 2>"$tools/ginkgo-build.log"; then
   version=$(cd "$module" && go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' github.com/onsi/ginkgo/v2)
-  echo "run.sh: the module cannot build Ginkgo's CLI ($(tail -n 1 "$tools/ginkgo-build.log")): installing github.com/onsi/ginkgo/v2/ginkgo@$version"
+  echo "run.sh: the module cannot build Ginkgo's CLI ($(head -n 1 "$tools/ginkgo-build.log")): installing github.com/onsi/ginkgo/v2/ginkgo@$version"
   (cd "$tools" && GOWORK=off GOFLAGS='' GOBIN="$tools" go install "github.com/onsi/ginkgo/v2/ginkgo@$version")
 fi
 
