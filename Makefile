@@ -152,9 +152,9 @@ matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUB
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
 .PHONY: compare
-compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts directories, or directories of runs): outcomes first, then re-initialisation causes, recoveries beyond their noise; fails when an outcome changed.
+compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts directories, or directories of runs): outcomes first, then re-initialisation causes, recoveries beyond their noise; fails when HEAD changed an outcome for the worse (FAIL_ON_BASE_FAILURES=1: also when a spec fails on both).
 	$(if $(and $(BASE),$(HEAD)),,$(error make compare BASE=<artifacts dir> HEAD=<artifacts dir>))
-	$(GO) run ./hack/matrix compare -out=$(ARTIFACTS)/compare.md '$(BASE)' '$(HEAD)'
+	$(GO) run ./hack/matrix compare $(if $(FAIL_ON_BASE_FAILURES),-fail-on-base-failures) -out=$(ARTIFACTS)/compare.md '$(BASE)' '$(HEAD)'
 
 # `make matrix MATRIX_SHARD=I/N` runs one machine's share of the columns;
 # `make matrix-merge MATRIX_IN='dir1 dir2'` joins the shards' column files.

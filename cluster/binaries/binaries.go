@@ -137,6 +137,18 @@ func (v Versions) Normalize() (Versions, error) {
 	return v, nil
 }
 
+// CacheKey names what Ensure builds for v: the build recipe and both
+// versions, e.g. "r1-kube-apiserver-v1.36.3-etcd-v3.6.16". A CI cache of
+// the cache's bin directory keyed by it holds exactly the binaries a run
+// needs, whatever else the caller's go.sum pins.
+func CacheKey(v Versions) (string, error) {
+	v, err := v.Normalize()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-kube-apiserver-%s-etcd-%s", recipe, v.KubeAPIServer, v.Etcd), nil
+}
+
 // CacheDir is dir, or $INFORMER_CONFORMANCE_CACHE, or the user cache
 // directory's informer-conformance: the root of everything the suite builds.
 func CacheDir(dir string) (string, error) {

@@ -305,3 +305,16 @@ func TestCopyExecutable(t *testing.T) {
 		t.Errorf("temporary file left: %v", err)
 	}
 }
+
+func TestCacheKey(t *testing.T) {
+	got, err := CacheKey(Versions{})
+	if want := recipe + "-kube-apiserver-" + DefaultKubeVersion + "-etcd-" + DefaultEtcdVersion; err != nil || got != want {
+		t.Errorf("CacheKey(defaults) = %q, %v; want %q", got, err, want)
+	}
+	if got, err := CacheKey(Versions{KubeAPIServer: "1.33.13", Etcd: "3.5.21"}); err != nil || got != recipe+"-kube-apiserver-v1.33.13-etcd-v3.5.21" {
+		t.Errorf("CacheKey(1.33.13, 3.5.21) = %q, %v", got, err)
+	}
+	if _, err := CacheKey(Versions{KubeAPIServer: "latest"}); err == nil || !strings.Contains(err.Error(), "not a release version") {
+		t.Errorf("CacheKey(latest) = %v, want the version refused", err)
+	}
+}

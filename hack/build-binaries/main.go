@@ -1,9 +1,13 @@
 // Command build-binaries builds (or finds in the cache) the kube-apiserver,
 // etcd and etcdutl binaries the local backend runs, and prints their paths.
 //
-//	go run ./hack/build-binaries [-kube-version v1.36.3] [-etcd-version v3.6.16]
+//	go run ./hack/build-binaries [-kube-version v1.36.3] [-etcd-version v3.6.16] [-print-key]
 //
-// Versions default to $KUBE_VERSION / $ETCD_VERSION, then to the pinned defaults.
+// Versions default to $KUBE_VERSION / $ETCD_VERSION, then to the pinned
+// defaults. -print-key builds nothing and prints the cache key of those
+// binaries (binaries.CacheKey): the reusable workflow keys its cache with
+// it, run from the caller's module, so the key follows the suite version
+// that module resolves.
 package main
 
 import (
@@ -20,7 +24,17 @@ import (
 func main() {
 	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.36.x)")
 	etcd := flag.String("etcd-version", os.Getenv(binaries.EnvEtcdVersion), "etcd version (3.5.x or 3.6.x)")
+	printKey := flag.Bool("print-key", false, "print the cache key of the binaries (recipe and versions) and build nothing")
 	flag.Parse()
+	if *printKey {
+		key, err := binaries.CacheKey(binaries.Versions{KubeAPIServer: *kube, Etcd: *etcd})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build-binaries:", err)
+			os.Exit(1)
+		}
+		fmt.Println(key)
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p, err := binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: *kube, Etcd: *etcd}, binaries.Options{Progress: os.Stderr})

@@ -17,11 +17,16 @@ import (
 // or two directories of such runs, a series a side):
 // the outcomes first, then the re-initialisations by cause, then the
 // recovery times that moved beyond their noise, then the specs one run
-// has and the other not. It exits 1 when an outcome changed (a spec that
-// ran in both passed in one and failed in the other, or ran in BASE and
-// not in HEAD): a client-go bump that changes what an informer does,
-// named by scenario. The reusable workflow runs the same command on the
-// base branch's and the head's reports.
+// has and the other not. It exits 1 when HEAD changed an outcome for the
+// worse: a spec that passed in BASE and failed in HEAD, that ran in BASE
+// and not in HEAD, or that failed in HEAD without having run in BASE (a
+// version constraint the bump now meets): a client-go bump that changes
+// what an informer does, named by scenario. A spec failing on both sides
+// is listed apart and fails the comparison only with
+// -fail-on-base-failures; one that failed in BASE and passes in HEAD is
+// listed as fixed. The reusable workflow runs the same command on the base
+// branch's and the head's reports, so a spec that already fails on the
+// base does not fail every pull request.
 
 // noise is how far a recovery time may move and still be the same: HEAD's
 // recoveries of a spec differ from BASE's when their ranges (each side may
@@ -189,11 +194,19 @@ func (s specResult) ran() bool { return s.outcome == "passed" || s.outcome == "f
 
 // comparison is what changed, in the order it is printed.
 type comparison struct {
-	outcomes, causes, recoveries, onlyHead []string
+	// outcomes changed for the worse; bothFailed failed on both sides;
+	// fixed failed in BASE and passed in HEAD.
+	outcomes, bothFailed, fixed, causes, recoveries, onlyHead []string
 }
 
-// changed says whether the comparison fails a gate: an outcome changed.
+// changed says whether HEAD changed an outcome for the worse.
 func (c comparison) changed() bool { return len(c.outcomes) > 0 }
+
+// fails says whether the comparison fails a gate: an outcome changed for
+// the worse, or, with failOnBase, a spec failed on both sides.
+func (c comparison) fails(failOnBase bool) bool {
+	return c.changed() || failOnBase && len(c.bothFailed) > 0
+}
 
 func compareRuns(base, head runSpecs, n noise) comparison {
 	var c comparison
@@ -214,6 +227,14 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 				outcome = h.outcome
 			}
 			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s", s, b.outcome, outcome))
+		case inHead && h.outcome == "failed" && (!inBase || !b.ran()):
+			// It did not run in BASE (a version constraint, a label, a
+			// spec the suite gained): its failure is HEAD's.
+			was := "not in BASE"
+			if inBase {
+				was = b.outcome
+			}
+			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, was, h.describe(), failureOf(specResult{}, h)))
 		case inHead && h.ran() && (!inBase || !b.ran()):
 			if inBase {
 				c.onlyHead = append(c.onlyHead, fmt.Sprintf("%s (BASE: %s)", s, b.outcome))
@@ -222,6 +243,10 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 			}
 		case !inBase || !inHead || !b.ran():
 			// Ran in neither.
+		case b.outcome == "failed" && h.outcome == "failed":
+			c.bothFailed = append(c.bothFailed, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.describe(), h.describe(), failureOf(b, h)))
+		case b.outcome == "failed":
+			c.fixed = append(c.fixed, fmt.Sprintf("%s: BASE %s, HEAD %s", s, b.describe(), h.describe()))
 		case b.outcome != h.outcome:
 			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.describe(), h.describe(), failureOf(b, h)))
 		case b.causes != h.causes && base.runs == 1 && head.runs == 1:
@@ -264,7 +289,7 @@ func failureOf(b, h specResult) string {
 func (c comparison) text(base, head runSpecs, n noise) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Comparison: BASE %s (client-go %s, %d runs) vs HEAD %s (client-go %s, %d runs)\n\n", base.dir, orNone(base.clientGo), base.runs, head.dir, orNone(head.clientGo), head.runs)
-	if !c.changed() && len(c.causes)+len(c.recoveries)+len(c.onlyHead) == 0 {
+	if !c.changed() && len(c.bothFailed)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead) == 0 {
 		fmt.Fprintf(&b, "No change: %d specs in BASE, %d in HEAD, the same outcomes and re-initialisations, recoveries within %.0f s or %.0f%%.\n", len(base.specs), len(head.specs), n.Seconds, 100*n.Ratio)
 		return b.String()
 	}
@@ -279,6 +304,8 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 		b.WriteString("\n")
 	}
 	section("Outcomes that changed", c.outcomes)
+	section("Failing on both sides (already failing in BASE: not a change of HEAD's)", c.bothFailed)
+	section("Fixed in HEAD (failed in BASE)", c.fixed)
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
 	section("Ran in HEAD only", c.onlyHead)
@@ -292,15 +319,16 @@ func orNone(s string) string {
 	return s
 }
 
-// compareMain is `matrix compare [-noise-seconds S] [-noise-ratio R] [-out FILE] BASE HEAD`.
+// compareMain is `matrix compare [-noise-seconds S] [-noise-ratio R] [-fail-on-base-failures] [-out FILE] BASE HEAD`.
 func compareMain(args []string) int {
 	fset := flag.NewFlagSet("matrix compare", flag.ContinueOnError)
 	n := noise{}
 	fset.Float64Var(&n.Seconds, "noise-seconds", 2, "a recovery time that moved by this many seconds or less is the same")
 	fset.Float64Var(&n.Ratio, "noise-ratio", 0.5, "... or by this share of BASE's or less")
 	out := fset.String("out", "", "also write the comparison (markdown) to this file")
+	failOnBase := fset.Bool("fail-on-base-failures", false, "exit 1 also when a spec failed on both sides")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: matrix compare [flags] BASE HEAD: what changed between two runs' artifacts directories (or two directories of runs, a series each); exit 1 when an outcome changed")
+		fmt.Fprintln(fset.Output(), "usage: matrix compare [flags] BASE HEAD: what changed between two runs' artifacts directories (or two directories of runs, a series each); exit 1 when HEAD changed an outcome for the worse")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -327,7 +355,7 @@ func compareMain(args []string) int {
 					return 2
 				}
 			}
-			if c.changed() {
+			if c.fails(*failOnBase) {
 				return 1
 			}
 			return 0

@@ -120,3 +120,69 @@ func TestCompareSeries(t *testing.T) {
 		t.Errorf("a directory without reports = %v", err)
 	}
 }
+
+// TestCompareGatesOnWhatHeadChanges: a spec failing on both sides is listed
+// apart and does not fail the comparison unless asked; a fix is listed and
+// does not fail it; a spec that did not run in BASE and fails in HEAD does.
+func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
+	root := t.TempDir()
+	base := writeRun(t, root, "base", "v0.36.6",
+		spec("S8 resync", "passed", 0, nil),
+		spec("S10 shutdown", "failed", 0, nil),
+		spec("S14 bookmark", "skipped", 0, nil),
+		spec("S19 transform", "failed", 0, nil),
+	)
+	head := writeRun(t, root, "head", "v0.37.2",
+		spec("S8 resync", "passed", 0, nil),
+		spec("S10 shutdown", "failed", 0, nil),
+		spec("S14 bookmark", "skipped", 0, nil),
+		spec("S19 transform", "passed", 0, nil),
+	)
+	b, err := loadSide(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := loadSide(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := noise{Seconds: 2, Ratio: 0.5}
+	c := compareRuns(b, h, n)
+	if c.fails(false) {
+		t.Errorf("nothing changed for the worse, yet the comparison fails: %+v", c)
+	}
+	if !c.fails(true) {
+		t.Errorf("with failOnBase, S10 failing on both sides does not fail the comparison: %+v", c)
+	}
+	text := c.text(b, h, n)
+	for _, want := range []string{
+		"## Failing on both sides (already failing in BASE: not a change of HEAD's) (1)\n\n- S10 shutdown: BASE failed, HEAD failed\n",
+		"## Fixed in HEAD (failed in BASE) (1)\n\n- S19 transform: BASE failed, HEAD passed\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Outcomes that changed") || strings.Contains(text, "No change") {
+		t.Errorf("comparison:\n%s", text)
+	}
+
+	// The bump meets S14's version constraint and S14 fails: HEAD's change.
+	newer := writeRun(t, root, "newer", "v0.37.2",
+		spec("S8 resync", "passed", 0, nil),
+		report.SpecSummary{Spec: "S14 bookmark", Outcome: "failed", Failure: "no bookmark\nmore"},
+		spec("S22 writes", "failed", 0, nil),
+	)
+	h, err = loadSide(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = compareRuns(b, h, n)
+	if !c.fails(false) {
+		t.Errorf("S14 failed in HEAD only, yet the comparison passes: %+v", c)
+	}
+	text = c.text(b, h, n)
+	if want := "## Outcomes that changed (4)\n\n- S10 shutdown: BASE failed, HEAD not in HEAD\n- S14 bookmark: BASE skipped, HEAD failed (no bookmark)\n- S19 transform: BASE failed, HEAD not in HEAD\n- S22 writes: BASE not in BASE, HEAD failed\n"; !strings.Contains(text, want) {
+		t.Errorf("comparison lacks %q:\n%s", want, text)
+	}
+}

@@ -4,6 +4,10 @@
 //	runcheck filter EXPR          parse a label filter as Ginkgo does; its error alone if it does not parse
 //	runcheck report REPORT.json   sum up the run's JSON report (all suites): counts, and why specs were
 //	                              skipped, grouped; fails when no spec passed in any suite
+//	runcheck ran REPORT.json      the same summary; fails only when no spec ran (passed or failed) in any
+//	                              suite: the selection was empty or every selected spec skipped. For a
+//	                              gate that judges failures elsewhere (the reusable workflow compares
+//	                              them with the base branch's)
 //	runcheck labels REPORT.json   list each suite's spec labels (from a --dry-run report: Ginkgo's own
 //	                              `ginkgo labels` reads only literal Label("...") arguments)
 //
@@ -32,7 +36,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = "usage: runcheck filter EXPR | report REPORT.json | labels REPORT.json | merge SUITE OUT DIR..."
+const usage = "usage: runcheck filter EXPR | report REPORT.json | ran REPORT.json | labels REPORT.json | merge SUITE OUT DIR..."
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 4 && args[0] == "merge" {
@@ -56,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 0
-	case "report", "labels":
+	case "report", "ran", "labels":
 		reports, err := readReports(args[1])
 		if err != nil {
 			fmt.Fprintf(stderr, "runcheck: %v\n", err)
@@ -68,7 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		s := summarize(reports)
 		fmt.Fprint(stdout, s.String())
-		if err := s.Err(); err != nil {
+		check := s.Err
+		if args[0] == "ran" {
+			check = s.ErrNoneRan
+		}
+		if err := check(); err != nil {
 			fmt.Fprintf(stderr, "runcheck: %v\n", err)
 			return 1
 		}
@@ -338,20 +346,31 @@ func (s summary) Err() error {
 	if s.passed > 0 || s.dryRun {
 		return nil
 	}
-	var why string
+	return fmt.Errorf("no spec passed in any suite: %s; a run that tests nothing fails", s.whyNothing())
+}
+
+// ErrNoneRan fails a run in which no spec ran, passed or failed, in any
+// suite: one that tested nothing.
+func (s summary) ErrNoneRan() error {
+	if len(s.ran) > 0 || s.dryRun {
+		return nil
+	}
+	return fmt.Errorf("no spec ran in any suite: %s; a run that tests nothing fails", s.whyNothing())
+}
+
+// whyNothing says why no spec passed.
+func (s summary) whyNothing() string {
 	switch {
 	case len(s.suites) == 0:
-		why = "the report holds no suite"
+		return "the report holds no suite"
 	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0 && len(s.filters) > 0:
-		why = fmt.Sprintf("the label filter %s selects no spec", strings.Join(quote(s.filters), ", "))
+		return fmt.Sprintf("the label filter %s selects no spec", strings.Join(quote(s.filters), ", "))
 	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0:
-		why = "no spec was selected"
+		return "no spec was selected"
 	case s.failed == 0 && s.skipped > 0:
-		why = "every selected spec skipped (reasons above)"
-	default:
-		why = "none passed"
+		return "every selected spec skipped (reasons above)"
 	}
-	return fmt.Errorf("no spec passed in any suite: %s; a run that tests nothing fails", why)
+	return "none passed"
 }
 
 func quote(ss []string) []string {

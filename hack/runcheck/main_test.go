@@ -94,6 +94,23 @@ func TestReportFailsWhenNonePassed(t *testing.T) {
 	}
 }
 
+// TestRanFailsOnlyWhenNothingRan: runcheck ran lets failed specs through
+// (the workflow's compare with the base judges them) and fails a run that
+// tested nothing, saying why.
+func TestRanFailsOnlyWhenNothingRan(t *testing.T) {
+	if code, out, errs := runOn(t, "ran", suite("conformance", "resync", spec("a", types.SpecStateFailed, "boom"), spec("b", types.SpecStateSkipped, ""))); code != 0 || errs != "" || !strings.Contains(out, "0 passed, 1 failed") {
+		t.Errorf("a run whose one selected spec failed: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := runOn(t, "ran", suite("conformance", "no-such-label", spec("a", types.SpecStateSkipped, ""))); code != 1 ||
+		!strings.Contains(errs, `no spec ran in any suite: the label filter "no-such-label" selects no spec`) {
+		t.Errorf("an empty selection: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runOn(t, "ran", suite("conformance", "smoke", spec("a", types.SpecStateSkipped, lacks))); code != 1 ||
+		!strings.Contains(errs, "no spec ran in any suite: every selected spec skipped") {
+		t.Errorf("every selected spec skipped: exit %d, stderr %q", code, errs)
+	}
+}
+
 func TestReportMissing(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"report", filepath.Join(t.TempDir(), "report.json")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no report at") {

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Runs a downstream module's conformance test package once, as one side
+# (base or head) of the reusable workflow (.github/workflows/downstream.yaml),
+# and records what happened in OUT_DIR for hack/downstream/gate.sh:
+#   OUT_DIR/status      one line: "filter" (the label filter does not parse),
+#                       "build" (the package does not compile, or is not there),
+#                       or "ran N" (Ginkgo ran and exited N)
+#   OUT_DIR/status.log  what the failing step printed (filter, build)
+#   OUT_DIR/ginkgo.log, report.json, junit.xml, informer-report-*  the run's
+# It exits 0 once the status is recorded, whatever it is: the gate judges
+# the head against the base, so a spec failing on both sides does not fail
+# a side's job. It exits 2 on a usage error.
+#
+#   hack/downstream/run.sh MODULE_DIR PACKAGE OUT_DIR
+#
+# Environment:
+#   LABEL_FILTER     Ginkgo label filter (default '!slow && !long && !extra-stack')
+#   BACKEND          local (default) or kind
+#   PROCS            Ginkgo processes (default 4 on local, 2 on kind: cluster/kind's per-process clusters)
+#   KIND_NODE_IMAGE  with kind: the node image; "offline" builds it from pinned sources first (needs root)
+#   SUITE_DEADLINE   Unix time by which Ginkgo must have ended (its --timeout is what is left, less
+#                    SUITE_MARGIN seconds, default 120), else SUITE_TIMEOUT (default 60m)
+#   SUITE_MODULE     the suite's module path (default github.com/informer-conformance/informer-conformance)
+# The Ginkgo CLI is the version the module resolves (github.com/onsi/ginkgo/v2).
+set -o errexit -o nounset -o pipefail
+if [ $# -ne 3 ]; then
+  echo "usage: $0 MODULE_DIR PACKAGE OUT_DIR" >&2
+  exit 2
+fi
+module=$(cd "$1" && pwd)
+pkg=$2
+mkdir -p "$3"
+out=$(cd "$3" && pwd)
+suite=$(cd "$(dirname "$0")/../.." && pwd)
+filter=${LABEL_FILTER-'!slow && !long && !extra-stack'}
+backend=${BACKEND:-local}
+suite_module=${SUITE_MODULE:-github.com/informer-conformance/informer-conformance}
+case $backend in
+local) procs=${PROCS:-4} ;;
+kind) procs=${PROCS:-2} ;;
+*)
+  echo "run.sh: BACKEND=$backend: the workflow runs local or kind" >&2
+  exit 2
+  ;;
+esac
+case $procs in
+'' | *[!0-9]* | 0)
+  echo "run.sh: PROCS=$procs is not a number of processes" >&2
+  exit 2
+  ;;
+esac
+rm -f "$out/status" "$out/status.log" "$out/ginkgo.log" "$out/report.json" "$out/junit.xml" "$out"/informer-report-*
+
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+(cd "$suite" && go build -o "$tools/runcheck" ./hack/runcheck)
+
+record() { # status, then the log (stdin) when there is one
+  echo "$1" >"$out/status"
+  echo "run.sh: $1"
+}
+
+if ! "$tools/runcheck" filter "$filter" >"$out/status.log" 2>&1; then
+  cat "$out/status.log"
+  record filter
+  exit 0
+fi
+
+# The package compiles, as go test builds it: the gate shows the
+# compiler's last lines when it does not.
+echo "run.sh: go test -c $pkg in $module"
+if ! (cd "$module" && go test -c -o "$tools/pkg.test" "$pkg") >"$out/status.log" 2>&1; then
+  cat "$out/status.log"
+  record build
+  exit 0
+fi
+
+# Ginkgo's CLI at the version of the library the module resolves; built
+# outside the module when the module's go.sum lacks the CLI's own
+# dependencies (the CLI and the library must match).
+if ! (cd "$module" && go build -o "$tools/ginkgo" github.com/onsi/ginkgo/v2/ginkgo) 2>"$tools/ginkgo-build.log"; then
+  version=$(cd "$module" && go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' github.com/onsi/ginkgo/v2)
+  echo "run.sh: the module cannot build Ginkgo's CLI ($(head -n 1 "$tools/ginkgo-build.log")): installing github.com/onsi/ginkgo/v2/ginkgo@$version"
+  (cd "$tools" && GOWORK=off GOFLAGS='' GOBIN="$tools" go install "github.com/onsi/ginkgo/v2/ginkgo@$version")
+fi
+
+if [ "$backend" = kind ] && [ "${KIND_NODE_IMAGE:-}" = offline ]; then
+  echo "run.sh: building the kind node image offline ($suite_module/hack/kind-image)"
+  (cd "$module" && go run "$suite_module/hack/kind-image")
+  unset KIND_NODE_IMAGE
+fi
+
+timeout=${SUITE_TIMEOUT:-60m}
+if [ -n "${SUITE_DEADLINE:-}" ]; then
+  left=$((SUITE_DEADLINE - $(date +%s) - ${SUITE_MARGIN:-120}))
+  if [ "$left" -lt 60 ]; then
+    echo "run.sh: ${left} s left before SUITE_DEADLINE (less SUITE_MARGIN): no time to run the specs" >&2
+    exit 1
+  fi
+  timeout=${left}s
+fi
+
+echo "run.sh: ginkgo $("$tools/ginkgo" version | sed 's/^Ginkgo Version //') -procs=$procs --timeout=$timeout --label-filter='$filter' $pkg (backend $backend)"
+rc=0
+(cd "$module" && INFORMER_CONFORMANCE=1 INFORMER_CONFORMANCE_BACKEND="$backend" INFORMER_CONFORMANCE_ARTIFACTS="$out" \
+  "$tools/ginkgo" -procs="$procs" --timeout="$timeout" --label-filter="$filter" --no-color \
+  --json-report=report.json --junit-report=junit.xml --output-dir="$out" "$pkg") 2>&1 | tee "$out/ginkgo.log" || rc=$?
+# What ran and why specs skipped, for the job's log; the gate judges.
+"$tools/runcheck" report "$out/report.json" || true
+record "ran $rc"
