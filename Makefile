@@ -214,6 +214,12 @@ verify: ## gofmt, go vet, the import rules (hack/importrules: the house's floors
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run ./hack/importrules
+	# The suite's go.mod (what importers get) is tidy on its own, and its go
+	# directive is the lowest the code needs: vetted with that toolchain,
+	# on the versions the go.mod requires (no workspace).
+	GOWORK=off $(GO) mod tidy -diff
+	GOWORK=off GOTOOLCHAIN=go$$($(GO) mod edit -json | sed -n 's/^\t"Go": "\(.*\)",\{0,1\}$$/\1/p') $(GO) vet ./...
+	cd fixtures/controller-v0.33 && $(GO) vet ./...
 	cd integrations/e2eframework && $(GO) vet ./...
 	cd fixtures/e2eframework && $(GO) vet ./...
 	cd integrations/controllerruntime && $(GO) vet ./...
@@ -231,6 +237,22 @@ verify: ## gofmt, go vet, the import rules (hack/importrules: the house's floors
 
 # Labels the example downstream module runs in CI (its specs run in one process).
 DOWNSTREAM_LABELS ?= (resync || shutdown) && !extra-stack
+
+# A release: every module a user fetches (the suite, integrations/*) at one
+# version, checked to build from the released versions alone, then tagged.
+.PHONY: release
+release: ## Release the suite's modules at VERSION (vX.Y.Z): go.mod requirements written, checked through a file-based module proxy, committed and tagged (not pushed).
+	$(if $(VERSION),,$(error make release VERSION=vX.Y.Z))
+	$(GO) run ./hack/release -version $(VERSION) -tag
+
+.PHONY: release-check
+release-check: binaries ## Adopt the suite as a downstream does, offline: release this checkout into a file-based module proxy, fetch it into the example modules (GOWORK=off, no replace), check their client-go and Go versions are unchanged, and gate the v0.33 example's bump to v0.34.
+	hack/release-check.sh
+
+.PHONY: tidy
+tidy: ## go mod tidy the suite's go.mod and every nested module's (those require the suite at v0.0.0, which go.work serves and go mod tidy does not read).
+	GOWORK=off $(GO) mod tidy
+	$(GO) run ./hack/release -tidy
 
 .PHONY: downstream
 downstream: binaries ## Run the example downstream module (fixtures/downstream): the specs imported as a library, on its own client-go.
