@@ -22,6 +22,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	backend "github.com/informer-conformance/informer-conformance/cluster/kind"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/kind"
 )
@@ -83,7 +84,7 @@ func TestKindProviderThroughEnvfuncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var _ cluster.EtcdCompactor = c // the features can break it
-	loadImages(ctx, t, cfg, "ic-e2efw", c.Name()+"-control-plane", cs)
+	loadImages(ctx, t, cfg, "ic-e2efw", c.KindName()+"-control-plane", cs)
 	logs := filepath.Join(t.TempDir(), "logs")
 	if _, err := envfuncs.ExportClusterLogs("ic-e2efw", logs)(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -132,6 +133,35 @@ func TestKindProviderBadInput(t *testing.T) {
 	}
 	if err := kind.NewProvider().(*kind.Provider).LoadImage(ctx, "example/app:dev", "--name=x"); err == nil || !strings.Contains(err.Error(), "--nodes") {
 		t.Errorf("LoadImage with an unknown argument = %v", err)
+	}
+}
+
+// checkLoadBalancerImage: offline (kind's Envoy neither here nor
+// pullable) the load balancer runs the stand-in, and kind's name is not
+// left on it by this process (another one creating a cluster may hold it).
+func checkLoadBalancerImage(ctx context.Context, t *testing.T, container string) {
+	t.Helper()
+	d, err := docker.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Run(ctx, nil, "inspect", "--format", "{{.Image}}", container)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := strings.TrimSpace(string(out))
+	kinds := lbimage.Inspect(ctx, d, lbimage.Image)
+	standIn := lbimage.Inspect(ctx, d, lbimage.StandIn)
+	switch {
+	case kinds.Present && !kinds.Ours:
+		if running != kinds.ID {
+			t.Errorf("the load balancer runs %s, not kind's own %s (%s)", running, lbimage.Image, kinds.ID)
+		}
+		t.Logf("load balancer: kind's own %s", lbimage.Image)
+	case running != standIn.ID:
+		t.Errorf("the load balancer runs %s, not the stand-in %s (%s)", running, lbimage.StandIn, standIn.ID)
+	default:
+		t.Logf("load balancer: the stand-in %s (%s); kind's name %s now: present=%v (held by another process if present)", lbimage.StandIn, running, lbimage.Image, kinds.Present)
 	}
 }
 
@@ -297,7 +327,7 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cfg := envconf.New()
-	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"), kind.WithEtcdLinks())
+	p := kind.NewProvider().WithOpts(kind.WithAPIServers(2), kind.WithProfile("goaway"), kind.WithEtcdLinks(), kind.WithProgress(testLog{t}))
 	start := time.Now()
 	if _, err := envfuncs.CreateCluster(p, "ic-e2efw-ha")(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -311,6 +341,7 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 	if n := c.NumAPIServers(); n != 2 {
 		t.Errorf("NumAPIServers = %d, want 2", n)
 	}
+	checkLoadBalancerImage(ctx, t, c.KindName()+"-external-load-balancer")
 	if got := c.ProfileName(); got != "goaway" {
 		t.Errorf("ProfileName = %q, want goaway", got)
 	}
@@ -323,4 +354,12 @@ func TestKindProviderHAWithProfile(t *testing.T) {
 			t.Errorf("etcd link %d (%s) carries no connection", i, l.Addr())
 		}
 	}
+}
+
+// testLog sends progress lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
