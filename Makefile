@@ -319,7 +319,7 @@ KIND_PROCS ?= -procs=2
 KIND_LABELS ?= ((sample && !sync:list) || smoke) && !extra-stack
 
 .PHONY: kind-image
-kind-image: ## Build (once per version, cached in Docker) the kind node image and kind's load balancer image (haproxy) offline from pinned sources.
+kind-image: ## Build (once per version, cached in Docker) the kind node image offline from pinned sources, and a stand-in for kind's load balancer image (haproxy) where kind's own cannot be pulled.
 	$(if $(KIND_NODE_IMAGE),@echo "KIND_NODE_IMAGE=$(KIND_NODE_IMAGE): not building a node image",$(GO) run ./hack/kind-image)
 
 .PHONY: e2e-kind
@@ -341,5 +341,5 @@ kind-bench: kind-image ## Measure the kind backend (KIND_APISERVERS control-plan
 	$(GO) run ./hack/kind bench -apiservers $(KIND_APISERVERS)
 
 .PHONY: kind-clean
-kind-clean: ## Delete what runs left in Docker: clusters of dead owners, labelled containers, the network.
+kind-clean: ## Delete what runs left in Docker: clusters of dead owners, labelled containers, the network, kind's load balancer name left on our stand-in.
 	$(GO) run ./hack/kind clean

@@ -96,9 +96,10 @@ type Options struct {
 	CacheDir string
 	// APIServers is the number of control-plane nodes, each running
 	// kube-apiserver and a stacked etcd member; 0 means 1. With more, kind
-	// puts its load balancer in front of them (its image: lbimage.Image,
-	// built by lbimage.Build with the project's node image, kind's own Envoy
-	// with a published one), at most MaxAPIServers.
+	// puts its load balancer in front of them (kind's own Envoy where Docker
+	// has it or can pull it, else the stand-in lbimage.Build makes, given
+	// kind's name while kind creates the cluster: lbimage.Use), at most
+	// MaxAPIServers.
 	APIServers int
 	// Progress receives kind's progress lines and the backend's own; nil discards.
 	Progress io.Writer
@@ -186,9 +187,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if err := ensureAdapter(ctx, d, image, opts); err != nil {
-		return nil, err
-	}
-	if err := checkLoadBalancerImage(ctx, d, own, opts); err != nil {
 		return nil, err
 	}
 	if err := ensureNetwork(ctx, d); err != nil {
@@ -310,20 +308,6 @@ func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Opt
 	return adapterErr
 }
 
-// checkLoadBalancerImage makes sure a cluster of several control-plane
-// nodes will find kind's load balancer image: built here (lbimage.Build,
-// which `make kind-image` and the backend's Prepare run) with the project's
-// node image; with a published node image kind pulls its own.
-func checkLoadBalancerImage(ctx context.Context, d *docker.Docker, ownImage bool, opts Options) error {
-	if opts.APIServers <= 1 || !ownImage {
-		return nil
-	}
-	if lbimage.Inspect(ctx, d).Present {
-		return nil
-	}
-	return fmt.Errorf("%d control-plane nodes need kind's load balancer image %s, which is not here and cannot be pulled: run `make kind-image` (builds it offline with haproxy, a few minutes once)", opts.APIServers, lbimage.Image)
-}
-
 func ensureNetwork(ctx context.Context, d *docker.Docker) error {
 	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName)
 	if _, err := d.Run(ctx, nil, "network", "inspect", NetworkName); err == nil {
@@ -394,6 +378,16 @@ func (c *Cluster) create(ctx context.Context) error {
 	cfg, err := c.config()
 	if err != nil {
 		return err
+	}
+	if c.apiservers > 1 {
+		// kind runs its load balancer image by one fixed name: kind's own
+		// Envoy where Docker has it or can pull it, else the stand-in
+		// lbimage builds, lent that name until kind has made the container.
+		release, err := lbimage.Use(ctx, c.d, workRoot(), c.progress)
+		if err != nil {
+			return fmt.Errorf("%d control-plane nodes: %w", c.apiservers, err)
+		}
+		defer release()
 	}
 	if err := os.WriteFile(filepath.Join(c.dir, "kind-config.yaml"), []byte(cfg), 0o644); err != nil {
 		return err

@@ -85,9 +85,10 @@ var ContainerOwnerValues = []string{nodeimage.OwnerBuildContainer, docker.OwnerP
 
 // Clean removes, with no cluster of a live owner in use, everything the
 // backend and the node image build leave in Docker: stale clusters
-// (ReapStale), leftover containers carrying the owner label, and the
-// network when no container uses it. Images are kept (make kind-image-clean
-// removes them). It reports each removal to w.
+// (ReapStale), leftover containers carrying the owner label, the network
+// when no container uses it, and kind's load balancer name where a killed
+// run left it on the stand-in (lbimage.Unlend). The images built here are
+// kept, under their own names. It reports each removal to w.
 func Clean(ctx context.Context, w io.Writer) error {
 	removed, err := ReapStale(ctx)
 	for _, n := range removed {
@@ -124,5 +125,9 @@ func Clean(ctx context.Context, w io.Writer) error {
 			fmt.Fprintf(w, "removed network %s\n", NetworkName)
 		}
 	}
-	return err
+	lb, uerr := lbimage.Unlend(ctx, d, workRoot())
+	for _, r := range lb {
+		fmt.Fprintf(w, "removed %s\n", r)
+	}
+	return errors.Join(err, uerr)
 }

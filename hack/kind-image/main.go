@@ -1,7 +1,8 @@
 // Command kind-image builds (or finds in Docker) the kind node image for a
-// Kubernetes version and kind's load balancer image (haproxy, for clusters
-// of several control-plane nodes), offline, from pinned sources, printing
-// each step, and prints their tags.
+// Kubernetes version, offline, from pinned sources, and makes sure kind's
+// load balancer (clusters of several control-plane nodes) has an image:
+// kind's own where Docker has or can pull it, else a stand-in with haproxy
+// (package lbimage); it prints each step, then the two images' names.
 //
 //	go run ./hack/kind-image [-kube-version v1.36.3]
 package main

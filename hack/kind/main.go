@@ -1,7 +1,7 @@
 // Command kind manages the kind backend's clusters outside a test run.
 //
 //	go run ./hack/kind up      create a cluster, print its kubeconfig, keep it until Ctrl-C
-//	go run ./hack/kind clean   delete what dead runs left (clusters, labelled containers, the network)
+//	go run ./hack/kind clean   delete what dead runs left (clusters, labelled containers, the network, kind's load balancer name left on the stand-in)
 //	go run ./hack/kind bench   create-to-ready, restart and compaction timings (markdown)
 //
 // up and bench take -apiservers N: N control-plane nodes behind kind's load

@@ -1,23 +1,29 @@
-// Package lbimage builds, offline, the load balancer image kind puts in
-// front of several control-plane nodes, under the name kind runs (Image),
-// so kind's code stays unchanged on a machine whose Docker cannot pull.
+// Package lbimage provides the load balancer image kind puts in front of
+// several control-plane nodes on a machine whose Docker cannot pull it, and
+// lends it to kind under kind's name only while this project's clusters are
+// being created (Use), so kind clusters made on the machine by anyone else
+// never run it.
 //
-// kind v0.33 runs docker.io/envoyproxy/envoy with a bash command that writes
-// Envoy's bootstrap file and loops on `envoy -c /home/envoy/envoy.yaml`
+// kind v0.33 runs docker.io/envoyproxy/envoy (Image) with a bash command that
+// writes Envoy's bootstrap file and loops on `envoy -c /home/envoy/envoy.yaml`
 // (pkg/cluster/internal/loadbalancer GenerateBootstrapCommand); its
 // loadbalancer action then writes the listener and cluster files and moves
-// them into place (pkg/cluster/internal/create/actions/loadbalancer). kind
-// pulls the image only when `docker inspect --type=image` does not find it
-// (pkg/cluster/internal/providers/docker/images.go pullIfNotPresent). The
-// image built here is Debian's haproxy (debootstrap, like the node image:
+// them into place (pkg/cluster/internal/create/actions/loadbalancer). The
+// name is a constant of an internal package, put straight into `docker run`
+// (pkg/cluster/internal/providers/docker/provision.go
+// runArgsForLoadBalancer): no option of kind's library changes it, and
+// `docker run` pulls it when Docker does not have it. The stand-in built
+// here is Debian's haproxy (debootstrap, like the node image:
 // cluster/kind/nodeimage) plus bash and an "envoy" of this module's
-// (cluster/kind/lbimage/envoy, package translator) that renders
-// haproxy.cfg from those files and reloads haproxy when they change.
+// (cluster/kind/lbimage/envoy, package translator) that renders haproxy.cfg
+// from those files and reloads haproxy when they change. It is tagged
+// StandIn, the project's own name, and carries the label
+// LabelOwner=OwnerImage and the recipe it was built by; a second Build finds
+// it and returns at once.
 //
-// The image carries the label LabelOwner=OwnerImage and the recipe it was
-// built by; a second Build finds it and returns at once. An image of that
-// name without the label is kind's own Envoy (pulled where a registry is
-// reachable): Build leaves it alone and kind uses it.
+// kind's own Envoy comes first: an image named Image without the label
+// (pulled by the user, or by Build and Use where a registry answers) is
+// used as it is and never touched.
 //
 // Plain Go that returns errors; progress goes to Options.Progress, one line a
 // step.
@@ -43,9 +49,14 @@ const (
 	// pkg/cluster/internal/loadbalancer/const.go Image; TestFixturesAreKinds
 	// in package translator checks it).
 	Image = "docker.io/envoyproxy/envoy:v1.36.2"
+	// Repository is where the stand-in is tagged, one tag per recipe.
+	Repository = "informer-conformance/kind-loadbalancer"
 	// Recipe names how the image is built; bump it when the steps or the
 	// translator change, so an image of an older recipe is rebuilt.
 	Recipe = "r1"
+	// StandIn is the stand-in's name: Build tags it so, and Use gives it
+	// Image too while this project's clusters are created.
+	StandIn = Repository + ":" + Recipe
 	// LabelOwner is the project's owner label (docker.LabelOwner).
 	LabelOwner = docker.LabelOwner
 	// OwnerImage is LabelOwner's value on the image. Containers made from it
@@ -71,28 +82,32 @@ type Options struct {
 	Progress io.Writer
 }
 
-// State is what Docker has under Image.
+// State is what Docker has under a name.
 type State struct {
-	Present bool   // an image is tagged Image
+	Present bool   // an image has the name
 	Ours    bool   // it carries LabelOwner=OwnerImage
 	Recipe  string // its LabelRecipe
 	ID      string // its image ID
 }
 
-// Inspect reads the state of Image in d.
-func Inspect(ctx context.Context, d *docker.Docker) State {
+// Inspect reads the state of the image named ref (Image, StandIn) in d.
+func Inspect(ctx context.Context, d *docker.Docker, ref string) State {
+	// An image without labels has none to index (kind's Envoy may be one):
+	// the template reads them only when there are.
 	out, err := d.Run(ctx, nil, "image", "inspect", "--format",
-		`{{.Id}} {{index .Config.Labels "`+LabelOwner+`"}} {{index .Config.Labels "`+LabelRecipe+`"}}`, Image)
+		`{{.Id}}|{{with .Config.Labels}}{{index . "`+LabelOwner+`"}}|{{index . "`+LabelRecipe+`"}}{{end}}`, ref)
 	if err != nil {
 		return State{}
 	}
-	f := append(strings.Fields(string(out)), "", "", "")
+	f := append(strings.Split(strings.TrimSpace(string(out)), "|"), "", "", "")
 	return State{Present: true, ID: f[0], Ours: f[1] == OwnerImage, Recipe: f[2]}
 }
 
-// Build makes sure Docker has an image named Image that kind can run as its
-// load balancer, building it when it is missing or of an older recipe;
-// parallel callers wait for one build. It returns Image.
+// Build makes sure kind will have a load balancer image to run: kind's own
+// when Docker has it or can pull it, else the stand-in (StandIn), built
+// when it is missing; parallel callers wait for one build. It returns the
+// name of the image kind's clusters will run (Use lends StandIn the name
+// Image only while they are created).
 func Build(ctx context.Context, opts Options) (string, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -101,45 +116,44 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if done, err := current(ctx, d, opts.Progress); done || err != nil {
-		return Image, err
+	if s := Inspect(ctx, d, Image); s.Present && !s.Ours {
+		fmt.Fprintf(opts.Progress, "kind load balancer image %s: kind's own (not built here), used as it is\n", Image)
+		return Image, nil
 	}
+	if current(ctx, d) {
+		fmt.Fprintf(opts.Progress, "kind load balancer stand-in %s (haproxy): cached\n", StandIn)
+		return StandIn, nil
+	}
+	err = pullOnce(ctx, d, Image)
+	if err == nil {
+		fmt.Fprintf(opts.Progress, "kind load balancer image %s: pulled, kind's own is used\n", Image)
+		return Image, nil
+	}
+	fmt.Fprintf(opts.Progress, "kind load balancer image %s cannot be pulled (%v): building a stand-in\n", Image, err)
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err
 	}
-	unlock, err := nodeimage.LockBuild(ctx, cache, "kind-loadbalancer", Image, opts.Progress)
+	unlock, err := nodeimage.LockBuild(ctx, cache, "kind-loadbalancer", StandIn, opts.Progress)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	if done, err := current(ctx, d, io.Discard); done || err != nil {
-		return Image, err
+	if current(ctx, d) {
+		return StandIn, nil
 	}
 	b := &builder{d: d, opts: opts, cache: cache, start: time.Now()}
 	if err := b.build(ctx); err != nil {
-		return "", fmt.Errorf("build the kind load balancer image %s: %w", Image, err)
+		return "", fmt.Errorf("build the kind load balancer stand-in %s: %w", StandIn, err)
 	}
-	fmt.Fprintf(opts.Progress, "built the kind load balancer image %s (haproxy, recipe %s) in %s\n", Image, Recipe, time.Since(b.start).Round(time.Second))
-	return Image, nil
+	fmt.Fprintf(opts.Progress, "built the kind load balancer stand-in %s (haproxy) in %s\n", StandIn, time.Since(b.start).Round(time.Second))
+	return StandIn, nil
 }
 
-// current says whether the image under Image needs no build: kind's own, or
-// ours of this recipe.
-func current(ctx context.Context, d *docker.Docker, progress io.Writer) (bool, error) {
-	s := Inspect(ctx, d)
-	switch {
-	case !s.Present:
-		return false, nil
-	case !s.Ours:
-		fmt.Fprintf(progress, "kind load balancer image %s: kind's own (not built here), used as it is\n", Image)
-		return true, nil
-	case s.Recipe == Recipe:
-		fmt.Fprintf(progress, "kind load balancer image %s (haproxy, recipe %s): cached\n", Image, Recipe)
-		return true, nil
-	}
-	fmt.Fprintf(progress, "kind load balancer image %s is of recipe %q, not %s: building it again\n", Image, s.Recipe, Recipe)
-	return false, nil
+// current says whether StandIn is built, by this recipe.
+func current(ctx context.Context, d *docker.Docker) bool {
+	s := Inspect(ctx, d, StandIn)
+	return s.Present && s.Ours && s.Recipe == Recipe
 }
 
 type builder struct {
@@ -182,22 +196,24 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 
-	b.stepf("image %s (docker import)", Image)
-	old := Inspect(ctx, b.d)
-	if err := nodeimage.ImportDir(ctx, b.d, rootfs, Image, b.opts.Progress,
+	b.stepf("image %s (docker import)", StandIn)
+	if err := nodeimage.ImportDir(ctx, b.d, rootfs, StandIn, b.opts.Progress,
 		"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"LABEL "+LabelOwner+"="+OwnerImage+" "+LabelRecipe+"="+Recipe,
 		`CMD ["envoy", "--version"]`,
 	); err != nil {
 		return err
 	}
-	if old.Present && old.Ours {
-		// The older recipe's image lost its tag: do not leave it dangling.
-		_, _ = b.d.Run(ctx, nil, "rmi", old.ID)
+	// Older recipes' stand-ins are of no use any more.
+	old, _ := b.d.Run(ctx, nil, "images", "--format", "{{.Repository}}:{{.Tag}}", Repository)
+	for _, ref := range strings.Fields(string(old)) {
+		if ref != StandIn {
+			_, _ = b.d.Run(ctx, nil, "rmi", ref)
+		}
 	}
 
 	b.stepf("check: bash, haproxy and envoy run in the image")
-	out, err := b.d.Run(ctx, nil, "run", "--rm", "--label", LabelOwner+"="+OwnerCheckContainer, Image,
+	out, err := b.d.Run(ctx, nil, "run", "--rm", "--label", LabelOwner+"="+OwnerCheckContainer, StandIn,
 		"bash", "-c", "haproxy -v | head -n 1 && envoy --version")
 	if err != nil {
 		return err

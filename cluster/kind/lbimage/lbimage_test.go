@@ -44,10 +44,10 @@ func readKindContainer(t *testing.T) kindContainer {
 	return k
 }
 
-// The image is built under the name kind runs.
+// Use lends the stand-in the name kind runs.
 func TestImageIsKinds(t *testing.T) {
 	if k := readKindContainer(t); k.Image != Image {
-		t.Fatalf("kind runs %s, the image is built as %s", k.Image, Image)
+		t.Fatalf("kind runs %s, the stand-in is lent the name %s", k.Image, Image)
 	}
 }
 
@@ -93,8 +93,8 @@ func TestIntegrationImage(t *testing.T) {
 		skip("%v", err)
 		return
 	}
-	if s := Inspect(ctx, d); !s.Present || !s.Ours {
-		skip("the load balancer image %s is not built here (make kind-image)", Image)
+	if s := Inspect(ctx, d, StandIn); !s.Present || !s.Ours {
+		skip("the load balancer stand-in %s is not built here (make kind-image)", StandIn)
 		return
 	}
 	k := readKindContainer(t)
@@ -122,13 +122,13 @@ func TestIntegrationImage(t *testing.T) {
 	lb := prefix + "-lb"
 	containers = append(containers, lb)
 	// kind's flags that matter here: detached, with a terminal (commonArgs).
-	run(nil, append([]string{"run", "--detach", "--tty", "--name", lb, "--network", prefix, "--label", label, Image}, k.Command...)...)
+	run(nil, append([]string{"run", "--detach", "--tty", "--name", lb, "--network", prefix, "--label", label, StandIn}, k.Command...)...)
 	certPEM := selfSigned(t)
 	for i, n := range fixtureNodes {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		containers = append(containers, name)
 		run(nil, "run", "--detach", "--name", name, "--network", prefix, "--network-alias", n, "--label", label,
-			"-e", "PEM="+certPEM, "-e", "CFG="+fmt.Sprintf(backendConfig, n), Image,
+			"-e", "PEM="+certPEM, "-e", "CFG="+fmt.Sprintf(backendConfig, n), StandIn,
 			"bash", "-c", `printf '%s' "$PEM" > /tls.pem && printf '%s' "$CFG" > /cfg && exec haproxy -db -f /cfg`)
 	}
 	// kind's loadbalancer action: write to tmp names, then chmod and mv.

@@ -11,11 +11,19 @@
 // Cluster gives the backend's cluster: it stops and starts the
 // kube-apiserver static pod, compacts etcd, and recovers between
 // scenarios (package cluster's capability interfaces).
+//
+// It is a support.E2EClusterProviderWithImageLoader: envfuncs.LoadImageToCluster
+// and envfuncs.LoadImageArchiveToCluster load images from the host into the
+// nodes' containerd through kind's Go library (what `kind load docker-image`
+// and `kind load image-archive` do), so pods run images no registry has:
+//
+//	testenv.Setup(envfuncs.CreateCluster(p, "c"), envfuncs.LoadImageToCluster("c", "example/app:dev"))
 package kind
 
 import (
 	"context"
 	"flag"
+	"strings"
 
 	"sigs.k8s.io/e2e-framework/support"
 
@@ -58,7 +66,7 @@ func NewProvider() support.E2EClusterProvider {
 	return &Provider{State: &provider.State{Backend: "kind"}}
 }
 
-var _ support.E2EClusterProvider = (*Provider)(nil)
+var _ support.E2EClusterProviderWithImageLoader = (*Provider)(nil)
 
 // WithImage sets the node image (default: the one `make kind-image` built
 // for the version, or KIND_NODE_IMAGE).
@@ -206,6 +214,55 @@ func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
 		return "", err
 	}
 	return kc, nil
+}
+
+// LoadImage implements support.E2EClusterProviderWithImageLoader: it
+// loads image, from the host's Docker, into the containerd of the
+// cluster's nodes (the backend's LoadImages: kind's `load docker-image`
+// through its Go library). Args: --nodes=NAME,... (kind's node container
+// names; default every node).
+func (p *Provider) LoadImage(ctx context.Context, image string, args ...string) error {
+	c, nodes, err := p.loadTarget(args)
+	if err != nil {
+		return err
+	}
+	if err := c.LoadImages(ctx, nodes, image); err != nil {
+		return p.Errorf("%v", err)
+	}
+	return nil
+}
+
+// LoadImageArchive implements support.E2EClusterProviderWithImageLoader:
+// it loads the images of archivePath (`docker save`'s format, or OCI) into
+// the containerd of the cluster's nodes (kind's `load image-archive`
+// through its Go library). Args: --nodes=NAME,... as LoadImage.
+func (p *Provider) LoadImageArchive(ctx context.Context, archivePath string, args ...string) error {
+	c, nodes, err := p.loadTarget(args)
+	if err != nil {
+		return err
+	}
+	if err := c.LoadImageArchive(ctx, archivePath, nodes); err != nil {
+		return p.Errorf("%v", err)
+	}
+	return nil
+}
+
+// loadTarget is the cluster and the nodes LoadImage's arguments name.
+func (p *Provider) loadTarget(args []string) (*backend.Cluster, []string, error) {
+	fs := flag.NewFlagSet("kind provider load", flag.ContinueOnError)
+	nodeList := fs.String("nodes", "", "comma-separated node names")
+	if err := p.ParseArgs(fs, args, "--nodes=NAME,..."); err != nil {
+		return nil, nil, err
+	}
+	c, err := p.Cluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	var nodes []string
+	if *nodeList != "" {
+		nodes = strings.Split(*nodeList, ",")
+	}
+	return c, nodes, nil
 }
 
 // Cluster is the running cluster, to break it (StopAPIServer,

@@ -12,10 +12,20 @@
 // kube-apiservers and etcd, compact etcd, snapshot and restore it, and
 // rotate certificates (package cluster's capability interfaces). The
 // scenario features of package e2eframework use them.
+//
+// It is the API server and nothing else: no kubelet, container runtime,
+// scheduler or controller manager. Objects are stored and watched, but pods
+// never run (they stay Pending, unscheduled), no controller acts (a
+// Deployment makes no ReplicaSet, a deleted namespace stays Terminating, no
+// namespace gets a default service account), and images cannot be loaded: LoadImage and
+// LoadImageArchive (envfuncs.LoadImageToCluster, LoadImageArchiveToCluster)
+// return an error saying so. Tests that run workloads need the kind
+// provider (package kind of this module).
 package local
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -248,6 +258,27 @@ func (p *Provider) binaries(ctx context.Context, cfg Config) (binaries.Paths, er
 		return binaries.Paths{}, p.Errorf("version %s asked, but the kube-apiserver in %s is %s", cfg.Version, cfg.Path, paths.Versions.KubeAPIServer)
 	}
 	return paths, nil
+}
+
+// ErrNoNodes is what LoadImage and LoadImageArchive return: the local
+// backend has no node to load an image into.
+var ErrNoNodes = errors.New("the local backend runs kube-apiserver and etcd only, no kubelet, container runtime, scheduler or controllers: pods never run and images cannot be loaded (use the kind provider, package integrations/e2eframework/kind, for workloads)")
+
+var _ support.E2EClusterProviderWithImageLoader = (*Provider)(nil)
+
+// LoadImage implements support.E2EClusterProviderWithImageLoader with
+// ErrNoNodes, so envfuncs.LoadImageToCluster fails saying why (the
+// interface's comment allows a no-op, which would fail later and
+// elsewhere: a pod that never runs; without the method e2e-framework v0.7.0
+// says only "cluster provider does not support LoadImage helper").
+func (p *Provider) LoadImage(_ context.Context, image string, _ ...string) error {
+	return p.Errorf("LoadImage(%q): %w", image, ErrNoNodes)
+}
+
+// LoadImageArchive implements support.E2EClusterProviderWithImageLoader
+// with ErrNoNodes, as LoadImage.
+func (p *Provider) LoadImageArchive(_ context.Context, archivePath string, _ ...string) error {
+	return p.Errorf("LoadImageArchive(%q): %w", archivePath, ErrNoNodes)
 }
 
 // Cluster is the running cluster, to break it: its methods stop and start

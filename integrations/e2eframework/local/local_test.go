@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 	"sigs.k8s.io/e2e-framework/support"
@@ -240,6 +242,25 @@ func BenchmarkCreateToReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// TestNoImageLoading: e2e-framework's image loading on the local provider
+// fails saying why (no nodes), not with e2e-framework's generic "does not
+// support" nor as a no-op whose pods would never run. No cluster is needed:
+// there is never a node.
+func TestNoImageLoading(t *testing.T) {
+	p := local.NewProvider().WithName("c")
+	ctx := context.WithValue(context.Background(), support.ClusterNameContextKey("c"), p)
+	for name, f := range map[string]env.Func{
+		"LoadImageToCluster":        envfuncs.LoadImageToCluster("c", "example/app:dev"),
+		"LoadImageArchiveToCluster": envfuncs.LoadImageArchiveToCluster("c", "app.tar"),
+	} {
+		_, err := f(ctx, envconf.New())
+		if !errors.Is(err, local.ErrNoNodes) || !strings.Contains(err.Error(), "no kubelet") {
+			t.Errorf("%s = %v, want local.ErrNoNodes", name, err)
+		}
+		t.Logf("%s: %v", name, err)
 	}
 }
 
