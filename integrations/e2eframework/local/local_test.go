@@ -231,7 +231,7 @@ func TestProviderBadInput(t *testing.T) {
 // cached), then destroys the cluster.
 func BenchmarkCreateToReady(b *testing.B) {
 	ctx := testCtx(b)
-	for b.Loop() {
+	for range b.N {
 		cfg := envconf.New()
 		p := local.NewProvider()
 		if _, err := envfuncs.CreateCluster(p, "bench")(ctx, cfg); err != nil {
