@@ -357,7 +357,12 @@ func listClientGo(dir string) (goModule, error) {
 	}
 	wd, _ := os.Getwd()
 	errs = append(errs, fmt.Errorf("in the working directory %s: %w", wd, err))
-	return goModule{}, errors.Join(errs...)
+	// One line: it goes into the report's header.
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return goModule{}, errors.New(strings.Join(msgs, "; "))
 }
 
 // goListModuleOf runs go list -m -json path in dir ("" = the working
@@ -374,7 +379,11 @@ func goListModuleOf(ctx context.Context, dir, mainModule, path string) (goModule
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return goModule{}, fmt.Errorf("go %s: %v: %s", strings.Join(cmd.Args[1:], " "), err, strings.TrimSpace(stderr.String()))
+		why := strings.Join(strings.Fields(stderr.String()), " ") // one line
+		if why == "" {
+			why = err.Error()
+		}
+		return goModule{}, fmt.Errorf("go list -m %s: %s", strings.Join(cmd.Args[4:], " "), why)
 	}
 	return parseGoList(out, mainModule)
 }

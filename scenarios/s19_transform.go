@@ -149,7 +149,7 @@ func transformsAllowed() (int, string) {
 	}
 	switch atLeast, known := e2e.ClientGoAtLeast("0.34.0"); {
 	case !known:
-		return 2, e2e.ClientGoName() + " in streaming-list mode: 2 is allowed as from v0.34 (kubernetes PR #131799: a streaming list's objects transformed twice; once before), the version being unknown (" + e2e.ClientGoUnknown() + ")"
+		return 2, e2e.ClientGoName() + " in streaming-list mode: 2 is allowed as from v0.34 (kubernetes PR #131799: a streaming list's objects transformed twice; once before), the version being unknown (the report's header says why)"
 	case atLeast:
 		return 2, e2e.ClientGoName() + " in streaming-list mode transforms a streaming list's objects twice, kubernetes PR #131799"
 	}
