@@ -28,6 +28,11 @@ const EnvRun = "INFORMER_CONFORMANCE"
 //		e2e.RunSpecs(t, "conformance")
 //	}
 //
+// One of the package's _test.go files must import ginkgo (any test file
+// using its DSL does; else a blank import): the ginkgo CLI runs a package
+// as a Ginkgo suite, in parallel processes and with its flags, only then
+// (ginkgo/internal/test_suite.go filesHaveGinkgoSuite greps for it).
+//
 // Without the variable (or with INFORMER_CONFORMANCE=0) the test skips
 // with one line naming the command that runs the specs in parallel Ginkgo
 // processes (go test -v prints it; go test ./... prints only "ok"):

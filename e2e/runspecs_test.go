@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,51 @@ func TestPackageArg(t *testing.T) {
 		if got := packageArg(file); got != want {
 			t.Errorf("packageArg(%q) = %q, want %q", file, got, want)
 		}
+	}
+}
+
+// TestRunSpecsCallersImportGinkgo: every package of this repository whose
+// tests call e2e.RunSpecs imports ginkgo in a _test.go file, as the ginkgo
+// CLI's test for a Ginkgo suite wants (its regular expression, from
+// ginkgo/internal/test_suite.go filesHaveGinkgoSuite); without it `ginkgo
+// -procs=4` runs the package as plain go test: one process, its label
+// filter ignored, every spec run.
+func TestRunSpecsCallersImportGinkgo(t *testing.T) {
+	reGinkgo := regexp.MustCompile(`package ginkgo|\/ginkgo"|\/ginkgo\/v2"|\/ginkgo\/v2/dsl/`)
+	callers, importers := map[string]bool{}, map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "_artifacts") && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		callers[dir] = callers[dir] || strings.Contains(string(data), "e2e.RunSpecs(t,")
+		importers[dir] = importers[dir] || reGinkgo.Match(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for dir := range callers {
+		if !callers[dir] {
+			continue
+		}
+		n++
+		if !importers[dir] {
+			t.Errorf("%s: its tests call e2e.RunSpecs but no _test.go file imports ginkgo: the ginkgo CLI would run it as a plain go test package", dir)
+		}
+	}
+	if n < 4 { // suites/conformance, suites/smoke, fixtures/downstream, integrations/controllerruntime
+		t.Errorf("found %d packages calling e2e.RunSpecs, want at least 4: the walk missed them", n)
 	}
 }

@@ -3,6 +3,11 @@ package controllerruntime_test
 import (
 	"testing"
 
+	// The ginkgo CLI runs a package as a Ginkgo suite (parallel processes,
+	// its flags passed on) only when one of its _test.go files imports
+	// ginkgo (ginkgo/internal/test_suite.go filesHaveGinkgoSuite).
+	_ "github.com/onsi/ginkgo/v2"
+
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/integrations/controllerruntime"
 	_ "github.com/informer-conformance/informer-conformance/suites/conformance"
