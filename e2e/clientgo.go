@@ -343,7 +343,7 @@ func listClientGo(dir string) (goModule, error) {
 	defer cancel()
 	var errs []error
 	if dir == "" {
-		errs = append(errs, errors.New("the test package's directory is unknown (e2e.RunSpecs records it)"))
+		errs = append(errs, errors.New("the test package's directory is unknown (e2e.RunSpecs records it from its caller's file, a path -trimpath leaves relative)"))
 	} else {
 		m, err := goListModuleOf(ctx, dir, mainModule, "k8s.io/client-go")
 		if err == nil {
