@@ -36,6 +36,11 @@ ifneq ($(strip $(INFORMER_CONFORMANCE_CACHE)),)
 override INFORMER_CONFORMANCE_CACHE := $(abspath $(INFORMER_CONFORMANCE_CACHE))
 export INFORMER_CONFORMANCE_CACHE
 endif
+# The test packages that run specs (suites/*, the fixtures and integrations)
+# call e2e.RunSpecs, which runs them only with INFORMER_CONFORMANCE=1, so that
+# a plain `go test ./...` skips them saying how to run them; every target
+# here runs them (make test-unit's -short still skips them).
+export INFORMER_CONFORMANCE := 1
 # Backend for e2e: local (a fresh control plane per spec), kind (a kind
 # cluster per Ginkgo process, specs in namespaces of their own) or existing
 # (the cluster of KUBECONFIG); specs needing what a backend lacks skip, saying why.

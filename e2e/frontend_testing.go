@@ -120,7 +120,8 @@ func (r *TestingRun) specDir(name string) string {
 func (r *TestingRun) Summary() SuiteSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return SuiteSummary{Suite: r.Suite, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
+	cg := ClientGoInUse()
+	return SuiteSummary{Suite: r.Suite, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
 }
 
 // WriteReports writes the run's informer report

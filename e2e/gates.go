@@ -58,9 +58,9 @@ func UseClientGoGate(name string, value bool) {
 	spec, ok := known[features.Feature(name)]
 	switch {
 	case !ok:
-		Skip(fmt.Sprintf("client-go %s has no %s gate", ClientGoVersion(), name))
+		Skip(fmt.Sprintf("%s has no %s gate", ClientGoName(), name))
 	case spec.LockToDefault && spec.Default != value:
-		Skip(fmt.Sprintf("client-go %s has %s locked to %t (%s)", ClientGoVersion(), name, spec.Default, spec.PreRelease))
+		Skip(fmt.Sprintf("%s has %s locked to %t (%s)", ClientGoName(), name, spec.Default, spec.PreRelease))
 	}
 	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.Feature(name), value)
 	AddReportEntry("client-go gate set by the spec", fmt.Sprintf("%s=%t", name, value))

@@ -39,7 +39,8 @@ func WriteReports(r ginkgo.Report) error {
 		}
 		specs = append(specs, sum)
 	}
-	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: ClientGoVersion(), ClientGoReplacement: ClientGoReplacement(), KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
+	cg := ClientGoInUse()
+	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
 }
 
 // addEntry adds a report entry to the spec's summary: the harness's data

@@ -78,7 +78,7 @@ const (
 func useCBORClient() {
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
 		if _, known := ClientGoGate(string(g)); !known {
-			Skip(fmt.Sprintf("client-go %s has no %s gate (CBOR clients need v0.32+)", ClientGoVersion(), g))
+			Skip(fmt.Sprintf("%s has no %s gate (CBOR clients need v0.32+)", ClientGoName(), g))
 		}
 	}
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {

@@ -2,20 +2,11 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"reflect"
-	"regexp"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/onsi/ginkgo/v2"
-	"k8s.io/client-go/tools/cache"
 )
 
 // Components a spec can constrain with ginkgo.ComponentSemVerConstraint;
@@ -59,105 +50,6 @@ func parseConstraints(comp string, constraints []string) error {
 	return nil
 }
 
-// ClientGoVersion is the k8s.io/client-go version this binary was built
-// with (a downstream module's own, in library mode): where client-go's code
-// was compiled from, else the build info, else the version go.mod requires
-// (a replaced client-go: ClientGoReplacement names the replacement); "" if
-// none of them tells.
-//
-// Test binaries carry no dependency list in their build info, so the
-// version is read first from where client-go's code was compiled from: the
-// module cache path k8s.io/client-go@<version>/ (also with -trimpath).
-func ClientGoVersion() string {
-	if v := clientGoCompiledVersion(); v != "" {
-		return v
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "k8s.io/client-go" {
-				if d.Replace != nil && d.Replace.Version != "" {
-					return d.Replace.Version
-				}
-				return d.Version
-			}
-		}
-	}
-	m, _ := clientGoGoMod()
-	return m.Version
-}
-
-// clientGoCompiledVersion is the version in the path client-go's code was
-// compiled from (k8s.io/client-go@<version>/), or "" (a replacement).
-func clientGoCompiledVersion() string {
-	pc := reflect.ValueOf(cache.NewSharedIndexInformer).Pointer()
-	if fn := runtime.FuncForPC(pc); fn != nil {
-		file, _ := fn.FileLine(pc)
-		if m := clientGoDir.FindStringSubmatch(file); m != nil {
-			return m[1]
-		}
-	}
-	return ""
-}
-
-// ClientGoReplacement names what replaces k8s.io/client-go in the go.mod
-// of the module under test, as downstream repositories often do: a fork
-// ("github.com/acme/client-go v0.36.6-acme.1") or a local directory
-// ("../client-go (a local directory)"); "" when client-go is not replaced.
-// The report's header names it beside the version.
-func ClientGoReplacement() string {
-	if clientGoCompiledVersion() != "" {
-		return "" // compiled from k8s.io/client-go@<version> itself
-	}
-	m, err := clientGoGoMod()
-	switch {
-	case err != nil:
-		return "unknown (not compiled from k8s.io/client-go@<version>, and go list: " + err.Error() + ")"
-	case m.Replace == nil:
-		return ""
-	case m.Replace.Version != "":
-		return m.Replace.Path + " " + m.Replace.Version
-	}
-	return m.Replace.Path + " (a local directory)"
-}
-
-// goListTimeout bounds asking go list for client-go's module.
-const goListTimeout = 30 * time.Second
-
-// goModule is what go list -m -json says of a module.
-type goModule struct {
-	Path    string
-	Version string
-	Replace *goModule
-}
-
-// clientGoGoMod is k8s.io/client-go as the go.mod of the module in the
-// working directory (the suite's package) requires and replaces it.
-var clientGoGoMod = sync.OnceValues(func() (goModule, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), goListTimeout)
-	defer cancel()
-	return goListModule(ctx, "", "k8s.io/client-go")
-})
-
-// goListModule runs go list -m -json path in dir ("" = the working
-// directory).
-func goListModule(ctx context.Context, dir, path string) (goModule, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", path)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return goModule{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	var m goModule
-	if err := json.Unmarshal(out, &m); err != nil {
-		return goModule{}, err
-	}
-	return m, nil
-}
-
-var clientGoDir = regexp.MustCompile(`k8s\.io/client-go@(v[^/]+)/`)
-
 // KubeAPIServerVersion is the kube-apiserver version the specs run against:
 // the one the backend runs (the local backend: KUBE_VERSION or the pinned
 // default; with INFORMER_CONFORMANCE_ASSETS, what its kube-apiserver says
@@ -196,7 +88,7 @@ func RequireVersions() {
 	if len(constraints[ComponentKubeAPIServer]) > 0 {
 		inUse[ComponentKubeAPIServer] = kubeAPIServerVersionFor(r)
 	}
-	reason, err := versionMismatch(constraints, inUse)
+	reason, err := versionMismatch(constraints, inUse, clientGoUnknown())
 	if err != nil {
 		ginkgo.Fail(err.Error())
 	}
@@ -208,11 +100,12 @@ func RequireVersions() {
 // RequireClientGo skips the current spec, saying why, when the client-go in
 // use does not match every constraint (">= 0.36.0"): ClientGo's check for a
 // spec that carries no Ginkgo decorations (an e2e-framework feature's
-// assessment, under any front end). A client-go of unknown version does not
-// skip; a constraint that does not parse fails the spec.
+// assessment, under any front end). A client-go of unknown version skips,
+// saying why it is unknown; a constraint that does not parse fails the
+// spec.
 func RequireClientGo(constraints ...string) {
 	ginkgo.GinkgoHelper()
-	reason, err := versionMismatch(map[string][]string{ComponentClientGo: constraints}, map[string]string{ComponentClientGo: ClientGoVersion()})
+	reason, err := versionMismatch(map[string][]string{ComponentClientGo: constraints}, map[string]string{ComponentClientGo: ClientGoVersion()}, clientGoUnknown())
 	if err != nil {
 		Fail(err.Error())
 	}
@@ -222,18 +115,27 @@ func RequireClientGo(constraints ...string) {
 }
 
 // versionMismatch says which constraint excludes which version in use, or
-// "" if all are met. A component whose version is unknown does not skip. A
-// constraint that does not parse is an error, whatever the versions (set
-// with ginkgo.ComponentSemVerConstraint directly, it escapes ClientGo's
-// check).
-func versionMismatch(constraints map[string][]string, inUse map[string]string) (string, error) {
+// "" if all are met. A constrained component whose version is unknown
+// mismatches when unknown says why it is (client-go: the spec may not
+// apply to it, and a guess would fail or pass it wrongly), else does not
+// (kube-apiserver: a cluster that did not start to tell its version fails
+// the spec when it asks for it). A constraint that does not parse is an
+// error, whatever the versions (set with ginkgo.ComponentSemVerConstraint
+// directly, it escapes ClientGo's check).
+func versionMismatch(constraints map[string][]string, inUse, unknown map[string]string) (string, error) {
 	var why []string
 	for _, comp := range []string{ComponentClientGo, ComponentKubeAPIServer} {
 		if err := parseConstraints(comp, constraints[comp]); err != nil {
 			return "", err
 		}
 		have := inUse[comp]
-		if have == "" || len(constraints[comp]) == 0 {
+		if len(constraints[comp]) == 0 {
+			continue
+		}
+		if have == "" {
+			if unknown[comp] != "" {
+				why = append(why, fmt.Sprintf("needs %s %s, and this run's %s version is unknown: %s", comp, strings.Join(constraints[comp], ", "), comp, unknown[comp]))
+			}
 			continue
 		}
 		v, err := semver.NewVersion(have)
@@ -272,12 +174,35 @@ func kubeAPIServerVersionFor(r ginkgo.SpecReport) string {
 	return sharedVersion(d)
 }
 
+// clientGoUnknown is versionMismatch's unknown for the client-go in use.
+func clientGoUnknown() map[string]string {
+	if m := ClientGoInUse(); m.Version == "" {
+		return map[string]string{ComponentClientGo: m.Unknown}
+	}
+	return nil
+}
+
 // ClientGoAtLeast reports whether the client-go in use is version min or
-// newer (false when its version is unknown).
-func ClientGoAtLeast(min string) bool {
+// newer (a pre-release compared as its release, as RequireVersions does),
+// and whether its version is known at all: a check that depends on it
+// says so when it is not, and asserts only what holds for every version.
+func ClientGoAtLeast(min string) (atLeast, known bool) {
 	v, err := semver.NewVersion(ClientGoVersion())
 	if err != nil {
-		return false
+		return false, false
 	}
-	return !v.LessThan(semver.MustParse(min))
+	if v.Prerelease() != "" {
+		rel, _ := v.SetPrerelease("")
+		v = &rel
+	}
+	return !v.LessThan(semver.MustParse(min)), true
+}
+
+// ClientGoUnknown says why the client-go version in use is unknown; "" when
+// it is known.
+func ClientGoUnknown() string {
+	if m := ClientGoInUse(); m.Version == "" {
+		return m.Unknown
+	}
+	return ""
 }

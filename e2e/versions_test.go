@@ -22,7 +22,7 @@ func TestVersionMismatch(t *testing.T) {
 		{"server too new", map[string][]string{ComponentKubeAPIServer: {"< 1.36.0"}}, "needs kube-apiserver < 1.36.0, this run has v1.36.3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := versionMismatch(tc.constraints, inUse)
+			got, err := versionMismatch(tc.constraints, inUse, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,12 +31,32 @@ func TestVersionMismatch(t *testing.T) {
 			}
 		})
 	}
-	// A pre-release compares as its release; an unknown version never skips.
-	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.38.0"}}, map[string]string{ComponentClientGo: "v0.38.0-alpha.2"}); got != "" {
+	// A pre-release compares as its release.
+	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.38.0"}}, map[string]string{ComponentClientGo: "v0.38.0-alpha.2"}, nil); got != "" {
 		t.Fatalf("pre-release: %q", got)
 	}
-	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 9.0.0"}}, map[string]string{}); got != "" {
-		t.Fatalf("unknown version: %q", got)
+}
+
+// TestUnknownClientGoVersionSkipsConstrainedSpecs: a spec constrained to
+// client-go versions skips when the run's client-go version is unknown,
+// saying why, instead of running as if it matched (before, an unknown
+// version never skipped); an unconstrained spec runs, and an unknown
+// kube-apiserver version (a cluster that failed to start) still does not
+// skip.
+func TestUnknownClientGoVersionSkipsConstrainedSpecs(t *testing.T) {
+	unknown := map[string]string{ComponentClientGo: "go.mod file not found"}
+	got, err := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.36.0"}}, map[string]string{}, unknown)
+	if err != nil || got != "needs client-go >= 0.36.0, and this run's client-go version is unknown: go.mod file not found" {
+		t.Errorf("constrained spec, unknown client-go: %q, %v", got, err)
+	}
+	if got, _ := versionMismatch(nil, map[string]string{}, unknown); got != "" {
+		t.Errorf("unconstrained spec, unknown client-go: %q, want it to run", got)
+	}
+	if got, _ := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentClientGo: "v0.36.6"}, nil); got != "" {
+		t.Errorf("unknown kube-apiserver: %q, want it to run", got)
+	}
+	if got, _ := versionMismatch(map[string][]string{ComponentClientGo: {">= 0.36.0"}}, map[string]string{ComponentClientGo: "v0.36.6"}, unknown); got != "" {
+		t.Errorf("known client-go: %q, want it to run", got)
 	}
 }
 
@@ -45,7 +65,7 @@ func TestVersionMismatch(t *testing.T) {
 // was skipped with "bad client-go constraint" and the run stayed green.
 func TestBadVersionConstraintFailsLoudly(t *testing.T) {
 	for _, inUse := range []map[string]string{{ComponentClientGo: "v0.32.13"}, {}} {
-		reason, err := versionMismatch(map[string][]string{ComponentClientGo: {">= banana"}}, inUse)
+		reason, err := versionMismatch(map[string][]string{ComponentClientGo: {">= banana"}}, inUse, nil)
 		if err == nil || !strings.Contains(err.Error(), `bad client-go version constraint ">= banana"`) || reason != "" {
 			t.Errorf("versions %v: reason %q, error %v; want an error naming the constraint", inUse, reason, err)
 		}
@@ -59,12 +79,6 @@ func TestBadVersionConstraintFailsLoudly(t *testing.T) {
 		KubeAPIServer(">= 1.3O")
 	}()
 	ClientGo(">= 0.31.0", "< 0.38.0") // parses: no panic
-}
-
-func TestClientGoVersionFromBuildInfo(t *testing.T) {
-	if v := ClientGoVersion(); !strings.HasPrefix(v, "v0.") {
-		t.Fatalf("ClientGoVersion() = %q, want the module's k8s.io/client-go version", v)
-	}
 }
 
 // TestLocalVersionFromAssets: with INFORMER_CONFORMANCE_ASSETS the local
@@ -84,7 +98,7 @@ func TestLocalVersionFromAssets(t *testing.T) {
 		if got := KubeAPIServerVersion(); got != "v1.33.7" {
 			t.Errorf("KUBE_VERSION=%q: KubeAPIServerVersion() = %q, want the binary's v1.33.7", kubeVersion, got)
 		}
-		if why, _ := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}); !strings.Contains(why, "this run has v1.33.7") {
+		if why, _ := versionMismatch(map[string][]string{ComponentKubeAPIServer: {">= 1.34.0"}}, map[string]string{ComponentKubeAPIServer: KubeAPIServerVersion()}, nil); !strings.Contains(why, "this run has v1.33.7") {
 			t.Errorf("a >= 1.34.0 constraint against the binary: %q", why)
 		}
 	}
@@ -112,22 +126,23 @@ func TestGoListNamesAClientGoReplacement(t *testing.T) {
 	t.Setenv("GOFLAGS", "-mod=mod")
 	ctx, cancel := context.WithTimeout(context.Background(), goListTimeout)
 	defer cancel()
-	m, err := goListModule(ctx, filepath.Join(dir, "downstream"), "k8s.io/client-go")
+	m, err := goListModuleOf(ctx, filepath.Join(dir, "downstream"), "example.com/downstream", "k8s.io/client-go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Version != "v0.36.6" || m.Replace == nil || m.Replace.Path != "../client-go" || m.Replace.Version != "" {
+	if m.Version != "v0.36.6" || m.Replace == nil || m.Replace.Path != "../client-go" || m.Replace.Version != "" || !sameDir(m.Replace.Dir, filepath.Join(dir, "client-go")) {
 		t.Errorf("go list -m k8s.io/client-go: %+v (replace %+v), want v0.36.6 replaced by ../client-go", m, m.Replace)
 	}
-}
-
-// TestClientGoIsNotReplacedHere: this module builds against
-// k8s.io/client-go itself, so the report names no replacement.
-func TestClientGoIsNotReplacedHere(t *testing.T) {
-	if r := ClientGoReplacement(); r != "" {
-		t.Errorf("ClientGoReplacement() = %q, want none", r)
+	// The local directory the suite was compiled from, as the compiled
+	// path gives it: the version is the one go.mod requires.
+	compiled := parseCompiledPath(filepath.Join(dir, "client-go", "tools", "cache", "shared_informer.go"))
+	got := resolveClientGo(compiled, func() (goModule, error) { return m, nil })
+	if want := (ClientGoModule{Version: "v0.36.6", Replacement: "../client-go (a local directory)"}); got != want {
+		t.Errorf("resolveClientGo = %+v, want %+v", got, want)
 	}
-	if v := ClientGoVersion(); !strings.HasPrefix(v, "v0.") {
-		t.Errorf("ClientGoVersion() = %q", v)
+	// Asked in another module (a precompiled suite run from elsewhere),
+	// go list's answer is refused.
+	if _, err := goListModuleOf(ctx, filepath.Join(dir, "client-go"), "example.com/downstream", "k8s.io/client-go"); err == nil {
+		t.Errorf("go list in client-go's own module answered for example.com/downstream")
 	}
 }

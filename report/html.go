@@ -310,16 +310,17 @@ func htmlReport(sum SuiteSummary, title string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := reportTemplate.Execute(&b, map[string]any{
-		"Title":       title,
-		"Sum":         sum,
-		"Run":         r,
-		"Bounds":      r.Bounds[:min(len(r.Bounds), maxSummaryBounds)],
-		"NonDefault":  nonDefault,
-		"Failing":     failing,
-		"Interrupted": interrupted,
-		"Groups":      groups,
-		"Requests":    requestColours,
-		"Events":      eventColours,
+		"Title":           title,
+		"ClientGoUnknown": ClientGoUnknownLine(sum),
+		"Sum":             sum,
+		"Run":             r,
+		"Bounds":          r.Bounds[:min(len(r.Bounds), maxSummaryBounds)],
+		"NonDefault":      nonDefault,
+		"Failing":         failing,
+		"Interrupted":     interrupted,
+		"Groups":          groups,
+		"Requests":        requestColours,
+		"Events":          eventColours,
 	})
 	return b.Bytes(), err
 }

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -185,10 +188,43 @@ func TestTitleNamesTheClientGoReplacement(t *testing.T) {
 		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3"}, "c (client-go v0.36.6, kube-apiserver v1.36.3)"},
 		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoReplacement: "github.com/acme/client-go v0.36.6-acme.1", KubeAPIServer: "v1.36.3"},
 			"c (client-go v0.36.6 replaced by github.com/acme/client-go v0.36.6-acme.1, kube-apiserver v1.36.3)"},
-		{SuiteSummary{Suite: "c", ClientGoReplacement: "../client-go (a local directory)"}, "c (client-go version unknown replaced by ../client-go (a local directory), kube-apiserver version unknown)"},
+		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoReplacement: "../client-go (a local directory)"}, "c (client-go v0.36.6 replaced by ../client-go (a local directory), kube-apiserver version unknown)"},
+		{SuiteSummary{Suite: "c", ClientGoReplacement: "/src/client-go (a local directory)", ClientGoUnknown: "go.mod file not found"}, "c (client-go version unknown, replaced by /src/client-go (a local directory), kube-apiserver version unknown)"},
+		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoUnknown: "whether k8s.io/client-go is replaced: ..."}, "c (client-go v0.36.6, replacement unknown, kube-apiserver version unknown)"},
 	} {
 		if got := Title(tc.sum); got != tc.want {
 			t.Errorf("Title = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestReportSaysWhyClientGoIsUnknown: what of client-go a run could not
+// know, and why, is in the JSON (clientGoUnknown), under the title of the
+// markdown reports and on the HTML page; a run that knew everything has no
+// such line.
+func TestReportSaysWhyClientGoIsUnknown(t *testing.T) {
+	why := "the k8s.io/client-go version its replacement stands for: go.mod file not found"
+	for _, unknown := range []string{why, ""} {
+		dir := t.TempDir()
+		f := FilesIn(dir, "c")
+		sum := SuiteSummary{Suite: "c", ClientGoReplacement: "/src/client-go (a local directory)", ClientGoUnknown: unknown, KubeAPIServer: "v1.36.3"}
+		if err := Write(f, sum); err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range []string{f.JSON, f.Summary, f.Markdown, f.HTML} {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := strings.Contains(string(data), why)
+			if has != (unknown != "") {
+				t.Errorf("%s (unknown %q): says why %t", filepath.Base(file), unknown, has)
+			}
+		}
+		data, _ := os.ReadFile(f.JSON)
+		var back SuiteSummary
+		if err := json.Unmarshal(data, &back); err != nil || back.ClientGoUnknown != unknown || back.ClientGo != "" || back.ClientGoReplacement != sum.ClientGoReplacement {
+			t.Errorf("JSON: %+v, %v", back, err)
 		}
 	}
 }

@@ -41,6 +41,11 @@ func TestMergeParts(t *testing.T) {
 	if _, err := Merge([]SuiteSummary{a, other}); err == nil || !strings.Contains(err.Error(), "not parts of one run") {
 		t.Errorf("two client-go versions = %v", err)
 	}
+	unknown := part()
+	unknown.ClientGo, unknown.ClientGoUnknown = "", "go.mod file not found"
+	if _, err := Merge([]SuiteSummary{a, unknown}); err == nil || !strings.Contains(err.Error(), "not parts of one run") {
+		t.Errorf("a known and an unknown client-go version = %v", err)
+	}
 	gates := part()
 	gates.ClientGoGates = map[string]Gate{"WatchListClient": {Enabled: false, Default: true}}
 	if _, err := Merge([]SuiteSummary{a, gates}); err == nil {

@@ -33,6 +33,9 @@ func Write(f Files, sum SuiteSummary) error {
 	}
 	title := Title(sum)
 	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
+	if sum.ClientGoUnknown != "" {
+		header = ClientGoUnknownLine(sum) + "\n\n" + header
+	}
 	top := summaryMarkdown(title, header, summarize(sum.Specs))
 	if err := os.WriteFile(f.Summary, []byte(top), 0o644); err != nil {
 		return err
@@ -49,7 +52,9 @@ func Write(f Files, sum SuiteSummary) error {
 
 // Title names the suite and the versions it ran with: "conformance
 // (client-go v0.36.6, kube-apiserver v1.36.3)", a replaced client-go with
-// its replacement, an unknown version as such.
+// its replacement ("client-go v0.36.6 replaced by ../client-go (a local
+// directory)"), an unknown version as such ("client-go version unknown,
+// replaced by ..."; ClientGoUnknownLine says why, under the title).
 func Title(sum SuiteSummary) string {
 	orUnknown := func(v string) string {
 		if v == "" {
@@ -58,10 +63,24 @@ func Title(sum SuiteSummary) string {
 		return v
 	}
 	clientGo := orUnknown(sum.ClientGo)
-	if sum.ClientGoReplacement != "" {
+	switch {
+	case sum.ClientGoReplacement != "" && sum.ClientGo == "":
+		clientGo += ", replaced by " + sum.ClientGoReplacement
+	case sum.ClientGoReplacement != "":
 		clientGo += " replaced by " + sum.ClientGoReplacement
+	case sum.ClientGoUnknown != "" && sum.ClientGo != "":
+		clientGo += ", replacement unknown"
 	}
 	return fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, clientGo, orUnknown(sum.KubeAPIServer))
+}
+
+// ClientGoUnknownLine is the report's line saying what of client-go the
+// run could not know and why; "" when it knew everything.
+func ClientGoUnknownLine(sum SuiteSummary) string {
+	if sum.ClientGoUnknown == "" {
+		return ""
+	}
+	return "client-go: not known: " + sum.ClientGoUnknown + ". The checks that depend on its version say so (skip reasons, spec notes)."
 }
 
 // gatesLine names every client-go gate with its value, the ones off their

@@ -145,8 +145,15 @@ type SuiteSummary struct {
 	ClientGo string `json:"clientGo,omitempty"`
 	// ClientGoReplacement names what replaced k8s.io/client-go in the go.mod
 	// of the module under test (a fork and its version, or a local
-	// directory); empty when it is not replaced.
+	// directory); empty when it is not replaced (or ClientGoUnknown says it
+	// could not be told).
 	ClientGoReplacement string `json:"clientGoReplacement,omitempty"`
+	// ClientGoUnknown says what of ClientGo and ClientGoReplacement the run
+	// could not know, and why (a replaced client-go whose module the
+	// binary could not find); empty when both are known. The checks that
+	// depend on an unknown version say so in their specs' notes and skip
+	// reasons.
+	ClientGoUnknown string `json:"clientGoUnknown,omitempty"`
 	// ClientGoGates is every feature gate of that client-go with the value
 	// the run had (a spec's own overrides, such as its sync mode, are in its
 	// notes).

@@ -158,7 +158,7 @@ func relistGates() string {
 			out = append(out, "no "+g+" gate")
 		}
 	}
-	return "client-go " + e2e.ClientGoVersion() + ": " + strings.Join(out, ", ")
+	return e2e.ClientGoName() + ": " + strings.Join(out, ", ")
 }
 
 // stateHistory is the sequence of key sets the server had.

@@ -464,7 +464,9 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 		return col
 	}
 	defer logFile.Close()
-	env := []string{report.EnvArtifacts + "=" + dir}
+	// e2e.RunSpecs runs the specs only with INFORMER_CONFORMANCE=1
+	// (e2e.EnvRun).
+	env := []string{report.EnvArtifacts + "=" + dir, "INFORMER_CONFORMANCE=1"}
 	if col.Kube != "" {
 		env = append(env, "KUBE_VERSION="+col.Kube)
 	}

@@ -10,8 +10,7 @@
 //	import (
 //		"testing"
 //
-//		"github.com/onsi/ginkgo/v2"
-//		"github.com/onsi/gomega"
+//		_ "github.com/onsi/ginkgo/v2" // the ginkgo CLI runs the package as a Ginkgo suite
 //
 //		"github.com/informer-conformance/informer-conformance/e2e"
 //		_ "github.com/informer-conformance/informer-conformance/suites/conformance"
@@ -19,9 +18,19 @@
 //
 //	func TestInformerConformance(t *testing.T) {
 //		e2e.SetHooks(e2e.Hooks{Config: withOurTransport}) // optional
-//		gomega.RegisterFailHandler(ginkgo.Fail)
-//		ginkgo.RunSpecs(t, "conformance")
+//		e2e.RunSpecs(t, "conformance")
 //	}
+//
+// e2e.RunSpecs runs the specs only when INFORMER_CONFORMANCE=1: the
+// repository's plain `go test ./...` skips them with one line saying how
+// to run them (go test -v shows it), and they run in parallel Ginkgo
+// processes with
+//
+//	INFORMER_CONFORMANCE=1 go run github.com/onsi/ginkgo/v2/ginkgo -procs=4 ./conformance
+//
+// (or `INFORMER_CONFORMANCE=1 go test ./conformance`, one process). The
+// report names the client-go the package was compiled with, a replaced one
+// (a fork, a local directory) with its replacement (e2e.ClientGoInUse).
 //
 // See fixtures/downstream for a complete module.
 package conformance
