@@ -280,6 +280,9 @@ func run(ctx context.Context, cfg config) error {
 	if err := writeMatrix(out, cols); err != nil {
 		return err
 	}
+	if err := checkTested(cols); err != nil {
+		return fmt.Errorf("%w (label filter %q, %s)", err, cfg.labels, cfg.suites)
+	}
 	if cfg.verdicts {
 		if cfg.shard.n > 1 {
 			step("%s: the verdict document needs every column: `matrix merge -verdicts` the shards' column files, then -verdicts -render OUT/matrix.json", cfg.shard)
@@ -322,6 +325,29 @@ func checkRan(cols []column) error {
 		}
 	}
 	return nil
+}
+
+// checkTested fails a run in which no column that ran had a spec pass or
+// fail: a matrix that tests nothing (an empty selection) is no verdict.
+// Columns that did not run (an error, not applicable) are judged by
+// checkRan and checkPassed.
+func checkTested(cols []column) error {
+	ran := false
+	for _, c := range cols {
+		if c.Error != "" || c.NotApplicable != "" {
+			continue
+		}
+		ran = true
+		for _, cl := range c.Cells {
+			if cl.Outcome != "skipped" && cl.Outcome != "pending" {
+				return nil
+			}
+		}
+	}
+	if !ran {
+		return nil
+	}
+	return errors.New("no spec passed or failed in any column")
 }
 
 // checkPassed fails unless every column that applies passed.

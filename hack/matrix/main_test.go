@@ -152,3 +152,21 @@ func TestReadsReportsWithoutTheHarness(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckTested(t *testing.T) {
+	skipped := map[string]cell{"S1": {Outcome: "skipped"}}
+	for _, tc := range []struct {
+		name string
+		cols []column
+		fail bool
+	}{
+		{"a spec ran", []column{{ClientGo: "v0.31.14", Cells: skipped}, {ClientGo: "v0.36.6", Cells: map[string]cell{"S1": {Outcome: "failed"}}}}, false},
+		{"nothing selected", []column{{ClientGo: "v0.31.14", Passed: true, Cells: map[string]cell{}}}, true},
+		{"every spec skipped", []column{{ClientGo: "v0.31.14", Passed: true, Cells: skipped}}, true},
+		{"no column ran", []column{{ClientGo: "v0.31.14", Error: "does not compile"}, {ClientGo: "v0.37.2", NotApplicable: "locked"}}, false},
+	} {
+		if err := checkTested(tc.cols); (err != nil) != tc.fail {
+			t.Errorf("%s: checkTested = %v, want an error: %v", tc.name, err, tc.fail)
+		}
+	}
+}
