@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -262,6 +263,10 @@ func tinyImage(ctx context.Context, t *testing.T, d *docker.Docker, ref string) 
 
 const podOutput = "hello from a loaded image"
 
+// serviceAccountTimeout bounds the wait for the controller manager to make
+// the default namespace's service account after the cluster is ready.
+const serviceAccountTimeout = time.Minute
+
 // runPod runs image in a pod that may not pull it and checks its output.
 func runPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, image string) {
 	t.Helper()
@@ -272,6 +277,15 @@ func runPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, image st
 			AutomountServiceAccountToken: ptr.To(false),
 			Containers:                   []corev1.Container{{Name: "hello", Image: image, ImagePullPolicy: corev1.PullNever}},
 		},
+	}
+	// The service account admission refuses a pod until the controller
+	// manager has made the namespace's default service account, which it
+	// does some time after the cluster is ready.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, serviceAccountTimeout, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("service account default/default: not made within %s: %v", serviceAccountTimeout, err)
 	}
 	start := time.Now()
 	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
