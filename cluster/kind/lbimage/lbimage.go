@@ -104,6 +104,9 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if done, err := current(ctx, d, opts.Progress); done || err != nil {
 		return Image, err
 	}
+	if err := nodeimage.CheckHost(); err != nil {
+		return "", fmt.Errorf("build the kind load balancer image %s: %w", Image, err)
+	}
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err
