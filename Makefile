@@ -214,6 +214,9 @@ BENCH_N ?= 10
 bench-start: binaries ## Compare how long a ready control plane takes, in one run on the same binaries: the local backend (from the bootstrapped etcd template, from a fresh etcd, 3 apiservers), controller-runtime's envtest and kwokctl's binary runtime (BENCH_N samples each, default 10; kwok needs kubectl on PATH).
 	cd hack/startbench && $(GO) run . -n $(BENCH_N)
 
+# The OS/arch pairs make verify vets (docs/backends.md: what runs on which).
+VET_PLATFORMS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
 .PHONY: verify
 verify: ## gofmt, go vet, the import rules (hack/importrules: the house's floors), staticcheck and actionlint of the workflows (pinned in tools/go.mod) and shellcheck of the scripts.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -229,6 +232,10 @@ verify: ## gofmt, go vet, the import rules (hack/importrules: the house's floors
 	cd fixtures/e2eframework && $(GO) vet ./...
 	cd integrations/controllerruntime && $(GO) vet ./...
 	cd hack/startbench && $(GO) vet ./...
+	@# Every developer's OS: the modules a downstream imports build and vet on each pair (Linux-only code behind build tags); the host's pair is vetted above.
+	@host=$$($(GO) env GOOS)/$$($(GO) env GOARCH); for p in $(VET_PLATFORMS); do [ $$p = $$host ] && continue; \
+		for m in . integrations/e2eframework integrations/controllerruntime; do echo "GOOS=$${p%/*} GOARCH=$${p#*/} go vet ./... in $$m"; \
+		(cd $$m && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; done; done
 	cd tools && $(GO) build -o $(CURDIR)/_bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	cd tools && $(GO) build -o $(CURDIR)/_bin/actionlint github.com/rhysd/actionlint/cmd/actionlint
 	$(CURDIR)/_bin/actionlint .github/workflows/*.yaml

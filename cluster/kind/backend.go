@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -69,6 +70,13 @@ func init() {
 			var missing []string
 			if spec.APIServers > MaxAPIServers {
 				missing = append(missing, fmt.Sprintf("%d apiservers (at most %d control-plane nodes)", spec.APIServers, MaxAPIServers))
+			}
+			if spec.EtcdLinks && runtime.GOOS != "linux" {
+				// The links listen on the kind network's gateway
+				// (etcdlinks.go), an address of this host only where
+				// Docker runs natively; elsewhere (Docker Desktop,
+				// colima) it is the Linux VM's.
+				missing = append(missing, fmt.Sprintf("etcd links (a fault proxy on the kind network's gateway, which is this host only where Docker runs on it: Linux, not %s)", runtime.GOOS))
 			}
 			return strings.Join(missing, ", ")
 		},

@@ -1,3 +1,9 @@
+// Unix only: a process there is re-parented when its parent dies, which
+// lifetime notices (Windows keeps the dead parent's pid), and syscall.Kill
+// is Unix's.
+
+//go:build unix
+
 package kind
 
 import (

@@ -14,6 +14,13 @@
 // started (OnParentDeath: the local backend's processes and work
 // directories, kind clusters) run, last registered first, and the process
 // exits.
+//
+// On Linux and macOS an orphan is re-parented (to init, a subreaper or
+// launchd), so this works there. Windows re-parents nothing: Getppid keeps
+// the dead parent's pid (syscall/syscall_windows.go Getppid: the process
+// snapshot's ParentProcessID) and the teardowns never run; a kind cluster left
+// behind is deleted by the next start (kind's ReapStale), whose owner lock
+// is gone.
 package lifetime
 
 import (

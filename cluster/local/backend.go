@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/cluster/internal/process"
 )
 
 // StartTimeout bounds the start of a cluster of the local backend.
@@ -27,6 +29,9 @@ func init() {
 		PathEnv:  []string{binaries.EnvAssets, binaries.EnvCacheDir},
 		Supports: func(cluster.Spec) string { return "" },
 		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
+			if err := checkBackendHost(); err != nil {
+				return nil, err
+			}
 			opts, err := backendOptions(spec, h)
 			if err != nil {
 				return nil, err
@@ -84,6 +89,9 @@ const EnvSpares = "INFORMER_CONFORMANCE_SPARES"
 // EnvSpares, the spare started for the same spec while the spec before
 // ran, or a new one, and then the next spare; else a new one.
 func takeDedicated(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, string, error) {
+	if err := checkBackendHost(); err != nil {
+		return nil, "", err
+	}
 	opts, err := backendOptions(spec, h)
 	if err != nil {
 		return nil, "", err
@@ -131,6 +139,11 @@ func backendOptions(spec cluster.Spec, h cluster.Harness) (Options, error) {
 // ensureBinaries builds (or finds in the cache) the kube-apiserver, etcd
 // and etcdutl the local backend runs, for KUBE_VERSION and ETCD_VERSION.
 func ensureBinaries(ctx context.Context, h cluster.Harness) error {
+	// First: on another OS the run fails here, before any spec and
+	// before minutes of building binaries it could not run.
+	if err := checkBackendHost(); err != nil {
+		return err
+	}
 	if dir := os.Getenv(binaries.EnvAssets); dir != "" {
 		p, err := binaries.Ensure(ctx, binaries.Versions{}, binaries.Options{})
 		if err != nil {
@@ -148,5 +161,23 @@ func ensureBinaries(ctx context.Context, h cluster.Harness) error {
 		return fmt.Errorf("kube-apiserver %s and etcd %s: %w", v.KubeAPIServer, v.Etcd, err)
 	}
 	fmt.Fprintf(h.Progress, "binaries: kube-apiserver %s, etcd %s\n", p.KubeAPIServer, p.Etcd)
+	return nil
+}
+
+// CheckHost says why this OS cannot run the local backend's processes (nil:
+// it can).
+func CheckHost() error {
+	if err := process.Supported(); err != nil {
+		return fmt.Errorf("the local backend runs etcd and kube-apiserver as Linux processes that die with the test process (%w)", err)
+	}
+	return nil
+}
+
+// checkBackendHost is CheckHost with the backends to choose instead.
+func checkBackendHost() error {
+	if err := CheckHost(); err != nil {
+		return fmt.Errorf("%w; on %s use the kind backend (INFORMER_CONFORMANCE_BACKEND=kind, make BACKEND=kind: clusters in Docker) "+
+			"or the existing one (INFORMER_CONFORMANCE_BACKEND=existing: any cluster's KUBECONFIG)", err, runtime.GOOS)
+	}
 	return nil
 }

@@ -162,6 +162,9 @@ func NewName() string { return "local-" + utilrand.String(6) }
 // Start creates and starts a cluster and returns when etcd and every
 // kube-apiserver are ready. On error nothing it started is left behind.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if err := CheckHost(); err != nil {
+		return nil, fmt.Errorf("start local cluster: %w", err)
+	}
 	if opts.APIServers == 0 {
 		opts.APIServers = 1
 	}

@@ -613,3 +613,16 @@ func TestShippedProfilesParse(t *testing.T) {
 		}
 	}
 }
+
+// alive reports whether pid exists and is not a zombie (a dead child that
+// its new parent has not reaped yet is gone for our purposes).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
+}

@@ -7,17 +7,17 @@
 // death signal when the *thread* that forked the child exits (golang/go#27505),
 // so all children are forked from one goroutine locked to its OS thread for the
 // life of the program: that thread exits only with the program.
+//
+// All of that is Linux's (process_linux.go); on other OSes Start fails with
+// the reason (Supported), so that packages importing this one still build.
 package process
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -40,43 +40,13 @@ type Process struct {
 	waitErr error
 }
 
-type spawnReq struct {
-	cmd *exec.Cmd
-	res chan error
-}
-
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-	// deathSignal is what children get when this program dies.
-	deathSignal = syscall.SIGKILL
-)
-
-// DisableParentDeathSignalForTest makes later children survive the death of
-// this program. It exists only for the negative control that proves the
-// orphan test can fail; nothing else may call it.
-func DisableParentDeathSignalForTest() { deathSignal = 0 }
-
-// spawn runs cmd.Start on the dedicated, never-exiting, locked OS thread.
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as the program
-			for r := range spawnCh {
-				r.res <- r.cmd.Start()
-			}
-		}()
-	})
-	res := make(chan error, 1)
-	spawnCh <- spawnReq{cmd: cmd, res: res}
-	return <-res
-}
-
 // Start execs the process. Its output goes to LogPath, after a marker line.
 func (p *Process) Start() error {
 	if p.cmd != nil {
 		return fmt.Errorf("start %s: already started", p.Name)
+	}
+	if err := Supported(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	log, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -92,7 +62,7 @@ func (p *Process) Start() error {
 	}
 	cmd.Stdout = log
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSignal}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := spawn(cmd); err != nil {
 		log.Close()
 		return fmt.Errorf("start %s (%s): %w", p.Name, p.Path, err)
@@ -105,7 +75,7 @@ func (p *Process) Start() error {
 	// (PR_SET_PDEATHSIG); this way it is gone before its work directory is
 	// removed.
 	unregister := lifetime.OnParentDeath(fmt.Sprintf("%s (pid %d)", p.Name, pid), func(ctx context.Context) error {
-		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := killGroup(pid, syscall.SIGKILL); err != nil {
 			return err
 		}
 		select {
@@ -161,7 +131,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	if !p.Running() {
 		return nil
 	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := killGroup(p.cmd.Process.Pid, sig); err != nil {
 		return fmt.Errorf("signal %s to %s: %w", sig, p.Name, err)
 	}
 	return nil

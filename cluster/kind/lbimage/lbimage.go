@@ -130,6 +130,9 @@ func Build(ctx context.Context, opts Options) (string, error) {
 		return Image, nil
 	}
 	fmt.Fprintf(opts.Progress, "kind load balancer image %s cannot be pulled (%v): building a stand-in\n", Image, err)
+	if err := nodeimage.CheckHost(); err != nil {
+		return "", fmt.Errorf("build the kind load balancer stand-in %s: %w", StandIn, err)
+	}
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err

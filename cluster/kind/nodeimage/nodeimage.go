@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -83,6 +84,19 @@ type Options struct {
 	Progress io.Writer
 }
 
+// CheckHost says why this machine cannot build the images (nil: it can).
+// The node image carries this machine's own builds of kubeadm, kubelet and
+// the control plane (cluster/binaries builds for the host) and runs
+// debootstrap and kubeadm here: only a Linux host can build it, and the load
+// balancer image (cluster/kind/lbimage, debootstrap too).
+func CheckHost() error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w on %s: the kind images are built from source on a Linux host (they carry its builds of kubeadm, kubelet and the control plane; debootstrap); "+
+			"set KIND_NODE_IMAGE to a published kindest/node image, which kind pulls, with kind's own load balancer image", errors.ErrUnsupported, runtime.GOOS)
+	}
+	return nil
+}
+
 // Tag is the image Build makes for a Kubernetes version.
 func Tag(kubeVersion string) string {
 	return Repository + ":" + kubeVersion + "-" + Recipe
@@ -107,6 +121,9 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if d.ImageExists(ctx, tag) {
 		fmt.Fprintf(opts.Progress, "node image %s: cached\n", tag)
 		return tag, nil
+	}
+	if err := CheckHost(); err != nil {
+		return "", fmt.Errorf("build node image %s: %w", tag, err)
 	}
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"sigs.k8s.io/e2e-framework/support"
@@ -187,6 +188,10 @@ func (p *Provider) CreateWithConfig(ctx context.Context, configFile string) (str
 }
 
 func (p *Provider) create(ctx context.Context, cfg Config) (string, error) {
+	// Before the binaries' build, which would be minutes for nothing.
+	if err := backend.CheckHost(); err != nil {
+		return "", p.Errorf("%v; on %s use this module's kind provider (integrations/e2eframework/kind)", err, runtime.GOOS)
+	}
 	name := p.State.Name()
 	if name == "" {
 		name = backend.NewName()

@@ -70,19 +70,6 @@ func runHelper() {
 	select {} // until killed
 }
 
-// alive reports whether pid exists and is not a zombie (a dead child that
-// its new parent has not reaped yet is gone for our purposes).
-func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
-}
-
 // TestNoOrphans kills a test process that started etcd and two
 // kube-apiservers, without giving it any chance to clean up (SIGKILL), or
 // the way Ctrl-C does (SIGINT), and asserts that every process it started
