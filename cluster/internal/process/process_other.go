@@ -14,13 +14,13 @@ import (
 // this program, even on its SIGKILL, and nothing but Linux's parent-death
 // signal (PR_SET_PDEATHSIG) guarantees that; signals reach a child's own
 // children through its process group, which Windows does not have.
-var errUnsupported = fmt.Errorf("%w on %s: process groups and a parent-death signal (PR_SET_PDEATHSIG) are Linux's",
+var errUnsupported = fmt.Errorf("%w on %s: the parent-death signal they need, PR_SET_PDEATHSIG, is Linux's",
 	errors.ErrUnsupported, runtime.GOOS)
 
 // Supported says why this OS cannot run the processes (nil: it can).
 func Supported() error { return errUnsupported }
 
-// Start fails with errUnsupported before it gets here.
+// Never reached: Start returns Supported's error first.
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
