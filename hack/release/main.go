@@ -293,9 +293,6 @@ func publish(ctx context.Context, work, dir string, m module.Version, proxy stri
 	if err := os.MkdirAll(at, 0o755); err != nil {
 		return err
 	}
-	if err := evict(ctx, m); err != nil {
-		return err
-	}
 	var zip bytes.Buffer
 	subdir := ""
 	if dir != "." {
@@ -330,44 +327,6 @@ func publish(ctx context.Context, work, dir string, m module.Version, proxy stri
 	}
 	semver.Sort(versions)
 	return os.WriteFile(filepath.Join(at, "list"), []byte(strings.Join(versions, "\n")+"\n"), 0o644)
-}
-
-// evict removes m from the module cache: the go command takes a version
-// it has cached without asking the proxy again, so a version published
-// anew (v0.0.0 by -tidy, a check's version run after run) would be read
-// as it was the last time.
-func evict(ctx context.Context, m module.Version) error {
-	cache, err := output(ctx, ".", nil, "go", "env", "GOMODCACHE")
-	if err != nil {
-		return err
-	}
-	cache = strings.TrimSpace(cache)
-	esc, err := module.EscapePath(m.Path)
-	if err != nil {
-		return err
-	}
-	escV, err := module.EscapeVersion(m.Version)
-	if err != nil {
-		return err
-	}
-	extracted := filepath.Join(cache, filepath.FromSlash(esc)+"@"+escV)
-	// The module cache makes extracted files read-only.
-	_ = filepath.WalkDir(extracted, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	if err := os.RemoveAll(extracted); err != nil {
-		return err
-	}
-	download := filepath.Join(cache, "cache", "download", filepath.FromSlash(esc), "@v")
-	for _, ext := range []string{".info", ".mod", ".zip", ".ziphash", ".lock", ".partial"} {
-		if err := os.Remove(filepath.Join(download, escV+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
 }
 
 // check builds every package of m in a fresh module that requires m alone,
