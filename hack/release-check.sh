@@ -19,9 +19,10 @@ repo=$PWD
 art=${ARTIFACTS:-$repo/_artifacts}/release-check
 filter=${LABEL_FILTER:-resync && !extra-stack && !negative-control}
 suite=github.com/informer-conformance/informer-conformance
-# A version no proxy serves for this repository: a release candidate
-# of nothing, fetched from the file proxy alone.
-version=v0.0.0-check.1
+# A version no proxy serves for this repository, fetched from the file
+# proxy alone; new at each run: the go command never asks again for a
+# version its module cache (and the module index in its build cache) holds.
+version=v0.0.0-check.$(date -u +%Y%m%d%H%M%S)
 bump_client_go=v0.34.13
 bump_controller_runtime=v0.22.5
 

@@ -184,7 +184,11 @@ func tidyNested(ctx context.Context) error {
 		return err
 	}
 	env := proxyEnv(proxy)
-	const dev = "v0.0.0"
+	// Published at a version of its own, new at each call: the go command
+	// never asks again for a version its module cache (and the module index
+	// in its build cache) holds, so a v0.0.0 published anew would be read as
+	// it was the first time. The go.mod files go back to v0.0.0 after.
+	dev := "v0.0.0-tidy." + time.Now().UTC().Format("20060102150405")
 	for _, dir := range released {
 		m, err := prepare(ctx, scratch, dir, dev, env, dir != ".")
 		if err != nil {
@@ -210,13 +214,41 @@ func tidyNested(ctx context.Context) error {
 		if !bytes.Contains(data, []byte(suitePath+" ")) && !bytes.Contains(data, []byte(suitePath+"/integrations/")) {
 			continue // requires none of the suite's modules
 		}
+		if err := requireSuite(ctx, dir, dev); err != nil {
+			return err
+		}
 		if _, err := output(ctx, dir, env, "go", "mod", "tidy"); err != nil {
 			return fmt.Errorf("tidy %s: %w", gomod, err)
+		}
+		if err := requireSuite(ctx, dir, "v0.0.0"); err != nil {
+			return err
 		}
 		if err := dropSums(filepath.Join(dir, "go.sum")); err != nil {
 			return err
 		}
 		fmt.Println("tidied", gomod)
+	}
+	return nil
+}
+
+// requireSuite sets the version of every requirement of the suite's
+// modules in dir's go.mod.
+func requireSuite(ctx context.Context, dir, version string) error {
+	path := filepath.Join(dir, "go.mod")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	f, err := modfile.Parse(path, data, nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == suitePath || strings.HasPrefix(r.Mod.Path, suitePath+"/") {
+			if _, err := output(ctx, dir, []string{"GOWORK=off"}, "go", "mod", "edit", "-require="+r.Mod.Path+"@"+version); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
