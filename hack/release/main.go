@@ -115,22 +115,9 @@ func run(ctx context.Context, version, proxy string, tag bool) error {
 		work = scratch
 	}
 	env := proxyEnv(proxy)
-	var published []module.Version
-	for _, dir := range released {
-		m, err := prepare(ctx, work, dir, version, env, false)
-		if err != nil {
-			return fmt.Errorf("module %s: %w", dir, err)
-		}
-		// Commit each module's go.mod before zipping it: the zip is made
-		// from the commit, as the proxy makes it from the tag.
-		if err := commit(ctx, work, fmt.Sprintf("release %s: %s requires this repository's modules at %s", version, m.Path, version)); err != nil {
-			return err
-		}
-		if err := publish(ctx, work, dir, m, proxy); err != nil {
-			return fmt.Errorf("publish %s: %w", m, err)
-		}
-		fmt.Printf("published %s into %s\n", m, proxy)
-		published = append(published, m)
+	published, err := publishAll(ctx, work, version, proxy, env, false)
+	if err != nil {
+		return err
 	}
 	for _, m := range published {
 		if err := check(ctx, m, env); err != nil {
@@ -189,17 +176,8 @@ func tidyNested(ctx context.Context) error {
 	// in its build cache) holds, so a v0.0.0 published anew would be read as
 	// it was the first time. The go.mod files go back to v0.0.0 after.
 	dev := "v0.0.0-tidy." + time.Now().UTC().Format("20060102150405")
-	for _, dir := range released {
-		m, err := prepare(ctx, scratch, dir, dev, env, dir != ".")
-		if err != nil {
-			return fmt.Errorf("module %s: %w", dir, err)
-		}
-		if err := commit(ctx, scratch, "tidy "+m.Path); err != nil {
-			return err
-		}
-		if err := publish(ctx, scratch, dir, m, proxy); err != nil {
-			return err
-		}
+	if _, err := publishAll(ctx, scratch, dev, proxy, env, true); err != nil {
+		return err
 	}
 	list, err := output(ctx, repo, nil, "git", "ls-files", "*/go.mod")
 	if err != nil {
@@ -267,6 +245,30 @@ func dropSums(path string) error {
 		keep = append(keep, l)
 	}
 	return os.WriteFile(path, []byte(strings.Join(keep, "")), 0o644)
+}
+
+// publishAll prepares each released module of work at version (tidying
+// the nested ones even when their requirements already name it, if
+// tidyNested), commits its go.mod (the zip is made from the commit, as the
+// proxy makes it from the tag) and publishes it into proxy, the suite
+// first: each later module is tidied against the ones before it.
+func publishAll(ctx context.Context, work, version, proxy string, env []string, tidyNested bool) ([]module.Version, error) {
+	var published []module.Version
+	for _, dir := range released {
+		m, err := prepare(ctx, work, dir, version, env, tidyNested && dir != ".")
+		if err != nil {
+			return nil, fmt.Errorf("module %s: %w", dir, err)
+		}
+		if err := commit(ctx, work, fmt.Sprintf("release %s: %s requires this repository's modules at %s", version, m.Path, version)); err != nil {
+			return nil, err
+		}
+		if err := publish(ctx, work, dir, m, proxy); err != nil {
+			return nil, fmt.Errorf("publish %s: %w", m, err)
+		}
+		fmt.Printf("published %s into %s\n", m, proxy)
+		published = append(published, m)
+	}
+	return published, nil
 }
 
 // prepare writes version into dir's requirements of the modules released
