@@ -49,14 +49,10 @@ func Backend() (cluster.Backend, error) {
 		if registered == "" {
 			registered = "none (import github.com/informer-conformance/informer-conformance/cluster/backends, or the backend's package, in the suite)"
 		}
-		// suites/conformance registers local and existing; kind's
-		// dependencies (kind's library, its CLI's) enter only the graphs
-		// of the modules that import it.
-		hint := ""
-		if name == "kind" {
-			hint = ` (the kind backend registers itself when imported: add import _ "github.com/informer-conformance/informer-conformance/cluster/kind" to the test package)`
-		}
-		return cluster.Backend{}, fmt.Errorf("%s=%q: no such backend%s; registered: %s", EnvBackend, name, hint, registered)
+		// A backend registers itself when its package is imported;
+		// suites/conformance imports local and existing, so kind's library
+		// enters only the modules that import cluster/kind.
+		return cluster.Backend{}, fmt.Errorf(`%s=%q: no such backend (a backend registers itself when its package is imported, e.g. import _ "github.com/informer-conformance/informer-conformance/cluster/%s" in the test package); registered: %s`, EnvBackend, name, name, registered)
 	}
 	return d, nil
 }
