@@ -83,3 +83,28 @@ func (e *Env) TimePhase(name string) (end func()) { return e.data.phase(name) }
 // ReportNumbers adds an informer's numbers to the spec's report (for
 // numbers a spec narrowed itself, NumbersOf; a probe's: Observed.Report).
 func (e *Env) ReportNumbers(n Numbers) { e.data.informer(n) }
+
+// observe adds observations.
+func (s *specData) observe(o ...report.Observation) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d.Observations = append(s.d.Observations, o...)
+}
+
+// Observe records what the spec saw its informer do, in a form two runs
+// compare (report.Observation; hack/matrix compare lists every change):
+// a value ("1, 2" transform calls per object), not a number that differs
+// from run to run. The harness records each probe's requests, errors,
+// resource versions, sync time and handler calls itself.
+func (o *Observed) Observe(what, value string) {
+	o.env.data.observe(report.Valued(o.Name, what, value))
+}
+
+// ObserveNumber is Observe of a number in unit (report.UnitSeconds,
+// report.UnitCalls), compared beyond its unit's noise.
+func (o *Observed) ObserveNumber(what string, n float64, unit string) {
+	o.env.data.observe(report.Counted(o.Name, what, n, unit))
+}

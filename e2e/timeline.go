@@ -25,6 +25,9 @@ func (e *Env) startTimeline() {
 	e.timeline = t
 	DeferCleanup(0, func(context.Context) error {
 		e.data.timeline(t.build(time.Now()))
+		for _, o := range t.probes {
+			e.data.observe(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot())...)
+		}
 		return nil
 	})
 }

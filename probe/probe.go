@@ -163,6 +163,13 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe handler: %w", err)
 	}
+	if opts.Source == nil {
+		// The informers the probe built: their watch errors are recorded
+		// (a downstream's own keep their handler).
+		if err := inf.SetWatchErrorHandler(recordWatchErrors(rec)); err != nil {
+			return nil, fmt.Errorf("probe: watch error handler: %w", err)
+		}
+	}
 	if opts.Prepare != nil {
 		if err := opts.Prepare(inf); err != nil {
 			return nil, fmt.Errorf("probe: prepare the informer: %w", err)
@@ -183,6 +190,7 @@ func (p *Probe) InformerFor(gvr schema.GroupVersionResource) (cache.SharedIndexI
 // of this probe's informers are told apart from any other's in a
 // StuckError's dump.
 func (p *Probe) Start() {
+	p.Recorder.markStarted(time.Now())
 	register(p)
 	done := make(chan struct{})
 	go func() {
@@ -207,7 +215,9 @@ func (p *Probe) WaitForSync(ctx context.Context) error {
 	if !synced {
 		return fmt.Errorf("informer did not sync: %w", context.Cause(ctx))
 	}
-	p.Recorder.MarkSynced(time.Now())
+	now := time.Now()
+	p.Recorder.MarkSynced(now)
+	p.Recorder.addReportedRV(ReportedRV{Time: now, When: RVSynced, Which: "informer", RV: p.Informer.LastSyncResourceVersion()})
 	return nil
 }
 

@@ -64,6 +64,11 @@ type Request struct {
 	// encoding of the informer stack under test (protobuf, JSON, CBOR).
 	Accept      string `json:"accept,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
+	// Query is the request's query in comparable form (QueryShape): its
+	// parameters sorted, with the values that differ between runs of the
+	// same code (resource versions, timeouts, continue tokens, selectors)
+	// replaced by what they are.
+	Query string `json:"query,omitempty"`
 	// Conn is the local address (host:port) of the TCP connection that
 	// carried the request (httptrace GotConn): requests with the same Conn
 	// shared a connection; the fault proxy names its connections by it.
@@ -195,6 +200,31 @@ type Recorder struct {
 	inconsistencies []Inconsistency
 	dials           []Dial
 	synced          time.Time
+	started         time.Time
+	watchErrors     []WatchError
+	rvs             []ReportedRV
+}
+
+// WatchError is one call of the informer's watch error handler: what its
+// reflector's ListAndWatch returned (client-go calls the handler with every
+// list and watch error, tools/cache/reflector.go Run).
+type WatchError struct {
+	Time time.Time `json:"time"`
+	Err  string    `json:"err"`
+	// Reason is the API status reason of the error (metav1.StatusReason,
+	// apierrors.ReasonForError), empty when it carries none.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ReportedRV is a resource version the informer reported through one of
+// its APIs (Which: "informer" for SharedIndexInformer's
+// LastSyncResourceVersion, "controller" for its controller's) at a moment
+// (When: "synced", "stopping").
+type ReportedRV struct {
+	Time  time.Time `json:"time"`
+	When  string    `json:"when"`
+	Which string    `json:"which"`
+	RV    string    `json:"rv"`
 }
 
 // Record is a consistent copy of everything recorded so far.
@@ -211,6 +241,14 @@ type Record struct {
 	Inconsistencies []Inconsistency `json:"inconsistencies,omitempty"`
 	// Synced is when the informer first reported HasSynced.
 	Synced time.Time `json:"synced"`
+	// Started is when the probe started its informers (zero: not
+	// started through the probe).
+	Started time.Time `json:"started,omitzero"`
+	// WatchErrors are the calls of the informer's watch error handler (on
+	// informers the probe built; a downstream's own are left alone).
+	WatchErrors []WatchError `json:"watchErrors,omitempty"`
+	// ReportedRVs are the resource versions the informer reported.
+	ReportedRVs []ReportedRV `json:"reportedRVs,omitempty"`
 }
 
 // OfResource narrows a record shared by several informers of one client
@@ -220,7 +258,7 @@ type Record struct {
 // classified by its own requests. Dials and the detector's reports stay
 // whole: they belong to the connection and name a reflector, not a resource.
 func (r Record) OfResource(resource string, synced time.Time) Record {
-	return Record{Requests: ofResource(r.Requests, resource), Dials: r.Dials, Synced: synced,
+	return Record{Requests: ofResource(r.Requests, resource), Dials: r.Dials, Synced: synced, Started: r.Started,
 		ConsistencyChecks: ofResource(r.ConsistencyChecks, resource), Inconsistencies: r.Inconsistencies}
 }
 
@@ -316,10 +354,32 @@ func (r *Recorder) MarkSynced(t time.Time) {
 	}
 }
 
+// markStarted records when the informers started (later calls are ignored).
+func (r *Recorder) markStarted(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started.IsZero() {
+		r.started = t
+	}
+}
+
+func (r *Recorder) addWatchError(e WatchError) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watchErrors = append(r.watchErrors, e)
+}
+
+func (r *Recorder) addReportedRV(v ReportedRV) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rvs = append(r.rvs, v)
+}
+
 // Snapshot copies the record.
 func (r *Recorder) Snapshot() Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Record{Events: slices.Clone(r.events), Requests: slices.Clone(r.requests), Dials: slices.Clone(r.dials),
-		ConsistencyChecks: slices.Clone(r.checks), Inconsistencies: slices.Clone(r.inconsistencies), Synced: r.synced}
+		ConsistencyChecks: slices.Clone(r.checks), Inconsistencies: slices.Clone(r.inconsistencies), Synced: r.synced,
+		Started: r.started, WatchErrors: slices.Clone(r.watchErrors), ReportedRVs: slices.Clone(r.rvs)}
 }

@@ -94,6 +94,7 @@ func (p *Probe) StopWithin(d time.Duration) error {
 // channel returned is closed when it returned.
 func (p *Probe) shutdown() <-chan struct{} {
 	p.stopOnce.Do(func() {
+		p.Recorder.addReportedRV(ReportedRV{Time: time.Now(), When: RVStopping, Which: "informer", RV: p.Informer.LastSyncResourceVersion()})
 		close(p.stop)
 		p.shutdownDone = make(chan struct{})
 		started := make(chan struct{})

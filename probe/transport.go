@@ -66,6 +66,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		TimeoutSeconds:       q.Get("timeoutSeconds"),
 		Limit:                q.Get("limit"),
 		Accept:               req.Header.Get("Accept"),
+		Query:                QueryShape(q),
 		ConsistencyCheck:     IsConsistencyCheck(req.Method, q),
 	}
 	id := t.rec.startRequest(r)

@@ -78,6 +78,9 @@ type SpecSummary struct {
 	// Time is where the spec's time went: seconds per phase
 	// (package timing: the cluster's start, waits on the server, ...).
 	Time map[string]float64 `json:"time,omitempty"`
+	// Observations are what the spec saw its informers and their clients
+	// do, in a form two runs compare (hack/matrix compare).
+	Observations []Observation `json:"observations,omitempty"`
 }
 
 // SpecEntry names the one Ginkgo report entry in which the harness records
@@ -99,6 +102,9 @@ type SpecData struct {
 	// was started ahead, while the spec before ran (cluster/local.Spares);
 	// empty for a shared cluster.
 	ClusterFrom string `json:"clusterFrom,omitempty"`
+	// Observations are what the spec saw its informers and their clients
+	// do (Observation).
+	Observations []Observation `json:"observations,omitempty"`
 }
 
 // String is the spec's numbers, an informer a line, for the console (the
@@ -127,6 +133,7 @@ func DecodeSpecData(raw any, asJSON string) (d SpecData, ok bool) {
 // Add adds d to the spec's summary.
 func (s *SpecSummary) Add(d SpecData) {
 	s.Informers = append(s.Informers, d.Informers...)
+	s.Observations = append(s.Observations, d.Observations...)
 	if d.Timeline != nil {
 		s.Timeline = d.Timeline
 	}
@@ -293,3 +300,47 @@ type Bound struct {
 
 // Seconds is how long it took.
 func (b Bound) Seconds() float64 { return (b.AtMs - b.FromMs) / 1000 }
+
+// Observation is one thing a spec saw an informer or its client do, in a
+// form two runs of the spec compare: the request shapes the informer sent
+// and the encodings the server answered in, the errors its watch error
+// handler got, the resource versions it reported, its time to sync, its
+// handler calls. It is either a Value (two runs differ when their values
+// do) or a Number in Unit (two runs differ beyond a noise rule:
+// hack/matrix compare), never both.
+type Observation struct {
+	// Informer is the informer's name in the spec (the probe's); empty for
+	// what the spec itself observed.
+	Informer string `json:"informer,omitempty"`
+	// What is what was observed, as a sentence names it ("list Accept",
+	// "start to synced").
+	What   string   `json:"what"`
+	Value  string   `json:"value,omitempty"`
+	Number *float64 `json:"number,omitempty"`
+	// Unit is the Number's: UnitSeconds, UnitCalls.
+	Unit string `json:"unit,omitempty"`
+}
+
+// Units of an Observation's Number: they pick its noise rule.
+const (
+	UnitSeconds = "s"
+	UnitCalls   = "calls"
+)
+
+// Key names the observation within its spec: its informer and what.
+func (o Observation) Key() string {
+	if o.Informer == "" {
+		return o.What
+	}
+	return "informer " + o.Informer + ": " + o.What
+}
+
+// Valued is an observation of a value.
+func Valued(informer, what, value string) Observation {
+	return Observation{Informer: informer, What: what, Value: value}
+}
+
+// Counted is an observation of a number in unit.
+func Counted(informer, what string, n float64, unit string) Observation {
+	return Observation{Informer: informer, What: what, Number: &n, Unit: unit}
+}

@@ -3,8 +3,10 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,6 +119,9 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 			twice = append(twice, c.call+" "+c.key)
 		}
 	}
+	// Observed whatever the spec's verdict: one patch may transform a
+	// streaming list's objects once and the next twice, both allowed.
+	obs.Observe("transform calls per object (the store's and the handler calls')", distinctCounts(store.List(), counts))
 	note := ""
 	if _, known := e2e.ClientGoAtLeast("0.34.0"); !known && most == 2 {
 		// Said whether or not an object was transformed twice: the check
@@ -262,4 +267,21 @@ func keyOf(obj any) string {
 func TransformAgain(obj any) any {
 	out, _ := (&transformSeen{}).transform(obj)
 	return out
+}
+
+// distinctCounts are the transform counts the store's objects and the
+// handler calls carried, each once, in order ("1, 2").
+func distinctCounts(objs []any, calls []seenCount) string {
+	seen := map[int]bool{}
+	for _, obj := range objs {
+		seen[transformCount(obj)] = true
+	}
+	for _, c := range calls {
+		seen[c.n] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
+		out = append(out, strconv.Itoa(k))
+	}
+	return strings.Join(out, ", ")
 }

@@ -70,6 +70,8 @@ type specResult struct {
 	causes     string    // re-initialisations by cause, all informers, summed over the runs (report.Counts)
 	recoveries []float64 // per run, the longest of its informers' recoveries
 	failure    string
+	// observations are its observations by key, over the runs that ran it.
+	observations map[string]*observed
 }
 
 // runDirs are the runs of a side: dir itself when it holds an informer
@@ -117,6 +119,10 @@ func loadSide(dir string) (runSpecs, error) {
 			}
 			if one.ran() {
 				acc.ranIn++
+				if acc.observations == nil {
+					acc.observations = map[string]*observed{}
+				}
+				observationsOf(acc.observations, one.observations)
 				acc.recoveries = append(acc.recoveries, one.recoveries...)
 				for c, k := range one.byCause {
 					causes[name][c] += k
@@ -143,10 +149,11 @@ func loadSide(dir string) (runSpecs, error) {
 
 // oneRun is a spec in one run, as loadRun reads it.
 type oneRun struct {
-	outcome    string
-	byCause    map[report.Cause]int
-	recoveries []float64
-	failure    string
+	outcome      string
+	byCause      map[report.Cause]int
+	recoveries   []float64
+	failure      string
+	observations []report.Observation
 }
 
 func (s oneRun) ran() bool { return s.outcome == "passed" || s.outcome == "failed" }
@@ -172,7 +179,7 @@ func loadRun(dir string) (runOf, error) {
 			r.clientGo = s.ClientGo
 		}
 		for _, sp := range s.Specs {
-			one := oneRun{outcome: sp.Outcome, failure: firstLine(sp.Failure), byCause: map[report.Cause]int{}}
+			one := oneRun{outcome: sp.Outcome, failure: firstLine(sp.Failure), byCause: map[report.Cause]int{}, observations: sp.Observations}
 			recovery := 0.0
 			for _, n := range sp.Informers {
 				for c, k := range n.Reinitialisations {
@@ -197,6 +204,8 @@ type comparison struct {
 	// outcomes changed for the worse; bothFailed failed on both sides;
 	// fixed failed in BASE and passed in HEAD.
 	outcomes, bothFailed, fixed, causes, recoveries, onlyHead []string
+	// observations changed in specs that ran on both sides.
+	observations []observationChange
 }
 
 // changed says whether HEAD changed an outcome for the worse.
@@ -257,6 +266,7 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 			c.recoveries = append(c.recoveries, fmt.Sprintf("%s: BASE %s, HEAD %s", s, span(b.recoveries), span(h.recoveries)))
 		}
 	}
+	c.observations = compareObservations(base, head, n)
 	return c
 }
 
@@ -289,8 +299,8 @@ func failureOf(b, h specResult) string {
 func (c comparison) text(base, head runSpecs, n noise) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Comparison: BASE %s (client-go %s, %d runs) vs HEAD %s (client-go %s, %d runs)\n\n", base.dir, orNone(base.clientGo), base.runs, head.dir, orNone(head.clientGo), head.runs)
-	if !c.changed() && len(c.bothFailed)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead) == 0 {
-		fmt.Fprintf(&b, "No change: %d specs in BASE, %d in HEAD, the same outcomes and re-initialisations, recoveries within %.0f s or %.0f%%.\n", len(base.specs), len(head.specs), n.Seconds, 100*n.Ratio)
+	if !c.changed() && len(c.bothFailed)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead)+len(c.observations) == 0 {
+		fmt.Fprintf(&b, "No change: %d specs in BASE, %d in HEAD, the same outcomes, re-initialisations and observations, recoveries within %.0f s or %.0f%%.\n", len(base.specs), len(head.specs), n.Seconds, 100*n.Ratio)
 		return b.String()
 	}
 	section := func(title string, lines []string) {
@@ -309,6 +319,7 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
 	section("Ran in HEAD only", c.onlyHead)
+	section("Observations that changed (what the informers did differently in specs that ran on both sides; no outcome changed by them: times beyond the noise, counts by more than one call and half; a single run a side may show a count or time that varies: compare series)", observationLines(c.observations))
 	return b.String()
 }
 

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// What compare lists beside outcomes: the observations (report.Observation)
+// of a spec that ran on both sides and differ. A value differs when no run
+// of one side saw a value a run of the other saw (a series whose runs
+// disagree among themselves shows no change); a number when the sides'
+// ranges lie apart by more than its unit's noise; an observation appears
+// or disappears when every run of one side has it and none of the other.
+// Identical changes of several specs are one line, naming the specs.
+
+// observed is one observation over a side's runs.
+type observed struct {
+	values  []string  // distinct values, in order of first sight
+	numbers []float64 // one per run that had it
+	unit    string
+	runs    int // runs that had it
+}
+
+// observationsOf adds a run's observations of a spec to acc.
+func observationsOf(acc map[string]*observed, obs []report.Observation) {
+	seen := map[string]bool{}
+	for _, o := range obs {
+		k := o.Key()
+		a := acc[k]
+		if a == nil {
+			a = &observed{unit: o.Unit}
+			acc[k] = a
+		}
+		if !seen[k] {
+			seen[k] = true
+			a.runs++
+		}
+		if o.Number != nil {
+			a.numbers = append(a.numbers, *o.Number)
+		} else if !slices.Contains(a.values, o.Value) {
+			a.values = append(a.values, o.Value)
+		}
+	}
+}
+
+// noiseOf is the noise rule of a unit: seconds as recoveries (n), calls
+// apart by more than one call and half of BASE's.
+func noiseOf(unit string, n noise) noise {
+	if unit == report.UnitCalls {
+		return noise{Seconds: 1, Ratio: 0.5}
+	}
+	return n
+}
+
+// observationChange is one changed observation: the sentence, and the
+// specs it holds for.
+type observationChange struct {
+	sentence string
+	specs    []string
+}
+
+// compareObservations lists the observations that changed between base
+// and head of the specs that ran on both sides, identical sentences once.
+func compareObservations(base, head runSpecs, n noise) []observationChange {
+	bySentence := map[string]*observationChange{}
+	var order []string
+	add := func(spec, sentence string) {
+		c := bySentence[sentence]
+		if c == nil {
+			c = &observationChange{sentence: sentence}
+			bySentence[sentence] = c
+			order = append(order, sentence)
+		}
+		c.specs = append(c.specs, spec)
+	}
+	for _, s := range slices.Sorted(maps.Keys(base.specs)) {
+		b, h := base.specs[s], head.specs[s]
+		if !b.ran() || !h.ran() {
+			continue
+		}
+		keys := map[string]bool{}
+		for k := range b.observations {
+			keys[k] = true
+		}
+		for k := range h.observations {
+			keys[k] = true
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if sentence, ok := observationChanged(k, b.observations[k], h.observations[k], b.ranIn, h.ranIn, n); ok {
+				add(s, sentence)
+			}
+		}
+	}
+	out := make([]observationChange, 0, len(order))
+	for _, s := range order {
+		out = append(out, *bySentence[s])
+	}
+	return out
+}
+
+// observationChanged is the sentence of a change of what k names between
+// BASE's b (over bRuns runs) and HEAD's h, if it changed.
+func observationChanged(k string, b, h *observed, bRuns, hRuns int, n noise) (string, bool) {
+	switch {
+	case b == nil && h != nil && h.runs == hRuns:
+		return fmt.Sprintf("%s appeared: %s", k, h.describe()), true
+	case h == nil && b != nil && b.runs == bRuns:
+		return fmt.Sprintf("%s disappeared (BASE: %s)", k, b.describe()), true
+	case b == nil || h == nil:
+		return "", false
+	case len(b.numbers) > 0 && len(h.numbers) > 0:
+		if noiseOf(b.unit, n).beyond(b.numbers, h.numbers) {
+			return fmt.Sprintf("%s moved from %s to %s", k, b.describe(), h.describe()), true
+		}
+	case len(b.values) > 0 && len(h.values) > 0:
+		for _, v := range h.values {
+			if slices.Contains(b.values, v) {
+				return "", false
+			}
+		}
+		return fmt.Sprintf("%s changed from %s to %s", k, b.describe(), h.describe()), true
+	}
+	return "", false
+}
+
+// describe is the values (quoted, "or" between a series' several), or
+// the numbers' range in their unit.
+func (o *observed) describe() string {
+	if len(o.numbers) > 0 {
+		lo, hi := slices.Min(o.numbers), slices.Max(o.numbers)
+		unit := " " + o.unit
+		if o.unit == report.UnitSeconds {
+			if hi-lo >= 0.05 {
+				return fmt.Sprintf("%.2f-%.2f s", lo, hi)
+			}
+			return fmt.Sprintf("%.2f s", lo)
+		}
+		if lo == hi {
+			return fmt.Sprintf("%g%s", lo, unit)
+		}
+		return fmt.Sprintf("%g-%g%s", lo, hi, unit)
+	}
+	var q []string
+	for _, v := range o.values {
+		q = append(q, fmt.Sprintf("%q", v))
+	}
+	return strings.Join(q, " or ")
+}
+
+// specList names up to three specs and how many more.
+func specList(specs []string) string {
+	if len(specs) <= 3 {
+		return strings.Join(specs, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(specs[:3], "; "), len(specs)-3)
+}
+
+// observationLines are the changes as compare prints them.
+func observationLines(cs []observationChange) []string {
+	var out []string
+	for _, c := range cs {
+		if len(c.specs) == 1 {
+			out = append(out, fmt.Sprintf("%s: %s", c.specs[0], c.sentence))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%d specs: %s)", c.sentence, len(c.specs), specList(c.specs)))
+	}
+	return out
+}

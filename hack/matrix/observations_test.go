@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+func observedSpec(name string, obs ...report.Observation) report.SpecSummary {
+	s := spec(name, "passed", 0, nil)
+	s.Observations = obs
+	return s
+}
+
+func TestCompareObservations(t *testing.T) {
+	root := t.TempDir()
+	accept := func(v string) report.Observation {
+		return report.Valued("pods", "GET list /api/v1/namespaces/<ns>/pods: Accept", v)
+	}
+	synced := func(s float64) report.Observation {
+		return report.Counted("pods", "start to synced", s, report.UnitSeconds)
+	}
+	adds := func(n float64) report.Observation {
+		return report.Counted("pods", "handler calls: Add", n, report.UnitCalls)
+	}
+	transforms := func(v string) report.Observation { return report.Valued("pods", "transform calls per object", v) }
+	base := writeRun(t, root, "base", "v0.33.0",
+		observedSpec("S1 restart", accept("protobuf"), synced(0.1), adds(5)),
+		observedSpec("S3 timeout", accept("protobuf"), synced(0.1), adds(5)),
+		observedSpec("S19 transform", accept("protobuf"), transforms("1"), adds(5)),
+	)
+	head := writeRun(t, root, "head", "v0.34.0",
+		observedSpec("S1 restart", accept("JSON"), synced(0.2), adds(6)),
+		observedSpec("S3 timeout", accept("JSON"), synced(3.5), adds(10)),
+		observedSpec("S19 transform", accept("protobuf"), transforms("1, 2"), adds(5),
+			report.Valued("pods", "watch error handler", "Expired: too old resource version: N (N)")),
+	)
+	b, _ := loadSide(base)
+	h, _ := loadSide(head)
+	n := noise{Seconds: 2, Ratio: 0.5}
+	c := compareRuns(b, h, n)
+	if c.changed() {
+		t.Errorf("no outcome changed, compare says one did: %v", c.outcomes)
+	}
+	text := c.text(b, h, n)
+	for _, want := range []string{
+		`- informer pods: GET list /api/v1/namespaces/<ns>/pods: Accept changed from "protobuf" to "JSON" (2 specs: S1 restart; S3 timeout)`,
+		`- S19 transform: informer pods: transform calls per object changed from "1" to "1, 2"`,
+		`- S19 transform: informer pods: watch error handler appeared: "Expired: too old resource version: N (N)"`,
+		`- S3 timeout: informer pods: start to synced moved from 0.10 s to 3.50 s`,
+		`- S3 timeout: informer pods: handler calls: Add moved from 5 calls to 10 calls`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	for _, noisy := range []string{"S1 restart: informer pods: start to synced", "S1 restart: informer pods: handler calls"} {
+		if strings.Contains(text, noisy) {
+			t.Errorf("%q is within the noise, yet listed:\n%s", noisy, text)
+		}
+	}
+}
+
+// A series whose runs saw different values shows no change when the other
+// side saw one of them; one that appears in only some runs neither.
+func TestCompareObservationsSeries(t *testing.T) {
+	root := t.TempDir()
+	v := func(s string) report.Observation { return report.Valued("pods", "watch statuses", s) }
+	writeRun(t, root+"/base", "1", "v0.33.0", observedSpec("S1", v("200")))
+	writeRun(t, root+"/base", "2", "v0.33.0", observedSpec("S1", v("200, then ERROR event 410 Expired")))
+	writeRun(t, root+"/head", "1", "v0.34.0", observedSpec("S1", v("200"), report.Valued("pods", "watch error handler", "EOF")))
+	writeRun(t, root+"/head", "2", "v0.34.0", observedSpec("S1", v("200")))
+	b, err := loadSide(root + "/base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := loadSide(root + "/head")
+	if cs := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5}); len(cs) != 0 {
+		t.Errorf("runs that disagree among themselves: no change, compare says %v", cs)
+	}
+}

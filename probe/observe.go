@@ -1,0 +1,272 @@
+package probe
+
+import (
+	"fmt"
+	"maps"
+	"mime"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// QueryShape is a request's query in comparable form: its parameters
+// sorted, each with its value, except those whose values differ between
+// two runs of the same code: a resourceVersion other than "" and "0"
+// becomes "<rv>", timeoutSeconds and timeout "<s>" (the reflector draws the
+// watch's at random),
+// continue "<token>", selectors "<selector>".
+func QueryShape(q url.Values) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		v := q.Get(k)
+		switch k {
+		case "resourceVersion":
+			if v != "" && v != "0" {
+				v = "<rv>"
+			}
+		case "timeoutSeconds", "timeout":
+			v = "<s>"
+		case "continue":
+			v = "<token>"
+		case "labelSelector", "fieldSelector":
+			v = "<selector>"
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, "&")
+}
+
+// Observations are what rec shows the informer (named informer in the
+// spec) and its client did, in the comparable form of report.Observation;
+// namespace is the informer's (it is replaced by "<ns>" in what they
+// name). Per kind of request and target ("list /api/v1/namespaces/<ns>/pods"):
+// the query shapes, the Accept headers, the response Content-Types, the
+// statuses and how many; then the watch error handler's errors, the
+// resource versions the informer reported (as their relation to the
+// objects it saw), start to synced, the delay after failed requests, and
+// the handler calls by type.
+func Observations(informer, namespace string, rec Record) []report.Observation {
+	var out []report.Observation
+	valued := func(what string, values []string) {
+		if len(values) > 0 {
+			out = append(out, report.Valued(informer, what, strings.Join(values, " | ")))
+		}
+	}
+	type group struct {
+		queries, accepts, types, statuses []string
+		n                                 int
+	}
+	groups := map[string]*group{}
+	for _, r := range append(slices.Clone(rec.Requests), rec.ConsistencyChecks...) {
+		target := r.Kind() + " " + namespaced(r.Path, namespace)
+		if r.Kind() != r.Method {
+			target = r.Method + " " + target
+		}
+		g := groups[target]
+		if g == nil {
+			g = &group{}
+			groups[target] = g
+		}
+		g.n++
+		g.queries = addOnce(g.queries, orNone(r.Query))
+		g.accepts = addOnce(g.accepts, orNone(MediaNames(r.Accept)))
+		if r.ContentType != "" {
+			g.types = addOnce(g.types, MediaNames(r.ContentType))
+		}
+		g.statuses = addOnce(g.statuses, statusOf(r))
+	}
+	for _, t := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[t]
+		valued(t+": query", sorted(g.queries))
+		valued(t+": Accept", sorted(g.accepts))
+		valued(t+": Content-Type", sorted(g.types))
+		valued(t+": statuses", sorted(g.statuses))
+		out = append(out, report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls))
+	}
+
+	var errs []string
+	for _, e := range rec.WatchErrors {
+		text := normalise(e.Err, namespace)
+		if e.Reason != "" {
+			text = e.Reason + ": " + text
+		}
+		errs = addOnce(errs, text)
+	}
+	valued("watch error handler", sorted(errs))
+
+	for _, v := range rec.ReportedRVs {
+		out = append(out, report.Valued(informer, v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)))
+	}
+	if !rec.Started.IsZero() && !rec.Synced.IsZero() {
+		out = append(out, report.Counted(informer, "start to synced", rec.Synced.Sub(rec.Started).Seconds(), report.UnitSeconds))
+	}
+	if d, ok := delayAfterFailure(rec.Requests); ok {
+		out = append(out, report.Counted(informer, "delay after a failed request (median)", d, report.UnitSeconds))
+	}
+	calls := map[string]int{}
+	for _, e := range rec.Events {
+		kind := string(e.Kind)
+		switch {
+		case e.Tombstone:
+			kind = "Delete (tombstone)"
+		case e.UIDChanged():
+			kind = "Update (UID changed)"
+		case e.Resync():
+			kind = "Update (resync)"
+		case e.Kind == Add && e.InInitialList:
+			kind = "Add (initial list)"
+		}
+		calls[kind]++
+	}
+	for _, k := range slices.Sorted(maps.Keys(calls)) {
+		out = append(out, report.Counted(informer, "handler calls: "+k, float64(calls[k]), report.UnitCalls))
+	}
+	return out
+}
+
+// MediaNames shortens the media types of an Accept or Content-Type header
+// to their names ("application/vnd.kubernetes.protobuf;stream=watch" ->
+// "protobuf;stream=watch", "application/json" -> "JSON"), keeping the
+// parameters and the order.
+func MediaNames(header string) string {
+	var out []string
+	for _, part := range strings.Split(header, ",") {
+		part = strings.TrimSpace(part)
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			out = append(out, part)
+			continue
+		}
+		name := mt
+		switch mt {
+		case "application/json":
+			name = "JSON"
+		case "application/vnd.kubernetes.protobuf":
+			name = "protobuf"
+		case "application/cbor":
+			name = "CBOR"
+		case "application/cbor-seq":
+			name = "CBOR sequence"
+		case "application/yaml":
+			name = "YAML"
+		}
+		for _, k := range slices.Sorted(maps.Keys(params)) {
+			name += ";" + k + "=" + params[k]
+		}
+		out = append(out, name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func statusOf(r Request) string {
+	switch {
+	case r.Status == 0 && r.Err != "":
+		return "no response"
+	case r.Status == 0:
+		return "open"
+	case r.ErrorCode != 0:
+		return fmt.Sprintf("%d, then ERROR event %d %s", r.Status, r.ErrorCode, r.ErrorReason)
+	}
+	return strconv.Itoa(r.Status)
+}
+
+// rvRelation says what a resource version the informer reported is, in
+// terms that hold from run to run: empty, the initial-events-end
+// bookmark's, the newest object's the handler saw by then, newer than all
+// of them (a list's or a bookmark's), or older than one.
+func rvRelation(v ReportedRV, rec Record) string {
+	if v.RV == "" {
+		return "empty"
+	}
+	for _, r := range rec.Requests {
+		if r.InitialEventsEndRV == v.RV && !r.Start.After(v.Time) {
+			return "the initial-events-end bookmark's"
+		}
+	}
+	rv, err := strconv.ParseInt(v.RV, 10, 64)
+	if err != nil {
+		return "not a number"
+	}
+	var newest int64 = -1
+	for _, e := range rec.Events {
+		if e.Time.After(v.Time) {
+			break
+		}
+		if n, err := strconv.ParseInt(e.ResourceVersion, 10, 64); err == nil && n > newest {
+			newest = n
+		}
+	}
+	switch {
+	case newest < 0:
+		return "set, no object seen"
+	case rv == newest:
+		return "the newest object's it saw"
+	case rv > newest:
+		return "newer than every object it saw"
+	}
+	return "older than an object it saw"
+}
+
+// delayAfterFailure is the median time from the end of a failed request
+// (no response, a status of 400 or more, an ERROR event, a body that broke
+// off) to the informer's next request: its retries' delays.
+func delayAfterFailure(rs []Request) (float64, bool) {
+	var delays []float64
+	for i, r := range rs[:max(len(rs)-1, 0)] {
+		failed := r.Status >= 400 || r.ErrorCode != 0 || (r.Err != "" && !r.End.IsZero())
+		if !failed || r.End.IsZero() {
+			continue
+		}
+		delays = append(delays, max(rs[i+1].Start.Sub(r.End).Seconds(), 0))
+	}
+	if len(delays) == 0 {
+		return 0, false
+	}
+	slices.Sort(delays)
+	return delays[len(delays)/2], true
+}
+
+var (
+	quotedURL = regexp.MustCompile(`"https?://[^"]*"`)
+	hostPort  = regexp.MustCompile(`\[?[0-9a-fA-F.:]+\]?:[0-9]+`)
+	digits    = regexp.MustCompile(`[0-9]+`)
+)
+
+// normalise replaces in an error text what differs between runs: URLs,
+// addresses, the namespace, numbers.
+func normalise(text, namespace string) string {
+	text = quotedURL.ReplaceAllString(text, "<url>")
+	text = hostPort.ReplaceAllString(text, "<addr>")
+	text = namespaced(text, namespace)
+	return digits.ReplaceAllString(text, "N")
+}
+
+func namespaced(s, namespace string) string {
+	if namespace == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, namespace, "<ns>")
+}
+
+func addOnce(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
