@@ -41,6 +41,15 @@ func (e *Env) RecordBound(what string, from, at time.Time, bound time.Duration, 
 	t.bounds = append(t.bounds, Bound{What: what, FromMs: t.ms(from), AtMs: t.ms(at), BoundSeconds: bound.Seconds(), Within: met && at.Sub(from) <= bound})
 }
 
+// RecordBoundFailed adds a bound whose wait ended at at, within it or
+// not, without what it waited for, for the reason why (the requests
+// failed): the reports say the spec failed for that reason, not that it
+// missed its bound.
+func (e *Env) RecordBoundFailed(what string, from, at time.Time, bound time.Duration, why string) {
+	t := e.timeline
+	t.bounds = append(t.bounds, Bound{What: what, FromMs: t.ms(from), AtMs: t.ms(at), BoundSeconds: bound.Seconds(), Failed: why})
+}
+
 func (t *specTimeline) ms(at time.Time) float64 {
 	return float64(at.Sub(t.origin).Microseconds()) / 1000
 }

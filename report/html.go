@@ -246,7 +246,7 @@ func summaryMarkdown(title, header string, r runSummary) string {
 	if len(r.Bounds) > 0 {
 		fmt.Fprintf(&b, "\nBounds, missed or closest first (%d asserted):\n\n| spec | what | took | bound | |\n|---|---|---:|---:|---|\n", len(r.Bounds))
 		for _, sb := range r.Bounds[:min(len(r.Bounds), maxSummaryBounds)] {
-			fmt.Fprintf(&b, "| %s | %s | %.2f s | %.0f s | %s |\n", sb.Spec, sb.What, sb.Seconds(), sb.BoundSeconds, map[bool]string{true: "within", false: "**MISSED**"}[sb.Within])
+			fmt.Fprintf(&b, "| %s | %s | %.2f s | %.0f s | %s |\n", sb.Spec, sb.What, sb.Seconds(), sb.BoundSeconds, boundVerdict(sb.Bound))
 		}
 	}
 	for _, l := range r.Limitations {
@@ -323,4 +323,12 @@ func htmlReport(sum SuiteSummary, title string) ([]byte, error) {
 		"Events":          eventColours,
 	})
 	return b.Bytes(), err
+}
+
+// boundVerdict is Bound.Verdict in markdown: a missed bound in bold.
+func boundVerdict(b Bound) string {
+	if v := b.Verdict(); v != "MISSED" {
+		return v
+	}
+	return "**MISSED**"
 }

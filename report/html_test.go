@@ -228,3 +228,19 @@ func TestReportSaysWhyClientGoIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundFailedIsNotMissed: a wait that ended inside its bound without
+// what it waited for (S20's requests failed at 4 s of 10) reads as that
+// failure, not as a missed bound.
+func TestBoundFailedIsNotMissed(t *testing.T) {
+	sum := sampleSummary()
+	failed := &Timeline{EndMs: 12000, Bounds: []Bound{{What: "the clientset's requests succeeded", FromMs: 0, AtMs: 4050, BoundSeconds: 10, Failed: "2 of 2 requests failed (GET: EOF)"}}}
+	sum.Specs = append(sum.Specs, SpecSummary{Spec: "S20 requests", Outcome: "failed", Timeline: failed})
+	md := summaryMarkdown("t", "h", summarize(sum.Specs))
+	if !strings.Contains(md, "| S20 requests | the clientset's requests succeeded | 4.05 s | 10 s | failed: 2 of 2 requests failed (GET: EOF) |") {
+		t.Errorf("summary:\n%s", md)
+	}
+	if strings.Contains(md, "MISSED") {
+		t.Errorf("a failed wait reads as a missed bound:\n%s", md)
+	}
+}

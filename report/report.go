@@ -296,6 +296,23 @@ type Bound struct {
 	AtMs         float64 `json:"atMs"`
 	BoundSeconds float64 `json:"boundSeconds"`
 	Within       bool    `json:"within"`
+	// Failed says why the wait ended before its bound without what it
+	// waited for (the requests failed, an error): the bound was not missed,
+	// the spec failed for another reason.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Verdict is the bound's state as the reports print it: "within",
+// "MISSED", or "failed: <why>" (Failed) when the wait ended early without
+// what it waited for.
+func (b Bound) Verdict() string {
+	switch {
+	case b.Within:
+		return "within"
+	case b.Failed != "":
+		return "failed: " + b.Failed
+	}
+	return "MISSED"
 }
 
 // Seconds is how long it took.

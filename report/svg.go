@@ -232,8 +232,8 @@ func (s *svgBuilder) bound(b Bound) {
 	if !b.Within {
 		class += " missed"
 	}
-	fmt.Fprintf(&s.b, `<g class="%s"><line class="limit" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><line class="took" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><circle cx="%.1f" cy="%.1f" r="3.5"/><title>%s: %.2f s of %.0f s</title></g>`,
-		class, s.x(b.FromMs), y, s.x(b.FromMs+b.BoundSeconds*1000), y, s.x(b.FromMs), y, s.x(b.AtMs), y, s.x(b.AtMs), y, esc(b.What), b.Seconds(), b.BoundSeconds)
+	fmt.Fprintf(&s.b, `<g class="%s"><line class="limit" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><line class="took" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><circle cx="%.1f" cy="%.1f" r="3.5"/><title>%s: %.2f s of %.0f s: %s</title></g>`,
+		class, s.x(b.FromMs), y, s.x(b.FromMs+b.BoundSeconds*1000), y, s.x(b.FromMs), y, s.x(b.AtMs), y, s.x(b.AtMs), y, esc(b.What), b.Seconds(), b.BoundSeconds, esc(b.Verdict()))
 	s.y += svgRow
 }
 

@@ -141,7 +141,11 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 		line += fmt.Sprintf("%s: %s after %s; ", r.what, outcome, r.took.Round(time.Millisecond))
 	}
 	e2e.AddReportEntry("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
-	env.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, len(failed) == 0)
+	if len(failed) > 0 {
+		env.RecordBoundFailed("the clientset's requests succeeded", start, time.Now(), bound, fmt.Sprintf("%d of %d requests failed (%s)", len(failed), len(results), failed[0]))
+	} else {
+		env.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, true)
+	}
 	Expect(failed).To(BeEmpty(), RequestsRetried+" within %s of the blackhole; numbers: %s", bound, n)
 }
 

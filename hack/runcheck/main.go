@@ -213,7 +213,7 @@ func summarize(reports []types.Report) summary {
 
 func (s summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "runcheck: specs of %s: %d passed, %d failed, %d skipped", strings.Join(s.suites, ", "), s.passed, s.failed, s.skipped)
+	fmt.Fprintf(&b, "runcheck: specs of %s: %d passed, %d failed, %d skipped", s.suiteNames(), s.passed, s.failed, s.skipped)
 	if n := s.skips[notSelected]; n > 0 {
 		fmt.Fprintf(&b, ", %d not run", n)
 	}
@@ -411,4 +411,20 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
+}
+
+// suiteNames names the suites, each once; a suite that never started
+// (another's failure under --fail-fast) has no description and is not
+// named.
+func (s summary) suiteNames() string {
+	var names []string
+	for _, d := range s.suites {
+		if d != "" && !slices.Contains(names, d) {
+			names = append(names, d)
+		}
+	}
+	if len(names) == 0 {
+		return "no named suite"
+	}
+	return strings.Join(names, ", ")
 }

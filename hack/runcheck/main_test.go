@@ -239,3 +239,13 @@ func TestReportSetsInterruptedSpecsApart(t *testing.T) {
 		t.Errorf("stdout:\n%s", out)
 	}
 }
+
+// TestReportNamesOnlyNamedSuites: under --fail-fast a suite that never
+// started has no description; the summary line does not name it
+// ("specs of conformance, : 44 passed").
+func TestReportNamesOnlyNamedSuites(t *testing.T) {
+	_, out, _ := runOn(t, "report", suite("conformance", "", spec("a", types.SpecStatePassed, "")), suite("", ""))
+	if !strings.HasPrefix(out, "runcheck: specs of conformance: 1 passed") {
+		t.Errorf("stdout %q", out)
+	}
+}
