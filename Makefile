@@ -161,6 +161,11 @@ compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts director
 	$(if $(and $(BASE),$(HEAD)),,$(error make compare BASE=<artifacts dir> HEAD=<artifacts dir>))
 	$(GO) run ./hack/matrix compare $(if $(FAIL_ON_BASE_FAILURES),-fail-on-base-failures) -out=$(ARTIFACTS)/compare.md '$(BASE)' '$(HEAD)'
 
+.PHONY: bisect
+bisect: binaries ## The first client-go tag (patches, alpha, beta, rc) between GOOD and BAD where the specs matching SPEC change outcome, or with OBSERVATION the value of their observations whose key contains it; log2 runs; prints the upstream range.
+	$(if $(and $(GOOD),$(BAD),$(SPEC)),,$(error make bisect GOOD=v0.33.13 BAD=v0.34.13 SPEC='S19 .* streaming list' [OBSERVATION='transform calls']))
+	$(GO) run ./hack/matrix bisect -good='$(GOOD)' -bad='$(BAD)' -spec='$(SPEC)' -observation='$(OBSERVATION)' -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/bisect
+
 # `make matrix MATRIX_SHARD=I/N` runs one machine's share of the columns;
 # `make matrix-merge MATRIX_IN='dir1 dir2'` joins the shards' column files.
 MATRIX_IN ?=

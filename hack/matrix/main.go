@@ -66,7 +66,7 @@ var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go
 // main reads the flags (their defaults from the environment the Makefile
 // exports), applies the -verdicts defaults, and runs the matrix.
 func main() {
-	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x); empty = go.mod's (-verdicts: "+defaultVerdictMinors+")")
+	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x, v0.38.0-alpha.2 a pre-release, \""+nextMinor+"\" the newest pre-release of the next minor); empty = go.mod's (-verdicts: "+defaultVerdictMinors+")")
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
 	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only (not with -verdicts, which plans its own)`)
 	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
@@ -80,6 +80,9 @@ func main() {
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
 		os.Exit(mergeMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "bisect" {
+		os.Exit(bisectMain(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		os.Exit(compareMain(os.Args[2:]))
@@ -139,8 +142,10 @@ type config struct {
 	clientGo, kube []string
 	gates          []gateSet
 	labels         string
-	procs          int
-	out, suites    string
+	// focus, when set, is ginkgo's --focus (matrix bisect's -spec).
+	focus       string
+	procs       int
+	out, suites string
 	// verdicts plans the verdict columns (verdictPlan) instead of clientGo ×
 	// kube × gates, and writes the verdict document to doc ("" = the
 	// module's docs/clientgo-releases.md).
@@ -475,9 +480,15 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	return nil
 }
 
+// columnDir is where a column's run writes its reports: out, then the
+// column's version, kube-apiserver and gate set.
+func columnDir(out string, col column) string {
+	return filepath.Join(out, report.SafeName(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String())))
+}
+
 // runColumn runs the suite once and reads the informer report it wrote.
 func runColumn(ctx context.Context, root string, cfg config, out, modfilePath string, col column) column {
-	dir := filepath.Join(out, report.SafeName(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String())))
+	dir := columnDir(out, col)
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		col.Error = err.Error()
@@ -506,8 +517,12 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	// Ginkgo's own progress goes to the log; a line per finished spec to
 	// the terminal, so a long column is never silent.
 	w := io.MultiWriter(logFile, &specTicker{prefix: "  " + col.name() + ": "})
-	runErr := goCmd(ctx, root, env, w, "tool", "ginkgo", fmt.Sprintf("-procs=%d", cfg.procs), "--no-color",
-		"--label-filter="+cfg.labels, "--json-report=report.json", "--output-dir="+dir, cfg.suites)
+	args := []string{"tool", "ginkgo", fmt.Sprintf("-procs=%d", cfg.procs), "--no-color",
+		"--label-filter=" + cfg.labels, "--json-report=report.json", "--output-dir=" + dir}
+	if cfg.focus != "" {
+		args = append(args, "--focus="+cfg.focus)
+	}
+	runErr := goCmd(ctx, root, env, w, append(args, cfg.suites)...)
 	col.Seconds = time.Since(start).Seconds()
 
 	suiteName := filepath.Base(cfg.suites)
@@ -744,11 +759,25 @@ func resolve(ctx context.Context, root string, want []string) ([]string, error) 
 	var listed []string
 	var out []string
 	for _, v := range want {
+		if v == nextMinor {
+			if listed == nil {
+				var err error
+				if listed, err = listClientGo(ctx, root); err != nil {
+					return nil, err
+				}
+			}
+			next := newestPrerelease(listed)
+			if next == "" {
+				return nil, fmt.Errorf("%q: the module proxy serves no pre-release of a client-go minor newer than its newest release", nextMinor)
+			}
+			out = append(out, next)
+			continue
+		}
 		v, err := clientGoVersion(v)
 		if err != nil {
 			return nil, err
 		}
-		if isPatch(v) {
+		if isPatch(v) || semver.Prerelease(v) != "" {
 			out = append(out, v)
 			continue
 		}
@@ -802,6 +831,30 @@ func releasesOf(listed []string, minor string) []string {
 	}
 	slices.SortFunc(out, semver.Compare)
 	return out
+}
+
+// nextMinor names, among the versions a run is given, the newest
+// pre-release of the minor after the newest release (v0.38.0-alpha.2 while
+// v0.37 is the newest minor released): what the next release will change,
+// before it ships.
+const nextMinor = "next"
+
+// newestPrerelease is the newest pre-release (alpha, beta, rc) among
+// listed versions of a minor newer than every release's, "" if none.
+func newestPrerelease(listed []string) string {
+	newestMinor := ""
+	for _, l := range listed {
+		if semver.IsValid(l) && semver.Prerelease(l) == "" && semver.Compare(semver.MajorMinor(l), newestMinor) > 0 {
+			newestMinor = semver.MajorMinor(l)
+		}
+	}
+	best := ""
+	for _, l := range listed {
+		if semver.IsValid(l) && semver.Prerelease(l) != "" && semver.Compare(semver.MajorMinor(l), newestMinor) > 0 && semver.Compare(l, best) > 0 {
+			best = l
+		}
+	}
+	return best
 }
 
 // newestRelease is the newest release of a minor among listed versions,

@@ -13,7 +13,7 @@ import (
 // The verdict run's defaults: the client-go minors (CLIENT_GO overrides)
 // and the label filter (VERDICT_LABELS overrides).
 const (
-	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37"
+	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37 " + nextMinor
 	defaultVerdictLabels = "release-sensitive && !extra-stack"
 )
 
@@ -163,6 +163,19 @@ func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string, fir
 	var plan []versionGates
 	seen := map[string]bool{}
 	for _, w := range minors {
+		if w == nextMinor {
+			// The next minor's newest pre-release, with its defaults: what
+			// it will change, before it ships.
+			next := newestPrerelease(listed)
+			if next == "" {
+				return nil, fmt.Errorf("%q: the module proxy serves no pre-release of a client-go minor newer than its newest release", nextMinor)
+			}
+			if !seen[next] {
+				seen[next] = true
+				plan = append(plan, versionGates{next, nil})
+			}
+			continue
+		}
 		w, err := clientGoVersion(w)
 		if err != nil {
 			return nil, err

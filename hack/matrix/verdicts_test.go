@@ -250,3 +250,29 @@ func TestFirstPatchesOf(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictPlanNext: "next" is the newest pre-release of the minor after
+// the newest release, with its defaults.
+func TestVerdictPlanNext(t *testing.T) {
+	listed := strings.Fields("v0.37.0-rc.0 v0.37.0 v0.37.2 v0.38.0-alpha.0 v0.38.0-alpha.2")
+	if got := newestPrerelease(listed); got != "v0.38.0-alpha.2" {
+		t.Errorf("newestPrerelease = %q", got)
+	}
+	cols, err := verdictPlan(listed, []string{"v0.37", nextMinor}, verdictGateSets[2:3], nil, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cols {
+		got = append(got, c.ClientGo+" "+c.Gates.String())
+	}
+	if want := "v0.37.2 default; v0.37.2 AtomicFIFO=false; v0.38.0-alpha.2 default"; strings.Join(got, "; ") != want {
+		t.Errorf("plan %s, want %s", strings.Join(got, "; "), want)
+	}
+	if newestPrerelease(strings.Fields("v0.37.0-rc.0 v0.37.0")) != "" {
+		t.Error("the released minor's pre-releases are not the next minor's")
+	}
+	if _, err := verdictPlan(strings.Fields("v0.37.0"), []string{nextMinor}, nil, nil, nil); err == nil {
+		t.Error("no next pre-release: no error")
+	}
+}
