@@ -174,10 +174,14 @@ matrix-merge: ## Join the column files of sharded matrix runs (MATRIX_IN='dir ..
 	$(if $(MATRIX_IN),,$(error MATRIX_IN names the directories of the shards' column files))
 	$(GO) run ./hack/matrix merge -out=$(ARTIFACTS)/matrix $(MATRIX_IN)
 
-# Label filter of `make verdicts`: the specs whose outcome depends on the
-# client-go release or its feature gates, on the typed stack (the queue they
-# tell apart is the same on every stack; make e2e-stacks runs the others).
-VERDICT_LABELS ?= release-sensitive && !extra-stack
+# Label filter of `make verdicts`: the default suite on each client-go
+# column with its default gates (every change a release makes, outcomes and
+# observations); its gate columns run VERDICT_GATE_LABELS, the specs whose
+# outcome depends on the client-go release or its feature gates, on the typed
+# stack (the queue they tell apart is the same on every stack).
+VERDICT_LABELS ?= !slow && !long && !extra-stack
+VERDICT_GATE_LABELS ?= release-sensitive && !extra-stack
+export VERDICT_GATE_LABELS
 # The minors whose first patch (vX.Y.0) `make verdicts` runs besides the
 # newest: empty or "all", "none", or a list ("v0.31 v0.32"); each costs a
 # build of the suite against that client-go (5-6 min on 2 cores).
@@ -191,7 +195,7 @@ export VERDICT_GATES
 VERDICT_DOC ?= docs/clientgo-releases.md
 
 .PHONY: verdicts
-verdicts: binaries ## Run the release-sensitive specs on each CLIENT_GO minor (first and newest patch; newest also with InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO, UnlockWhileProcessingFIFO off where it has the gate) and write VERDICT_DOC explaining each failure; fails only on an errored column or an unexplained failure.
+verdicts: binaries ## Run the default suite on each CLIENT_GO minor (first and newest patch) and on "next" (the newest pre-release of the next minor); the release-sensitive specs also with InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO, UnlockWhileProcessingFIFO off where it has the gate; write VERDICT_DOC: each failure explained, and what each upgrade step changes (outcomes and observations, tied to upstream changes); fails only on an errored column or an unexplained failure.
 	$(GO) run ./hack/matrix -verdicts -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(VERDICT_LABELS)' -out=$(ARTIFACTS)/verdicts -doc='$(abspath $(VERDICT_DOC))'
 
 .PHONY: e2e-existing-local

@@ -118,6 +118,7 @@ func main() {
 		if !set["label-filter"] {
 			cfg.labels = envOr("VERDICT_LABELS", defaultVerdictLabels)
 		}
+		cfg.gateLabels = envOr("VERDICT_GATE_LABELS", defaultVerdictGateLabels)
 		cfg.firstPatches = os.Getenv("VERDICT_FIRST_PATCHES")
 		cfg.defaultGatesOnly = os.Getenv("VERDICT_GATES") == "none"
 	} else if set["doc"] || set["render"] {
@@ -142,6 +143,8 @@ type config struct {
 	clientGo, kube []string
 	gates          []gateSet
 	labels         string
+	// gateLabels is the label filter of a verdict run's gate columns.
+	gateLabels string
 	// focus, when set, is ginkgo's --focus (matrix bisect's -spec).
 	focus       string
 	procs       int
@@ -173,11 +176,16 @@ type column struct {
 	// NotApplicable says why the column was not run although nothing went
 	// wrong: its gate set names a gate its client-go lacks, or asks a locked
 	// gate for the other value ("client-go v0.31.14 has no AtomicFIFO gate").
-	NotApplicable string               `json:"notApplicable,omitempty"`
-	Passed        bool                 `json:"passed"`
-	Seconds       float64              `json:"seconds"`
-	Cells         map[string]cell      `json:"cells"`
-	Suite         *report.SuiteSummary `json:"-"`
+	NotApplicable string `json:"notApplicable,omitempty"`
+	// Labels is the column's label filter when it is not the run's (a
+	// verdict run's gate columns run the release-sensitive specs only).
+	Labels string `json:"labelFilter,omitempty"`
+	// Dir is where the column's run wrote its reports.
+	Dir     string               `json:"dir,omitempty"`
+	Passed  bool                 `json:"passed"`
+	Seconds float64              `json:"seconds"`
+	Cells   map[string]cell      `json:"cells"`
+	Suite   *report.SuiteSummary `json:"-"`
 }
 
 // name is the column's heading: its client-go version, and its
@@ -250,6 +258,11 @@ func run(ctx context.Context, cfg config) error {
 		}
 		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, cfg.kube, firstPatchesOf(cfg.firstPatches)); err != nil {
 			return err
+		}
+		for i := range plan {
+			if len(plan[i].Gates) > 0 && cfg.gateLabels != cfg.labels {
+				plan[i].Labels = cfg.gateLabels
+			}
 		}
 	} else {
 		versions, err := resolve(ctx, root, cfg.clientGo)
@@ -512,13 +525,18 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 		env = append(env, "GOWORK=off", "GOFLAGS=-modfile="+modfilePath)
 	}
 	env = append(env, col.Gates.env()...)
-	step("%s: running %s (label filter %q); log %s", col.name(), cfg.suites, cfg.labels, logPath)
+	labels := cfg.labels
+	if col.Labels != "" {
+		labels = col.Labels
+	}
+	col.Dir = dir
+	step("%s: running %s (label filter %q); log %s", col.name(), cfg.suites, labels, logPath)
 	start := time.Now()
 	// Ginkgo's own progress goes to the log; a line per finished spec to
 	// the terminal, so a long column is never silent.
 	w := io.MultiWriter(logFile, &specTicker{prefix: "  " + col.name() + ": "})
 	args := []string{"tool", "ginkgo", fmt.Sprintf("-procs=%d", cfg.procs), "--no-color",
-		"--label-filter=" + cfg.labels, "--json-report=report.json", "--output-dir=" + dir}
+		"--label-filter=" + labels, "--json-report=report.json", "--output-dir=" + dir}
 	if cfg.focus != "" {
 		args = append(args, "--focus="+cfg.focus)
 	}

@@ -14,7 +14,10 @@ import (
 // and the label filter (VERDICT_LABELS overrides).
 const (
 	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37 " + nextMinor
-	defaultVerdictLabels = "release-sensitive && !extra-stack"
+	defaultVerdictLabels = "!slow && !long && !extra-stack"
+	// defaultVerdictGateLabels is the gate columns' (VERDICT_GATE_LABELS
+	// overrides): the specs whose outcome a gate changes.
+	defaultVerdictGateLabels = "release-sensitive && !extra-stack"
 )
 
 // verdictGateSets are the gate sets -verdicts runs on the newest patch of
@@ -234,6 +237,9 @@ func verdictCommand(cfg config) string {
 	if cfg.firstPatches != "" {
 		env = append(env, "VERDICT_FIRST_PATCHES="+shellQuote(cfg.firstPatches))
 	}
+	if cfg.gateLabels != "" && cfg.gateLabels != defaultVerdictGateLabels {
+		env = append(env, "VERDICT_GATE_LABELS="+shellQuote(cfg.gateLabels))
+	}
 	cmd := append(env, "go run ./hack/matrix -verdicts", "-client-go "+shellQuote(strings.Join(cfg.clientGo, " ")))
 	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
 		cmd = append(cmd, "-kube "+shellQuote(strings.Join(kube, " ")))
@@ -273,6 +279,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	writeVerdictHeader(&b, run, cols, t)
 	writeVerdictColumns(&b, cols)
 	writeFindings(&b, t.findings)
+	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
 	writeVerdictList(&b, "Explained but not seen", "An entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much.", t.unseen)
 	writeVerdictList(&b, "Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", t.notApplicable)
 	writeVerdictList(&b, "Errored", "Columns that did not run or did not report; these fail the run.", t.errored)
@@ -349,7 +356,7 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 // writeVerdictHeader writes the document's title, how it was produced,
 // how to read it, and the summary counts.
 func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t verdictTally) {
-	b.WriteString("# client-go releases: what the release-sensitive specs find\n\n")
+	b.WriteString("# client-go releases: what each release changes for informers\n\n")
 	fmt.Fprintf(b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
 		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +

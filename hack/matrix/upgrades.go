@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/semver"
+)
+
+// What each upgrade step of a verdict run changes: the default-gate
+// columns paired as a downstream upgrades (upgradeSteps) and compared as
+// `matrix compare` compares two runs: outcomes, re-initialisations and
+// observations (every change, also those that fail no spec), each
+// observation change looked up in knownChanges.
+
+// knownChange ties a change of an observation between two client-go
+// versions to the upstream change that made it.
+type knownChange struct {
+	// Contains is a substring of the change's sentence (its observation's
+	// key and values).
+	Contains string
+	// Applies says whether the entry explains the change from one version
+	// to the other.
+	Applies func(from, to string) bool
+	// Kind is "documented change" or "regression".
+	Kind     string
+	Upstream string
+}
+
+// knownChanges are the observation changes tied to their upstream change.
+var knownChanges = []knownChange{
+	{
+		Contains: `transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`,
+		Applies:  func(from, to string) bool { return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom) },
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList)",
+	},
+}
+
+// transformedTwiceFrom is the first client-go tag that transforms a
+// streaming list's objects twice (matrix bisect, S19).
+const transformedTwiceFrom = "v0.34.0"
+
+// explainChange is the known changes that explain a sentence of the step
+// from one version to the other.
+func explainChange(sentence, from, to string) []knownChange {
+	var out []knownChange
+	for _, k := range knownChanges {
+		if strings.Contains(sentence, k.Contains) && k.Applies(from, to) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// upgradeStep is two default-gate columns an upgrade goes between.
+type upgradeStep struct {
+	from, to column
+	// what says which step it is ("patches of v0.36", "v0.36 to v0.37",
+	// "to the next minor's pre-release").
+	what string
+}
+
+// upgradeSteps pairs the default-gate columns that ran: a minor's first
+// patch to its newest (what its patches changed), a minor's newest to the
+// next minor's newest (an upgrade), and the newest release to the next
+// minor's pre-release (what the next release will change).
+func upgradeSteps(cols []column) []upgradeStep {
+	var ran []column
+	for _, c := range cols {
+		if len(c.Gates) == 0 && c.Error == "" && c.NotApplicable == "" && c.Dir != "" {
+			ran = append(ran, c)
+		}
+	}
+	slices.SortFunc(ran, func(a, b column) int { return semver.Compare(a.ClientGo, b.ClientGo) })
+	var steps []upgradeStep
+	var prevNewest *column
+	for i := 0; i < len(ran); {
+		minor := semver.MajorMinor(ran[i].ClientGo)
+		j := i
+		for j+1 < len(ran) && semver.MajorMinor(ran[j+1].ClientGo) == minor {
+			j++
+		}
+		first, newest := ran[i], ran[j]
+		if prevNewest != nil {
+			what := semver.MajorMinor(prevNewest.ClientGo) + " to " + minor
+			if semver.Prerelease(newest.ClientGo) != "" {
+				what = "the next minor's pre-release: what " + minor + " will change"
+			}
+			steps = append(steps, upgradeStep{from: *prevNewest, to: newest, what: what})
+		}
+		if first.ClientGo != newest.ClientGo {
+			steps = append(steps, upgradeStep{from: first, to: newest, what: "patches of " + minor})
+		}
+		prevNewest = &ran[j]
+		i = j + 1
+	}
+	return steps
+}
+
+// writeUpgradeSteps writes the section of the verdict document that lists,
+// per upgrade step, what changed.
+func writeUpgradeSteps(b *strings.Builder, cols []column, n noise) {
+	steps := upgradeSteps(cols)
+	b.WriteString("\n## What each upgrade changes\n\n")
+	if len(steps) == 0 {
+		b.WriteString("No two default-gate columns with reports to compare (a document rendered from a matrix.json without the columns' directories, or one column).\n\n")
+		return
+	}
+	b.WriteString("Each step compares two default-gate columns as `make compare` does: outcomes, re-initialisations and observations " +
+		"(what the informers did, also where no spec fails: request shapes, encodings, errors, resource versions, handler calls; " +
+		"a single run a column, so a time or count that varies from run to run may show: rerun a series before calling it a change). " +
+		"An observation change is tied to its upstream change by hack/matrix/upgrades.go's knownChanges, or says it is not yet.\n\n")
+	for _, s := range steps {
+		fmt.Fprintf(b, "### %s → %s (%s)\n\n", s.from.ClientGo, s.to.ClientGo, s.what)
+		base, err := loadSide(s.from.Dir)
+		if err != nil {
+			fmt.Fprintf(b, "Not compared: %v.\n\n", err)
+			continue
+		}
+		head, err := loadSide(s.to.Dir)
+		if err != nil {
+			fmt.Fprintf(b, "Not compared: %v.\n\n", err)
+			continue
+		}
+		c := compareRuns(base, head, n)
+		lines := 0
+		list := func(title string, items []string) {
+			if len(items) == 0 {
+				return
+			}
+			fmt.Fprintf(b, "%s:\n\n", title)
+			for _, it := range items {
+				fmt.Fprintf(b, "- %s\n", it)
+			}
+			b.WriteString("\n")
+			lines += len(items)
+		}
+		list("Outcomes changed for the worse", c.outcomes)
+		list("Fixed", c.fixed)
+		list("Ran in the newer only", c.onlyHead)
+		list("Re-initialisations", c.causes)
+		var obs []string
+		for i, line := range observationLines(c.observations) {
+			known := explainChange(c.observations[i].sentence, s.from.ClientGo, s.to.ClientGo)
+			if len(known) == 0 {
+				obs = append(obs, line+" — not yet tied to an upstream change")
+				continue
+			}
+			for _, k := range known {
+				obs = append(obs, fmt.Sprintf("%s — **%s**: %s", line, k.Kind, k.Upstream))
+			}
+		}
+		list("Observations", obs)
+		if lines == 0 {
+			fmt.Fprintf(b, "No change: %d specs, the same outcomes, re-initialisations and observations.\n\n", len(head.specs))
+		}
+	}
+}

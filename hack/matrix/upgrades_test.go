@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+func TestUpgradeSteps(t *testing.T) {
+	root := t.TempDir()
+	transforms := func(v string) report.SpecSummary {
+		return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
+	}
+	col := func(v string, s ...report.SpecSummary) column {
+		return column{ClientGo: v, Dir: writeRun(t, root, v, v, s...)}
+	}
+	cols := []column{
+		col("v0.33.0", transforms("1")),
+		col("v0.33.13", transforms("1")),
+		{ClientGo: "v0.33.13", Gates: gateSet{{Name: "InOrderInformers"}}, Dir: root},
+		col("v0.34.13", transforms("1, 2")),
+		col("v0.35.0-alpha.2", transforms("1, 2"), spec("S20 new", "failed", 0, nil)),
+	}
+	var got []string
+	for _, s := range upgradeSteps(cols) {
+		got = append(got, s.from.ClientGo+">"+s.to.ClientGo+" ("+s.what+")")
+	}
+	if want := "v0.33.0>v0.33.13 (patches of v0.33); v0.33.13>v0.34.13 (v0.33 to v0.34); v0.34.13>v0.35.0-alpha.2 (the next minor's pre-release: what v0.35 will change)"; strings.Join(got, "; ") != want {
+		t.Errorf("steps %s\nwant  %s", strings.Join(got, "; "), want)
+	}
+	var b strings.Builder
+	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	for _, want := range []string{
+		"### v0.33.0 → v0.33.13 (patches of v0.33)\n\nNo change: 1 specs",
+		`- S19 transform streaming list: informer pods: transform calls per object (the store's and the handler calls') changed from "1" to "1, 2" — **documented change**: kubernetes PR #131799`,
+		"Outcomes changed for the worse:\n\n- S20 new: BASE not in BASE, HEAD failed",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("section lacks %q:\n%s", want, b.String())
+		}
+	}
+}
