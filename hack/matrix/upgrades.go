@@ -32,7 +32,9 @@ type knownChange struct {
 var knownChanges = []knownChange{
 	{
 		Contains: `transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`,
-		Applies:  func(from, to string) bool { return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom) },
+		Applies: func(from, to string) bool {
+			return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom)
+		},
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList)",
 	},
