@@ -66,6 +66,10 @@ func bisectPath(listed []string, good, bad string) ([]string, error) {
 	return path, nil
 }
 
+// factSep separates, in a line of behaviour, what was judged (a spec, or a
+// spec's observation) from what it was (the outcome, the value).
+const factSep = " => "
+
 // behaviour is what a run's matching specs did: a line per spec (its
 // outcome) or per matching observation (spec, key and value), sorted.
 func behaviour(dir string, spec *regexp.Regexp, observation string) (string, error) {
@@ -79,12 +83,12 @@ func behaviour(dir string, spec *regexp.Regexp, observation string) (string, err
 			continue
 		}
 		if observation == "" {
-			lines = append(lines, name+": "+s.outcome)
+			lines = append(lines, name+factSep+s.outcome)
 			continue
 		}
 		for _, o := range s.observations {
 			if o.Number == nil && strings.Contains(o.Key(), observation) {
-				lines = append(lines, fmt.Sprintf("%s: %s = %q", name, o.Key(), o.Value))
+				lines = append(lines, fmt.Sprintf("%s: %s%s%q", name, o.Key(), factSep, o.Value))
 			}
 		}
 	}
@@ -157,9 +161,27 @@ func bisectReport(what, good string, path []string, steps []bisectStep, first in
 	var b strings.Builder
 	bad := path[len(path)-1]
 	fmt.Fprintf(&b, "# Bisect: %s, client-go %s to %s\n\n", what, good, bad)
-	fmt.Fprintf(&b, "%d tags on the way (%s), %d runs:\n\n| run | client-go | behaviour | seconds |\n|---:|---|---|---:|\n", len(path), strings.Join(path, " "), len(steps))
+	// What was judged, numbered once; the table gives each run's values.
+	var subjects []string
+	for _, s := range steps {
+		for _, line := range strings.Split(s.behaviour, "\n") {
+			if subject, _, _ := strings.Cut(line, factSep); !slices.Contains(subjects, subject) {
+				subjects = append(subjects, subject)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "Judged:\n\n")
+	for i, s := range subjects {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+	}
+	fmt.Fprintf(&b, "\n%d tags on the way (%s), %d runs:\n\n| run | client-go | judged: what it was | seconds |\n|---:|---|---|---:|\n", len(path), strings.Join(path, " "), len(steps))
 	for i, s := range steps {
-		fmt.Fprintf(&b, "| %d | %s | %s | %.0f |\n", i+1, s.version, strings.ReplaceAll(s.behaviour, "\n", "<br>"), s.seconds)
+		var cells []string
+		for _, line := range strings.Split(s.behaviour, "\n") {
+			subject, value, _ := strings.Cut(line, factSep)
+			cells = append(cells, fmt.Sprintf("%d: %s", slices.Index(subjects, subject)+1, value))
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %.0f |\n", i+1, s.version, strings.Join(cells, "; "), s.seconds)
 	}
 	before := good
 	if first > 0 {

@@ -36,13 +36,14 @@ var knownChanges = []knownChange{
 			return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom)
 		},
 		Kind:     "documented change",
-		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList)",
+		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList), in effect from v0.34.3, where TransformingStore embeds ReflectorStore, which the informers' queues implement (reasoning in kubernetes PR #133263)",
 	},
 }
 
 // transformedTwiceFrom is the first client-go tag that transforms a
-// streaming list's objects twice (matrix bisect, S19).
-const transformedTwiceFrom = "v0.34.0"
+// streaming list's objects twice (matrix bisect on S19's observation; S19
+// expects it from scenarios.TransformedTwiceFrom).
+const transformedTwiceFrom = "v0.34.3"
 
 // explainChange is the known changes that explain a sentence of the step
 // from one version to the other.

@@ -13,7 +13,7 @@ import (
 // S19: the scenario, and what it expects of client-go, is
 // scenarios.Transformed.
 var _ = Describe("S19 an informer with a transform", Label("transform", "compaction", "release-sensitive"), Disruptive, NeedsEtcdCompaction, func() {
-	e2e.DescribeStacksAndSyncModes("transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34 a streaming list's objects twice)",
+	e2e.DescribeStacksAndSyncModes("transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34.3 a streaming list's objects twice)",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.Transformed(ctx, m.Setup(), probe.Options{})
 		}, Sample)
