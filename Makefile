@@ -117,7 +117,7 @@ E2E_LABELS = $(or $(LABEL_FILTER),!slow && !long && !extra-stack)
 RUNCHECK = $(GO) build -o $(CURDIR)/_bin/runcheck ./hack/runcheck && $(CURDIR)/_bin/runcheck
 
 # client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally kube-apiserver versions.
-CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37
+CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37 next
 KUBE_VERSIONS ?=
 # client-go feature gate sets for `make matrix`, a column each: ";" separated,
 # each "default" or "Name=false,Other=true" (KUBE_FEATURE_<Name> variables).

@@ -76,6 +76,7 @@ func main() {
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
+	reports := flag.String("reports", "", "with -render: where the columns' report directories are, found by name when not where their run wrote them (the downloaded shards); empty = beside matrix.json")
 	list := flag.Bool("list", false, "print the planned columns, one per line (index and name), and run nothing: how many shards a workflow fans out to")
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
@@ -126,7 +127,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *render != "" {
-		if err := renderVerdicts(cfg, *render); err != nil {
+		if err := renderVerdicts(cfg, *render, *reports); err != nil {
 			fmt.Fprintln(os.Stderr, "matrix:", err)
 			os.Exit(1)
 		}
@@ -447,7 +448,7 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 
 // renderVerdicts writes the verdict document from the columns an earlier
 // verdict run wrote to matrix.json, dated by that file.
-func renderVerdicts(cfg config, matrixJSON string) error {
+func renderVerdicts(cfg config, matrixJSON, reports string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -464,7 +465,49 @@ func renderVerdicts(cfg config, matrixJSON string) error {
 	if err != nil {
 		return err
 	}
+	if reports == "" {
+		reports = filepath.Dir(matrixJSON)
+	}
+	if err := findColumnDirs(cols, reports); err != nil {
+		return err
+	}
 	return writeVerdictsAt(cfg, root, cols, fi.ModTime())
+}
+
+// findColumnDirs points each column whose Dir holds no informer report at
+// a directory of the same name under root that does (the columns of
+// sharded runs, each written on its own machine and downloaded here); a
+// column found nowhere keeps its Dir, and its upgrade steps say they were
+// not compared.
+func findColumnDirs(cols []column, root string) error {
+	found := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "informer-report-") && strings.HasSuffix(d.Name(), ".json") {
+			dir := filepath.Dir(path)
+			if _, seen := found[filepath.Base(dir)]; !seen {
+				found[filepath.Base(dir)] = dir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("column reports under %s: %w", root, err)
+	}
+	for i, c := range cols {
+		if c.Dir == "" {
+			continue
+		}
+		if own, _ := filepath.Glob(filepath.Join(c.Dir, "informer-report-*.json")); len(own) > 0 {
+			continue
+		}
+		if d, ok := found[filepath.Base(c.Dir)]; ok {
+			cols[i].Dir = d
+		}
+	}
+	return nil
 }
 
 // writeVerdicts writes the verdict document of a -verdicts run and fails

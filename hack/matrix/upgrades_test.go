@@ -41,3 +41,25 @@ func TestUpgradeSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestFindColumnDirs: the columns of sharded runs name directories of the
+// machines that ran them; their reports are found by name where the shards
+// were downloaded.
+func TestFindColumnDirs(t *testing.T) {
+	root := t.TempDir()
+	writeRun(t, root+"/shards/verdict-columns-0", "v0.36.6__default", "v0.36.6", transformsSpec("1, 2"))
+	writeRun(t, root+"/shards/verdict-columns-1", "v0.37.2__default", "v0.37.2", transformsSpec("1"))
+	cols := []column{{ClientGo: "v0.36.6", Dir: "/home/runner/work/_artifacts/verdicts/v0.36.6__default"}, {ClientGo: "v0.37.2", Dir: "/elsewhere/v0.37.2__default"}}
+	if err := findColumnDirs(cols, root+"/shards"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	if !strings.Contains(b.String(), `changed from "1, 2" to "1" — not yet tied to an upstream change`) {
+		t.Errorf("the shards' reports were not compared:\n%s", b.String())
+	}
+}
+
+func transformsSpec(v string) report.SpecSummary {
+	return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
+}

@@ -210,7 +210,7 @@ func TestRenderVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	docPath := filepath.Join(dir, "verdicts.md")
-	if err := renderVerdicts(config{labels: "release-sensitive", doc: docPath}, path); err != nil {
+	if err := renderVerdicts(config{labels: "release-sensitive", doc: docPath}, path, ""); err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	doc, err := os.ReadFile(docPath)
