@@ -108,3 +108,13 @@ func (o *Observed) Observe(what, value string) {
 func (o *Observed) ObserveNumber(what string, n float64, unit string) {
 	o.env.data.observe(report.Counted(o.Name, what, n, unit))
 }
+
+// Observe records what the spec itself saw (not one informer's), in a form
+// two runs compare (Observed.Observe).
+func (e *Env) Observe(what, value string) { e.data.observe(report.Valued("", what, value)) }
+
+// ObserveNumber is Observe of a number in unit (report.UnitSeconds,
+// report.UnitCalls).
+func (e *Env) ObserveNumber(what string, n float64, unit string) {
+	e.data.observe(report.Counted("", what, n, unit))
+}

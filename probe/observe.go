@@ -90,7 +90,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 
 	var errs []string
 	for _, e := range rec.WatchErrors {
-		text := normalise(e.Err, namespace)
+		text := NormaliseError(e.Err, namespace)
 		if e.Reason != "" {
 			text = e.Reason + ": " + text
 		}
@@ -236,9 +236,9 @@ var (
 	digits    = regexp.MustCompile(`[0-9]+`)
 )
 
-// normalise replaces in an error text what differs between runs: URLs,
-// addresses, the namespace, numbers.
-func normalise(text, namespace string) string {
+// NormaliseError replaces in an error text what differs between runs:
+// URLs, addresses, the namespace ("<ns>"; none if empty), numbers ("N").
+func NormaliseError(text, namespace string) string {
 	text = quotedURL.ReplaceAllString(text, "<url>")
 	text = hostPort.ReplaceAllString(text, "<addr>")
 	text = namespaced(text, namespace)

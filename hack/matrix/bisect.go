@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -156,11 +157,21 @@ func bisect(good string, path []string, runTag func(string) (string, error)) ([]
 // from (v0.34.1 -> v1.34.1, v0.36.0-rc.0 -> v1.36.0-rc.0).
 func kubernetesTag(clientGo string) string { return "v1." + strings.TrimPrefix(clientGo, "v0.") }
 
+// bisectRun is what the bisect report's header says of its run.
+type bisectRun struct {
+	Date    time.Time
+	Cores   int
+	Command string
+}
+
 // bisectReport is the bisect's result as markdown.
-func bisectReport(what, good string, path []string, steps []bisectStep, first int) string {
+func bisectReport(run bisectRun, what, good string, path []string, steps []bisectStep, first int) string {
 	var b strings.Builder
 	bad := path[len(path)-1]
 	fmt.Fprintf(&b, "# Bisect: %s, client-go %s to %s\n\n", what, good, bad)
+	if run.Command != "" {
+		fmt.Fprintf(&b, "Produced %s on a machine with %d cores by\n\n```\n%s\n```\n\n", run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Command)
+	}
 	// What was judged, numbered once; the table gives each run's values.
 	var subjects []string
 	for _, s := range steps {
@@ -299,7 +310,14 @@ func bisectMain(args []string) int {
 	if err != nil {
 		return fail(1, err)
 	}
-	text := bisectReport(what, *good, path, steps, first)
+	command := fmt.Sprintf("go run ./hack/matrix bisect -good %s -bad %s -spec %s -label-filter %s", *good, *bad, shellQuote(*specRe), shellQuote(*labels))
+	if *observation != "" {
+		command += " -observation " + shellQuote(*observation)
+	}
+	if len(gs) > 0 {
+		command += " -gates " + shellQuote(gs.String())
+	}
+	text := bisectReport(bisectRun{Date: time.Now(), Cores: runtime.NumCPU(), Command: command}, what, *good, path, steps, first)
 	fmt.Print(text)
 	if err := os.WriteFile(filepath.Join(outDir, "bisect.md"), []byte(text), 0o644); err != nil {
 		return fail(1, err)

@@ -60,7 +60,7 @@ func TestBisectFindsTheFirstTag(t *testing.T) {
 	if _, _, err := bisect("v0.33.12", path, func(string) (string, error) { return "", boom }); !errors.Is(err, boom) {
 		t.Errorf("a failed run: %v", err)
 	}
-	text := bisectReport("outcomes of S19", "v0.33.12", path[:3], []bisectStep{{version: "v0.33.12", behaviour: "a"}}, 2)
+	text := bisectReport(bisectRun{}, "outcomes of S19", "v0.33.12", path[:3], []bisectStep{{version: "v0.33.12", behaviour: "a"}}, 2)
 	for _, want := range []string{"**First tag that behaves as v0.35.0-alpha.3: v0.35.0-alpha.3** (the tag before it: v0.35.0-alpha.2)", "kubernetes/compare/v1.35.0-alpha.2...v1.35.0-alpha.3"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)

@@ -122,6 +122,13 @@ var verdicts = []verdict{
 		Upstream: "kubernetes PR #136008 (the process loop decoupled from the FIFO's lock; gates AtomicFIFO and UnlockWhileProcessingFIFO, on in v0.36; KEP-5647); the old behaviour is kubernetes#103789",
 		Why:      "the queue's lock is held while the consumer processes (delta_fifo.go Pop, the_real_fifo.go Pop/PopBatch), so the reflector's Add waits and the watch is not read while a slow index function works",
 	},
+	{
+		SpecContains: "S26 a call whose context ends while client-go waits returns when its context ends, with an error waiting out a 429's Retry-After",
+		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.33.0") },
+		Kind:         "documented change",
+		Upstream:     "kubernetes PR #127709 (client-go/rest: finish context support; BackoffManager.Sleep deprecated: it \"ignores the caller's context\"), in v0.33.0",
+		Why:          "the REST client waits out a 429's Retry-After with request.backoff.Sleep(delay) (rest/with_retry.go Before), a time.Sleep (rest/urlbackoff.go NoBackoff.Sleep) the context does not end: the call returns only after the whole Retry-After; from v0.33 SleepWithContext ends the wait with the context",
+	},
 }
 
 // olderThan says whether client-go version v precedes version than.

@@ -451,3 +451,20 @@ func LaggingAPIServer(opts ...Option) features.Feature {
 		scenarios.LaggingAPIServer(ctx, s, nil)
 	}).Feature()
 }
+
+// CancelledCall is S26: a clientset call whose context ends while client-go
+// waits (a 429's Retry-After, the client-side rate limiter) returns when
+// the context ends, with an error. It needs no informer: one mode.
+func CancelledCall(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S26", name: "S26 a call whose context ends while client-go waits"}
+	b := o.builder(sc)
+	for _, w := range []scenarios.S26Wait{scenarios.WaitRetryAfter, scenarios.WaitRateLimiter} {
+		for _, end := range []scenarios.S26End{scenarios.EndCancel, scenarios.EndDeadline} {
+			b = o.perMode(b, sc.name, entry{name: string(w) + ", " + string(end), modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
+				scenarios.CancelledCall(ctx, s, w, end)
+			})
+		}
+	}
+	return b.Feature()
+}

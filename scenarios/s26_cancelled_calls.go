@@ -1,0 +1,196 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// CallReturnsWhenItsContextEnds is S26's assertion: a call whose context
+// ended while client-go waited returned within S26ReturnBound.
+const CallReturnsWhenItsContextEnds = "the call returned within its bound of its context's end"
+
+// S26's numbers: the Retry-After the server answers with, when the call's
+// context ends after the call began, how soon after that the call must
+// have returned, and the client's rate (one request per 1/S26QPS seconds,
+// a burst of one: the second call waits 5 s for its token).
+const (
+	S26RetryAfter  = 30 // seconds
+	S26ContextEnds = time.Second
+	S26ReturnBound = time.Second
+	S26QPS         = 0.2
+)
+
+// S26Wait is what a call of S26 waits on when its context ends.
+type S26Wait string
+
+const (
+	// WaitRetryAfter: the REST client waits out a 429's Retry-After before
+	// retrying (rest/with_retry.go Before).
+	WaitRetryAfter S26Wait = "Retry-After"
+	// WaitRateLimiter: the REST client's own rate limiter holds the call
+	// (rest/request.go tryThrottle, flowcontrol's token bucket).
+	WaitRateLimiter S26Wait = "client-side rate limiter"
+)
+
+// S26End is how a call's context ends.
+type S26End string
+
+const (
+	EndCancel   S26End = "cancelled"
+	EndDeadline S26End = "deadline"
+)
+
+// CancelledCall is S26: a clientset GET waits inside client-go (w) when its
+// context ends (S26ContextEnds after the call began, by cancel or deadline,
+// e); the call must return within S26ReturnBound of that end, with an
+// error. The spec observes (report.Observation) how long after the end it
+// returned, the error's text and whether it wraps the context's error, and
+// how many answers the server sent.
+//
+// WaitRetryAfter: every GET of the target is answered 429 with Retry-After:
+// S26RetryAfter (injected in the client's transport, as kube-apiserver's
+// max-in-flight filter answers). Expected of client-go v0.33-v0.37
+// (rest/with_retry.go Before): the wait before a retry is
+// request.backoff.SleepWithContext(ctx, delay), which ends with the
+// context (rest/urlbackoff.go NoBackoff.SleepWithContext); v0.31 and v0.32
+// call request.backoff.Sleep(delay), a time.Sleep the context does not end:
+// the call returns only after the whole Retry-After (then
+// tryThrottleWithInfo sees the context's error).
+//
+// WaitRateLimiter: the client's rate is S26QPS with a burst of 1; a first
+// call takes the token, the second waits for the next (5 s). Expected of
+// client-go v0.31-v0.37 (rest/request.go tryThrottleWithInfo:
+// r.rateLimiter.Wait(ctx); util/flowcontrol tokenBucketRateLimiter.Wait,
+// x/time/rate Limiter.Wait): the wait ends with a cancelled context, and
+// returns at once, before the deadline, when the token would come after it
+// ("would exceed context deadline").
+func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	cfg := rest.CopyConfig(env.User)
+	const target = "s26-target"
+	answered := func() int { return 0 }
+	switch w {
+	case WaitRetryAfter:
+		in := &httpfault.Injector{Faults: env.Faults}
+		cfg = in.Instrument(cfg)
+		restore, n := in.FailRequestsRetryAfter(func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps/"+target)
+		}, -1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S26: too many requests", S26RetryAfter)
+		e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+		answered = n
+	case WaitRateLimiter:
+		cfg.QPS, cfg.Burst, cfg.RateLimiter = S26QPS, 1, nil
+	default:
+		e2e.Fail(fmt.Sprintf("S26: no such wait %q", w))
+	}
+	if s.Client != nil {
+		cfg = s.Client(cfg)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	get := func(ctx context.Context) error {
+		_, err := cs.CoreV1().ConfigMaps(env.Namespace).Get(ctx, target, metav1.GetOptions{})
+		return err
+	}
+	if w == WaitRateLimiter {
+		// Takes the burst's one token (the object need not exist: a 404 is
+		// an answer).
+		_ = get(ctx)
+	}
+
+	e2e.By(fmt.Sprintf("a GET waiting on the %s; its context ends (%s) after %s", w, e, S26ContextEnds))
+	var (
+		callCtx context.Context
+		cancel  context.CancelFunc
+	)
+	start := time.Now()
+	ends := start.Add(S26ContextEnds)
+	if e == EndDeadline {
+		callCtx, cancel = context.WithDeadline(ctx, ends)
+	} else {
+		callCtx, cancel = context.WithCancel(ctx)
+		t := time.AfterFunc(S26ContextEnds, cancel)
+		defer t.Stop()
+	}
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- get(callCtx) }()
+	// Bounded: a client that waits out the whole Retry-After or its token
+	// returns by then; one that never returns fails here.
+	giveUp := S26ContextEnds + S26RetryAfter*time.Second + 10*time.Second
+	var callErr error
+	returned := false
+	select {
+	case callErr = <-done:
+		returned = true
+	case <-time.After(giveUp):
+	}
+	at := time.Now()
+	late := max(at.Sub(ends), 0)
+	env.RecordBound(fmt.Sprintf("the GET returned after its context's end (%s)", e), ends, at, S26ReturnBound, returned && late <= S26ReturnBound)
+	env.ObserveNumber("returned after the context's end", late.Seconds(), report.UnitSeconds)
+	env.ObserveNumber("answers before it returned", float64(answered()), report.UnitCalls)
+	if callErr != nil {
+		env.Observe("error", ErrorText(callErr, env.Namespace))
+		env.Observe("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded)))
+	}
+	e2e.AddReportEntry("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",
+		w, e, S26ContextEnds, returned, late.Seconds(), S26ReturnBound, answered(), callErr))
+	Expect(returned).To(BeTrue(), CallReturnsWhenItsContextEnds+" (%s): it had not returned %s after", S26ReturnBound, giveUp)
+	Expect(late).To(BeNumerically("<=", S26ReturnBound), CallReturnsWhenItsContextEnds+" (%s): it returned %s after (error: %v)", S26ReturnBound, late.Round(time.Millisecond), callErr)
+	Expect(callErr).To(HaveOccurred(), "a call whose context ended before its answer fails")
+}
+
+// ErrorText is an error's text with what differs between runs (addresses,
+// URLs, numbers, the namespace) replaced, for an observation.
+func ErrorText(err error, namespace string) string {
+	return probe.NormaliseError(err.Error(), namespace)
+}
+
+// ContextIgnoringRateLimiter is a negative control's broken client: its
+// rate limiter (at the config's QPS and burst) waits for its token whatever
+// the context, as a limiter that ignores cancellation would.
+func ContextIgnoringRateLimiter(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.RateLimiter = ignoringLimiter{flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)}
+	return cfg
+}
+
+type ignoringLimiter struct{ flowcontrol.RateLimiter }
+
+func (l ignoringLimiter) Wait(context.Context) error {
+	l.Accept()
+	return nil
+}
+
+// HoldAnswers is a negative control's broken client: its transport hands
+// every answer over d after it came, whatever the request's context.
+func HoldAnswers(d time.Duration) func(*rest.Config) *rest.Config {
+	return func(cfg *rest.Config) *rest.Config {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+				resp, err := rt.RoundTrip(req)
+				time.Sleep(d) // ignoring the context: the broken part
+				return resp, err
+			})
+		})
+		return cfg
+	}
+}
