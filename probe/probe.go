@@ -84,6 +84,9 @@ type Probe struct {
 	// HandlerChecked: convergence checks include the handler calls
 	// (Options.NoHandlerCheck unset).
 	HandlerChecked bool
+	// RecordsWatchErrors: the informer's watch error handler records into
+	// Recorder (the informers the probe builds; a Source's keep their own).
+	RecordsWatchErrors bool
 	stop           chan struct{}
 	stopOnce       sync.Once
 	shutdownDone   chan struct{} // closed when Factory.Shutdown returned
@@ -176,7 +179,7 @@ func New(cfg *rest.Config, opts Options) (*Probe, error) {
 		}
 	}
 	return &Probe{Recorder: rec, Client: cs, Dynamic: dyn, Factory: typed, Informer: inf, Stack: stack, Namespace: opts.Namespace, factory: src,
-		HandlerChecked: !opts.NoHandlerCheck, stop: make(chan struct{})}, nil
+		HandlerChecked: !opts.NoHandlerCheck, RecordsWatchErrors: opts.Source == nil, stop: make(chan struct{})}, nil
 }
 
 // InformerFor is the probe stack's shared informer for another resource

@@ -468,3 +468,13 @@ func CancelledCall(opts ...Option) features.Feature {
 	}
 	return b.Feature()
 }
+
+// ListWithoutWatch is S27: an informer allowed to list but not to watch
+// (RBAC) syncs, reports each refused watch as Forbidden and backs off.
+func ListWithoutWatch(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S27", name: "S27 an informer allowed to list but not to watch"}
+	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.ListWithoutWatch(ctx, s, o.probe())
+	}).Feature()
+}
