@@ -3,9 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -46,6 +49,28 @@ const (
 // before; shared_informer.go OnUpdate marks an update with equal
 // resourceVersions a sync and hands it only to handlers due a resync.
 func ResyncWithWrites(ctx context.Context, s e2e.Setup, opts probe.Options) {
+	ResyncWithWritesHandlers(ctx, s, opts, nil)
+}
+
+// S22Handler is a handler S22 adds to its informer besides the probe's:
+// its resync period (0: none) and, in a negative control, a wrapper that
+// breaks it.
+type S22Handler struct {
+	Resync time.Duration
+	Wrap   func(cache.ResourceEventHandler) cache.ResourceEventHandler
+}
+
+// S22MixedHandlers are the handlers of S22's mixed-periods entry: one that
+// asked for no resync, one at the informer's period, one at three times it.
+var S22MixedHandlers = []S22Handler{{Resync: 0}, {Resync: S22Resync}, {Resync: 3 * S22Resync}}
+
+// ResyncWithWritesHandlers is S22 with more handlers on the informer, each
+// with its own resync period (client-go resyncs each at its own period,
+// shared_informer.go processorListener.shouldResync): each handler's view
+// is checked as the probe's, and a handler that asked for no resync must
+// hear none (shared_informer.go OnUpdate distributes an update with
+// unchanged resourceVersions only to the listeners due a resync).
+func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Options, handlers []S22Handler) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
@@ -57,6 +82,22 @@ func ResyncWithWrites(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	}
 	opts.Namespace = env.Namespace
 	opts.Resync = S22Resync
+	extra := make([]*probe.Recorder, len(handlers))
+	if len(handlers) > 0 {
+		opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
+			for i, h := range handlers {
+				extra[i] = &probe.Recorder{}
+				var rh cache.ResourceEventHandler = probe.RecordingHandler(extra[i])
+				if h.Wrap != nil {
+					rh = h.Wrap(rh)
+				}
+				if _, err := inf.AddEventHandlerWithResyncPeriod(rh, h.Resync); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 
@@ -82,10 +123,48 @@ func ResyncWithWrites(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	recovery := obs.EventuallyConverged(ctx, server)
 	n := obs.Report(recovery)
 
-	events := obs.Recorder.Snapshot().Events
+	hidden, announced, during := resyncView(obs.Recorder.Snapshot().Events, written, start, end)
+	var unasked []string
+	for i, h := range handlers {
+		name := fmt.Sprintf("handler %d (resync %s)", i+1, h.Resync)
+		// Each handler has its own queue (shared_informer.go
+		// processorListener): given the same lag as the probe's.
+		lagging := func() []string {
+			h, _, _ := resyncView(extra[i].Snapshot().Events, written, start, end)
+			return h
+		}
+		// A wait, not the check: what is still missing after it is named
+		// below with the rest.
+		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, e2e.HandlerLagTimeout, true, func(context.Context) (bool, error) { return len(lagging()) == 0, nil })
+		evs := extra[i].Snapshot().Events
+		eh, ea, _ := resyncView(evs, written, start, end)
+		for _, x := range append(eh, ea...) {
+			hidden = append(hidden, name+": "+x)
+		}
+		if h.Resync == 0 {
+			if k := countResyncs(evs, time.Time{}); k > 0 {
+				unasked = append(unasked, fmt.Sprintf("%s: %d resync calls", name, k))
+			}
+		}
+		obs.ObserveNumber(name+": handler calls", float64(len(evs)), "calls")
+	}
+	e2e.AddReportEntry("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s; %d extra handlers; %d resyncs to a handler that asked for none%s",
+		S22Objects*rounds, end.Sub(start).Round(time.Millisecond), during, len(hidden), firstOf(hidden, 3), len(announced), firstOf(announced, 3), len(handlers), len(unasked), firstOf(unasked, 3)))
+	Expect(during).To(BeNumerically(">=", S22ResyncsDuring), "resyncs happened while the objects changed (within %s of writes), else S22 tests nothing; numbers: %s", S22WritesBound, n)
+	Expect(append(hidden, announced...)).To(BeEmpty(), ResyncHidesNothing+"; numbers: %s", n)
+	Expect(unasked).To(BeEmpty(), NoResyncUnasked)
+}
+
+// NoResyncUnasked is S22's assertion on its mixed-periods entry: a handler
+// that asked for no resync heard none.
+const NoResyncUnasked = "a handler that asked for no resync heard none"
+
+// resyncView checks one handler's calls against the writes: the changes it
+// never heard as changes (hidden), the resyncs of a resourceVersion it had
+// not heard as a change (announced), and how many resyncs came between
+// start and end.
+func resyncView(events []probe.Event, written map[string][]string, start, end time.Time) (hidden, announced []string, during int) {
 	heard := map[string]map[string]bool{}
-	var hidden, announced []string
-	during := 0
 	for _, e := range events {
 		resync := e.Resync()
 		switch {
@@ -110,10 +189,8 @@ func ResyncWithWrites(ctx context.Context, s e2e.Setup, opts probe.Options) {
 			}
 		}
 	}
-	e2e.AddReportEntry("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s",
-		S22Objects*rounds, end.Sub(start).Round(time.Millisecond), during, len(hidden), firstOf(hidden, 3), len(announced), firstOf(announced, 3)))
-	Expect(during).To(BeNumerically(">=", S22ResyncsDuring), "resyncs happened while the objects changed (within %s of writes), else S22 tests nothing; numbers: %s", S22WritesBound, n)
-	Expect(append(hidden, announced...)).To(BeEmpty(), ResyncHidesNothing+"; numbers: %s", n)
+	slices.Sort(hidden)
+	return hidden, announced, during
 }
 
 // countResyncs counts the resync calls (probe.Event.Resync) at or after

@@ -97,7 +97,7 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	for i := range s27PodTemplates {
 		_, err := admin.CoreV1().PodTemplates(ns).Create(ctx, &corev1.PodTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s27-%d", i)},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}}},
+			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}}},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
