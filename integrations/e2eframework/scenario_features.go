@@ -411,8 +411,11 @@ func StreamCut(opts ...Option) features.Feature {
 func ResyncWithWrites(opts ...Option) features.Feature {
 	o := apply(opts)
 	sc := scenario{id: "S22", name: "S22 resyncs among writes"}
-	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+	b := o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
 		scenarios.ResyncWithWrites(ctx, s, o.probe())
+	})
+	return o.perMode(b, sc.name, entry{name: "three more handlers (resync 1 s, 3 s, none)"}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.ResyncWithWritesHandlers(ctx, s, o.probe(), scenarios.S22MixedHandlers)
 	}).Feature()
 }
 
