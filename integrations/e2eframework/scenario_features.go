@@ -481,3 +481,13 @@ func ListWithoutWatch(opts ...Option) features.Feature {
 		scenarios.ListWithoutWatch(ctx, s, o.probe())
 	}).Feature()
 }
+
+// WaitForCacheSync is S28: the factory's WaitForCacheSync and
+// cache.WaitForCacheSync return promptly once the informer synced.
+func WaitForCacheSync(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S28", name: "S28 waiting for the cache sync"}
+	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.WaitForCacheSync(ctx, s, o.probe(), nil)
+	}).Feature()
+}

@@ -1,0 +1,158 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// SyncWaitReturns is S28's assertion: each wait for the cache sync returned
+// within S28Bound of the informer's sync.
+const SyncWaitReturns = "the wait for the cache sync returned within its bound of the sync"
+
+// S28's numbers: how many fresh informers it waits on, how soon after
+// HasSynced turned true each wait must return (client-go's polling waiters
+// look every 100 ms, shared_informer.go syncedPollPeriod; the rest is
+// slack for a loaded machine), and what counts as returning at once.
+const (
+	S28Informers = 5
+	S28Bound     = 250 * time.Millisecond
+	s28AtOnce    = 15 * time.Millisecond
+)
+
+// SyncWaiter waits until every synced reports true or stop closes, as
+// cache.WaitForCacheSync does.
+type SyncWaiter func(stop <-chan struct{}, synced ...cache.InformerSynced) bool
+
+// WaitForCacheSync is S28: S28Informers fresh informers are started one
+// after the other, and for each, while it syncs, the factory's
+// WaitForCacheSync (typed stacks) and the free function (wait, normally
+// cache.WaitForCacheSync) wait for it; HasSynced is watched every
+// millisecond. Each wait must return within S28Bound of the moment
+// HasSynced turned true. Observed (report observations): how each waiter
+// returns, "at once" (all within 15 ms) or "polled", and the longest
+// latency.
+//
+// Expected of client-go: cache.WaitForCacheSync polls every 100 ms on
+// v0.31-v0.37 (shared_informer.go WaitForCacheSync: wait.PollImmediateUntil
+// with syncedPollPeriod); the factory's WaitForCacheSync polls through it up
+// to v0.35 and, from v0.36, waits on each informer's HasSyncedChecker
+// without polling (informers/factory.go WaitForCacheSyncWithContext,
+// cache.WaitFor): it returns at once.
+func WaitForCacheSync(ctx context.Context, s e2e.Setup, opts probe.Options, waiter SyncWaiter) {
+	if waiter == nil {
+		waiter = cache.WaitForCacheSync
+	}
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	writer := env.Subjects
+	for i := range 3 {
+		_, err := writer.Create(ctx, fmt.Sprintf("s28-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	opts.Namespace = env.Namespace
+	var factoryLat, freeLat []time.Duration
+	for i := range S28Informers {
+		obs := env.StartProbeUnsynced(fmt.Sprintf("%s-%d", writer.Name(), i), env.User, opts)
+		waitCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+		stop := waitCtx.Done()
+		type returned struct {
+			factory bool
+			at      time.Time
+			synced  bool
+		}
+		results := make(chan returned, 2)
+		waits := 1
+		go func() {
+			ok := waiter(stop, obs.Informer.HasSynced)
+			results <- returned{at: time.Now(), synced: ok}
+		}()
+		if obs.Factory != nil {
+			waits++
+			go func() {
+				res := obs.Factory.WaitForCacheSync(stop)
+				ok := len(res) > 0
+				for _, synced := range res {
+					ok = ok && synced
+				}
+				results <- returned{factory: true, at: time.Now(), synced: ok}
+			}()
+		}
+		// The instrument: when HasSynced turned true, to the millisecond.
+		var flipped time.Time
+		err := wait.PollUntilContextCancel(waitCtx, time.Millisecond, true, func(context.Context) (bool, error) {
+			if obs.Informer.HasSynced() {
+				flipped = time.Now()
+				return true, nil
+			}
+			return false, nil
+		})
+		Expect(err).NotTo(HaveOccurred(), "informer %s synced within %s", obs.Name, e2e.SyncTimeout)
+		for range waits {
+			r := <-results // each waiter returns by SyncTimeout: stop closes
+			Expect(r.synced).To(BeTrue(), "the wait for informer %s's sync reported it synced", obs.Name)
+			lat := max(r.at.Sub(flipped), 0)
+			what := "cache.WaitForCacheSync"
+			if r.factory {
+				what = "the factory's WaitForCacheSync"
+				factoryLat = append(factoryLat, lat)
+			} else {
+				freeLat = append(freeLat, lat)
+			}
+			env.RecordBound(fmt.Sprintf("%s returned after informer %s synced", what, obs.Name), flipped, r.at, S28Bound, lat <= S28Bound)
+		}
+		cancel()
+	}
+	var late []string
+	for _, w := range []struct {
+		what string
+		lat  []time.Duration
+	}{{"cache.WaitForCacheSync", freeLat}, {"the factory's WaitForCacheSync", factoryLat}} {
+		if len(w.lat) == 0 {
+			continue
+		}
+		longest := slices.Max(w.lat)
+		// A category, the same from run to run; the number apart.
+		how := "polled"
+		if longest <= s28AtOnce {
+			how = "at once"
+		}
+		env.Observe(w.what+" returns", how)
+		env.ObserveNumber(w.what+": longest wait after the sync", longest.Seconds(), report.UnitSeconds)
+		e2e.AddReportEntry("S28 "+w.what, fmt.Sprintf("%s, up to %d ms: latencies %v (bound %s)", how, longest.Milliseconds(), w.lat, S28Bound))
+		if longest > S28Bound {
+			late = append(late, fmt.Sprintf("%s: %s after the sync", w.what, longest.Round(time.Millisecond)))
+		}
+	}
+	Expect(late).To(BeEmpty(), SyncWaitReturns+" (%s)", S28Bound)
+}
+
+// SlowSyncWaiter is a negative control's broken waiter: it looks first a
+// second after it was called, then every second.
+func SlowSyncWaiter(stop <-chan struct{}, synced ...cache.InformerSynced) bool {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return false
+		case <-t.C:
+		}
+		done := true
+		for _, s := range synced {
+			done = done && s()
+		}
+		if done {
+			return true
+		}
+	}
+}
