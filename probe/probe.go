@@ -87,9 +87,9 @@ type Probe struct {
 	// RecordsWatchErrors: the informer's watch error handler records into
 	// Recorder (the informers the probe builds; a Source's keep their own).
 	RecordsWatchErrors bool
-	stop           chan struct{}
-	stopOnce       sync.Once
-	shutdownDone   chan struct{} // closed when Factory.Shutdown returned
+	stop               chan struct{}
+	stopOnce           sync.Once
+	shutdownDone       chan struct{} // closed when Factory.Shutdown returned
 
 	mu sync.Mutex
 	// starters are the goroutines that started the factory's informers,
