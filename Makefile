@@ -123,6 +123,11 @@ KUBE_VERSIONS ?=
 # each "default" or "Name=false,Other=true" (KUBE_FEATURE_<Name> variables).
 GATES ?=
 export CLIENT_GO KUBE_VERSIONS GATES
+# The Go toolchain (GOTOOLCHAIN) of a matrix, verdict or bisect column whose
+# client-go needs a newer Go than the machine's (the next minor's
+# pre-releases: k8s.io/api v0.38.0-alpha.2 requires go 1.27).
+MATRIX_GOTOOLCHAIN ?= go1.27.3
+export MATRIX_GOTOOLCHAIN
 
 .PHONY: e2e-slow
 e2e-slow: ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack; reports in $(ARTIFACTS)/slow.

@@ -288,14 +288,17 @@ func bisectMain(args []string) int {
 	}
 	step("bisect %s: %d tags between %s and %s: at most %d runs", what, len(path), *good, *bad, bisectRuns(len(path)))
 	runTag := func(v string) (string, error) {
-		modfile := ""
+		modfile, toolchain := "", ""
 		if v != pinned {
 			step("client-go %s: resolving its module graph", v)
-			if modfile, err = writeModfile(ctx, root, gomod, v, filepath.Join(outDir, "modfiles")); err != nil {
+			if toolchain, err = toolchainFor(ctx, root, v); err != nil {
+				return "", err
+			}
+			if modfile, err = writeModfile(ctx, root, gomod, v, filepath.Join(outDir, "modfiles"), toolchain); err != nil {
 				return "", err
 			}
 		}
-		col := column{ClientGo: v, Gates: gs}
+		col := column{ClientGo: v, Gates: gs, Toolchain: toolchain}
 		dir := columnDir(outDir, col) // before the run: it names the kube-apiserver it ran
 		if col = runColumn(ctx, root, cfg, outDir, modfile, col); col.Error != "" {
 			return "", errors.New(col.Error)

@@ -41,6 +41,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	goversion "go/version"
 	"io"
 	"maps"
 	"os"
@@ -181,6 +182,10 @@ type column struct {
 	// Labels is the column's label filter when it is not the run's (a
 	// verdict run's gate columns run the release-sensitive specs only).
 	Labels string `json:"labelFilter,omitempty"`
+	// Toolchain is the Go toolchain the column ran with when its client-go
+	// needs a newer Go than this one (GOTOOLCHAIN, from MATRIX_GOTOOLCHAIN);
+	// empty: this one.
+	Toolchain string `json:"toolchain,omitempty"`
 	// Dir is where the column's run wrote its reports.
 	Dir     string               `json:"dir,omitempty"`
 	Passed  bool                 `json:"passed"`
@@ -387,8 +392,8 @@ func checkPassed(cols []column) error {
 // with the default gates needs no lookup.
 func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, gatesOf func(version string) (knownGates, error)) ([]column, error) {
 	type prepared struct {
-		modfile string
-		err     error
+		modfile, toolchain string
+		err                error
 	}
 	modfiles := map[string]prepared{}
 	type lookedUp struct {
@@ -431,12 +436,15 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 		p, ok := modfiles[v]
 		if !ok && v != pinned {
 			step("client-go %s: resolving its module graph", v)
-			p.modfile, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
+			if p.toolchain, p.err = toolchainFor(ctx, root, v); p.err == nil {
+				p.modfile, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"), p.toolchain)
+			}
 		}
 		modfiles[v] = p
 		if p.err != nil {
 			col.Error = p.err.Error()
 		} else {
+			col.Toolchain = p.toolchain
 			col = runColumn(ctx, root, cfg, out, p.modfile, col)
 		}
 		if err := done(index, col); err != nil {
@@ -566,6 +574,9 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	if modfilePath != "" {
 		// -modfile is refused in workspace mode (go.work at the root).
 		env = append(env, "GOWORK=off", "GOFLAGS=-modfile="+modfilePath)
+	}
+	if col.Toolchain != "" {
+		env = append(env, "GOTOOLCHAIN="+col.Toolchain)
 	}
 	env = append(env, col.Gates.env()...)
 	labels := cfg.labels
@@ -930,7 +941,7 @@ func newestRelease(listed []string, minor string) string {
 
 // writeModfile writes go.<version>.mod: this module's direct requirements
 // with the k8s.io modules at version, resolved by go mod tidy.
-func writeModfile(ctx context.Context, root string, gomod []byte, version, dir string) (string, error) {
+func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, toolchain string) (string, error) {
 	f, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
 		return "", err
@@ -961,10 +972,53 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir s
 	}
 	_ = os.Remove(strings.TrimSuffix(path, ".mod") + ".sum")
 	var buf bytes.Buffer
-	if err := goCmd(ctx, root, []string{"GOWORK=off"}, &buf, "mod", "tidy", "-modfile="+path); err != nil {
+	env := []string{"GOWORK=off"}
+	if toolchain != "" {
+		env = append(env, "GOTOOLCHAIN="+toolchain)
+	}
+	if err := goCmd(ctx, root, env, &buf, "mod", "tidy", "-modfile="+path); err != nil {
 		return "", fmt.Errorf("resolve modules for client-go %s: %w: %s", version, err, lastLines(buf.String(), 6))
 	}
 	return path, nil
+}
+
+// EnvToolchain names the Go toolchain (GOTOOLCHAIN's value, go1.27.3) a
+// column runs with when its client-go needs a newer Go than the one
+// running the matrix (a pre-release of the next minor often does).
+const EnvToolchain = "MATRIX_GOTOOLCHAIN"
+
+// toolchainFor is the toolchain a client-go version needs: "" when this
+// Go is new enough for its go.mod's go directive, else $MATRIX_GOTOOLCHAIN
+// (an error when unset or older than the directive).
+func toolchainFor(ctx context.Context, root, clientGo string) (string, error) {
+	var buf bytes.Buffer
+	if err := goCmd(ctx, root, []string{"GOWORK=off"}, &buf, "mod", "download", "-json", "k8s.io/client-go@"+clientGo); err != nil {
+		return "", fmt.Errorf("client-go %s: %w: %s", clientGo, err, lastLines(buf.String(), 4))
+	}
+	var m struct{ GoMod string }
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		return "", fmt.Errorf("client-go %s: go mod download -json: %w", clientGo, err)
+	}
+	data, err := os.ReadFile(m.GoMod)
+	if err != nil {
+		return "", err
+	}
+	f, err := modfile.ParseLax(m.GoMod, data, nil)
+	if err != nil || f.Go == nil {
+		return "", fmt.Errorf("client-go %s: its go.mod names no Go version (%v)", clientGo, err)
+	}
+	need := "go" + f.Go.Version
+	if goversion.Compare(need, runtime.Version()) <= 0 {
+		return "", nil
+	}
+	tc := os.Getenv(EnvToolchain)
+	switch {
+	case tc == "":
+		return "", fmt.Errorf("client-go %s needs %s, this is %s: set %s to a Go toolchain at least as new (GOTOOLCHAIN's value, e.g. go1.27.3)", clientGo, need, runtime.Version(), EnvToolchain)
+	case goversion.Compare(tc, need) < 0:
+		return "", fmt.Errorf("client-go %s needs %s: %s=%s is older", clientGo, need, EnvToolchain, tc)
+	}
+	return tc, nil
 }
 
 // pinnedGoMod is hack/pin/go.mod, the versions the workspace pins for this

@@ -379,7 +379,11 @@ func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t ver
 func writeVerdictColumns(b *strings.Builder, cols []column) {
 	b.WriteString("## Columns\n\n| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cols {
-		fmt.Fprintf(b, "| %s | %s | %s |", c.ClientGo, orDash(c.Kube), c.Gates)
+		name := c.ClientGo
+		if c.Toolchain != "" {
+			name += " (built with " + c.Toolchain + ")"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |", name, orDash(c.Kube), c.Gates)
 		switch {
 		case c.NotApplicable != "":
 			fmt.Fprintf(b, " - | - | - | - | not applicable: %s |\n", mdCell(c.NotApplicable))
