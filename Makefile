@@ -91,8 +91,8 @@ e2e: $(if $(filter local,$(BACKEND)),binaries) $(if $(filter kind,$(BACKEND)),ki
 	mkdir -p $(ARTIFACTS)
 	rm -f $(ARTIFACTS)/junit.xml $(ARTIFACTS)/report.json $(ARTIFACTS)/informer-report-*.json $(ARTIFACTS)/informer-report-*.md $(ARTIFACTS)/informer-report-*.html $(ARTIFACTS)/informer-report-*.png
 	bin=$$(mktemp -d "$${TMPDIR:-/tmp}/informer-conformance-suites.XXXXXX"); trap 'rm -rf "$$bin"' EXIT; \
-	for s in $(SUITES); do mkdir "$$bin/$$s"; $(GO) test -c -o "$$bin/$$s/$$s.test" ./suites/$$s & done; \
-	for s in $(SUITES); do wait -n; done; \
+	pids=(); for s in $(SUITES); do mkdir "$$bin/$$s"; $(GO) test -c -o "$$bin/$$s/$$s.test" ./suites/$$s & pids+=($$!); done; \
+	for p in "$${pids[@]}"; do wait "$$p"; done; \
 	rc=0; $(GO) tool ginkgo $(GINKGO_PROCS) $(GINKGO_FLAGS) --timeout=$(TEST_TIMEOUT) --label-filter='$(E2E_LABELS)' \
 		--junit-report=junit.xml --json-report=report.json --output-dir=$(ARTIFACTS) $(foreach s,$(SUITES),"$$bin/$(s)/$(s).test") || rc=$$?; \
 	$(RUNCHECK) report $(ARTIFACTS)/report.json || { [ $$rc -ne 0 ] || rc=1; }; exit $$rc

@@ -51,11 +51,12 @@ const (
 	sendInitialEventsEndFirst
 	dropInitialObject
 	cutInitialEvents
+	passThrough
 )
 
 // String names the action in its faultlog window.
 func (a streamAction) String() string {
-	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped", "stream cut inside its initial events"}[a]
+	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped", "stream cut inside its initial events", "streams held to be ended at will"}[a]
 }
 
 type streamRule struct {
@@ -116,6 +117,13 @@ var ErrStreamCut = io.ErrUnexpectedEOF
 // server's stream is closed. cut counts the streams cut.
 func (in *StreamInjector) CutInitialEvents(match Match, after, times int) (restore func(), cut func() int) {
 	return in.add(&streamRule{match: match, action: cutInitialEvents, after: after, times: times})
+}
+
+// Pass passes matching watch streams through the injector unchanged, only
+// so that EndStreams can end them.
+func (in *StreamInjector) Pass(match Match) (restore func()) {
+	restore, _ = in.add(&streamRule{match: match, action: passThrough})
+	return restore
 }
 
 // EndStreams ends the open rewritten streams whose request matches, as a

@@ -129,6 +129,13 @@ var verdicts = []verdict{
 		Upstream:     "kubernetes PR #127709 (client-go/rest: finish context support; BackoffManager.Sleep deprecated: it \"ignores the caller's context\"), in v0.33.0",
 		Why:          "the REST client waits out a 429's Retry-After with request.backoff.Sleep(delay) (rest/with_retry.go Before), a time.Sleep (rest/urlbackoff.go NoBackoff.Sleep) the context does not end: the call returns only after the whole Retry-After; from v0.33 SleepWithContext ends the wait with the context",
 	},
+	{
+		SpecContains: "S29 a RetryWatcher through the informers' faults resumes what it can, reports and stops on what it cannot new watches refused (403)",
+		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.32.0") },
+		Kind:         "documented change",
+		Upstream:     "kubernetes PR #126038 (Stop the RetryWatcher when failing due to permissions issue), in v0.32.0",
+		Why:          "a watch refused when (re)opened (403, 401) is logged and retried for ever (tools/watch/retrywatcher.go doReceive): the caller is never told; from v0.32 an ERROR event with the status reaches it and the RetryWatcher stops",
+	},
 }
 
 // olderThan says whether client-go version v precedes version than.

@@ -491,3 +491,18 @@ func WaitForCacheSync(opts ...Option) features.Feature {
 		scenarios.WaitForCacheSync(ctx, s, o.probe(), nil)
 	}).Feature()
 }
+
+// RetryWatcher is S29: client-go's tools/watch RetryWatcher resumes a watch
+// the server ended and reports a 410 or a 403 as an ERROR event, then
+// stops. It needs no informer: one mode.
+func RetryWatcher(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S29", name: "S29 a RetryWatcher through the informers' faults"}
+	b := o.builder(sc)
+	for _, f := range []scenarios.S29Fault{scenarios.WatchEndedCleanly, scenarios.WatchExpired, scenarios.WatchRefused} {
+		b = o.perMode(b, sc.name, entry{name: string(f), modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
+			scenarios.RetryWatcher(ctx, s, f)
+		})
+	}
+	return b.Feature()
+}

@@ -1,0 +1,223 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// S29's assertions: a RetryWatcher resumes a watch the server ended, each
+// object reaching its caller once; it reports a status it cannot recover
+// from (410, 403) as an ERROR event and stops.
+const (
+	RetryWatcherResumes = "the RetryWatcher resumed the ended watch from its resourceVersion: every object reached the caller, once"
+	RetryWatcherReports = "the RetryWatcher reported the unrecoverable status as an ERROR event and stopped"
+)
+
+// S29Bound is how soon after the fault S29's RetryWatcher must have done
+// what it should (its restart delay is 1 s: tools/watch/retrywatcher.go
+// minRestartDelay).
+const S29Bound = 5 * time.Second
+
+// S29Fault is what S29 does to the RetryWatcher's watch.
+type S29Fault string
+
+const (
+	// WatchEndedCleanly: the server ends the watch (a clean EOF).
+	WatchEndedCleanly S29Fault = "watch ended by the server"
+	// WatchExpired: the watch ends with an ERROR event 410 Expired.
+	WatchExpired S29Fault = "ERROR event 410"
+	// WatchRefused: the watch ends cleanly and every new one is answered
+	// 403 Forbidden (the user lost its right to watch).
+	WatchRefused S29Fault = "new watches refused (403)"
+)
+
+// RetryWatcher is S29: client-go's tools/watch RetryWatcher (what
+// UntilWithoutRetry's callers and many controllers use to watch without an
+// informer) on a typed pod watch, through faults the informers get: objects
+// are created before and after the fault, which is injected on the
+// client's next watch (httpfault), s.Client, when set, being the broken
+// client of a negative control.
+//
+// WatchEndedCleanly: every object reaches the caller, each in one ADDED
+// event, no ERROR event (RetryWatcherResumes). WatchExpired and
+// WatchRefused: an ERROR event with the status's code reaches the caller
+// and the RetryWatcher stops (Done) within S29Bound (RetryWatcherReports).
+//
+// Expected of client-go (tools/watch/retrywatcher.go doReceive): a clean
+// end re-watches from the last resourceVersion received, after
+// minRestartDelay; an ERROR event 410 is passed on and stops it, on
+// v0.31-v0.37. A watch refused when (re)opened: v0.32-v0.37 pass a 403 or
+// 401 on as an ERROR event and stop (kubernetes PR #126038); v0.31 logs it
+// and retries for ever, the caller never told.
+func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	writer := env.Subjects
+	ns := env.Namespace
+	for i := range 3 {
+		_, err := writer.Create(ctx, fmt.Sprintf("before-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	in := &httpfault.Injector{Faults: env.Faults}
+	streams := &httpfault.StreamInjector{Faults: env.Faults}
+	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
+	restorePass := streams.Pass(isWatch)
+	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
+	cfg := streams.Instrument(in.Instrument(rest.CopyConfig(env.User)))
+	if s.Client != nil {
+		cfg = s.Client(cfg)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	lw := &cache.ListWatch{WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Pods(ns).Watch(ctx, o) }}
+	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
+	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
+	Expect(err).NotTo(HaveOccurred())
+	e2e.DeferCleanup(0, func(context.Context) error { rw.Stop(); return nil })
+
+	type received struct {
+		added  map[string]int
+		errors []metav1.Status
+	}
+	var got received
+	got.added = map[string]int{}
+	events := make(chan watch.Event, 100)
+	go func() {
+		defer close(events)
+		for e := range rw.ResultChan() {
+			events <- e
+		}
+	}()
+	drain := func(until func() bool, bound time.Duration) bool {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		for !until() {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					return until()
+				}
+				switch e.Type {
+				case watch.Added:
+					if m, ok := e.Object.(metav1.Object); ok {
+						got.added[m.GetName()]++
+					}
+				case watch.Error:
+					if st, ok := e.Object.(*metav1.Status); ok {
+						got.errors = append(got.errors, *st)
+					} else {
+						got.errors = append(got.errors, metav1.Status{Message: fmt.Sprintf("%T", e.Object)})
+					}
+				}
+			case <-t.C:
+				return until()
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	}
+	_, err = writer.Create(ctx, "watched-0")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(drain(func() bool { return got.added["watched-0"] > 0 }, e2e.EventTimeout)).To(BeTrue(), "the RetryWatcher delivered a creation before the fault")
+
+	e2e.By("the fault on the RetryWatcher's watch: " + string(fault))
+	switch fault {
+	case WatchEndedCleanly:
+		// The open watch's end is the fault; the next one is the server's.
+	case WatchExpired:
+		restore, _ := in.EndWatchesWithError(isWatch, 1, http.StatusGone, metav1.StatusReasonExpired, "S29: too old resource version")
+		defer restore()
+	case WatchRefused:
+		restore, _ := in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
+		defer restore()
+	default:
+		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
+	}
+	// The open watch ends cleanly, as a server ends it; the injector
+	// answers the RetryWatcher's next watch.
+	start := time.Now()
+	Expect(streams.EndStreams(isWatch)).To(Equal(1), "the RetryWatcher's open watch ended")
+	for i := range 3 {
+		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+
+	switch fault {
+	case WatchEndedCleanly:
+		all := func() bool { return got.added["after-0"] > 0 && got.added["after-1"] > 0 && got.added["after-2"] > 0 }
+		drain(all, S29Bound)
+		// Duplicates would arrive with the rest: one more moment to see them.
+		drain(func() bool { return false }, time.Second)
+		var wrong []string
+		for _, name := range []string{"watched-0", "after-0", "after-1", "after-2"} {
+			if got.added[name] != 1 {
+				wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, got.added[name]))
+			}
+		}
+		for _, st := range got.errors {
+			wrong = append(wrong, fmt.Sprintf("ERROR event %d %s", st.Code, st.Reason))
+		}
+		env.ObserveNumber("ADDED events after the end of the watch", float64(got.added["after-0"]+got.added["after-1"]+got.added["after-2"]), report.UnitCalls)
+		e2e.AddReportEntry("S29 RetryWatcher", fmt.Sprintf("%s: ADDED %v, errors %d, %s after the fault", fault, got.added, len(got.errors), time.Since(start).Round(time.Millisecond)))
+		Expect(wrong).To(BeEmpty(), RetryWatcherResumes)
+	default:
+		want := int32(http.StatusGone)
+		if fault == WatchRefused {
+			want = http.StatusForbidden
+		}
+		stopped := func() bool {
+			select {
+			case <-rw.Done():
+				return len(got.errors) > 0
+			default:
+				return false
+			}
+		}
+		done := drain(stopped, S29Bound)
+		codes := []int32{}
+		for _, st := range got.errors {
+			codes = append(codes, st.Code)
+		}
+		env.Observe("ERROR events the caller got", fmt.Sprint(codes))
+		env.Observe("stopped", fmt.Sprint(done))
+		e2e.AddReportEntry("S29 RetryWatcher", fmt.Sprintf("%s: ERROR events %v, stopped %t within %s", fault, codes, done, S29Bound))
+		env.RecordBound("the RetryWatcher reported "+string(fault)+" and stopped", start, time.Now(), S29Bound, done)
+		Expect(done).To(BeTrue(), RetryWatcherReports+" within %s: ERROR events %v", S29Bound, codes)
+		Expect(codes).To(ContainElement(want), RetryWatcherReports+": an ERROR event %d", want)
+	}
+}
+
+// DropWatchResourceVersion is a negative control's broken client: its
+// watches go out without their resourceVersion, so a resumed watch starts
+// over with every object as ADDED.
+func DropWatchResourceVersion(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if q := req.URL.Query(); q.Get("watch") == "true" && q.Has("resourceVersion") {
+				q.Del("resourceVersion")
+				req = req.Clone(req.Context())
+				req.URL.RawQuery = q.Encode()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}
