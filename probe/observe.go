@@ -43,22 +43,27 @@ func QueryShape(q url.Values) string {
 // Observations are what rec shows the informer (named informer in the
 // spec) and its client did, in the comparable form of report.Observation;
 // namespace is the informer's (it is replaced by "<ns>" in what they
-// name). Per kind of request and target ("list /api/v1/namespaces/<ns>/pods"):
-// the query shapes, the Accept headers, the response Content-Types, the
-// statuses and how many; then the watch error handler's errors, the
-// resource versions the informer reported (as their relation to the
-// objects it saw), start to synced, the delay after failed requests, and
-// the handler calls by type.
+// name). Per kind of request and target ("GET list
+// /api/v1/namespaces/<ns>/pods"): the first request's query shape and
+// Accept header and the Content-Type of the 2xx answers (these hold from
+// run to run), then, marked as varying (report.Observation.Varies), every
+// query shape, the statuses and how many. Then, varying too: the watch
+// error handler's errors, the resource versions the informer reported (as
+// their relation to the objects it saw), the delay after failed requests
+// and the handler calls by type; start to synced.
 func Observations(informer, namespace string, rec Record) []report.Observation {
 	var out []report.Observation
-	valued := func(what string, values []string) {
+	valued := func(what string, values []string, varies bool) {
 		if len(values) > 0 {
-			out = append(out, report.Valued(informer, what, strings.Join(values, " | ")))
+			o := report.Valued(informer, what, strings.Join(values, " | "))
+			o.Varies = varies
+			out = append(out, o)
 		}
 	}
 	type group struct {
-		queries, accepts, types, statuses []string
-		n                                 int
+		first                    Request
+		queries, types, statuses []string
+		n                        int
 	}
 	groups := map[string]*group{}
 	for _, r := range append(slices.Clone(rec.Requests), rec.ConsistencyChecks...) {
@@ -68,24 +73,26 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		}
 		g := groups[target]
 		if g == nil {
-			g = &group{}
+			g = &group{first: r}
 			groups[target] = g
 		}
 		g.n++
 		g.queries = addOnce(g.queries, orNone(r.Query))
-		g.accepts = addOnce(g.accepts, orNone(MediaNames(r.Accept)))
-		if r.ContentType != "" {
+		if r.ContentType != "" && r.Status >= 200 && r.Status < 300 {
 			g.types = addOnce(g.types, MediaNames(r.ContentType))
 		}
 		g.statuses = addOnce(g.statuses, statusOf(r))
 	}
 	for _, t := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[t]
-		valued(t+": query", sorted(g.queries))
-		valued(t+": Accept", sorted(g.accepts))
-		valued(t+": Content-Type", sorted(g.types))
-		valued(t+": statuses", sorted(g.statuses))
-		out = append(out, report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls))
+		// What the client asks first, and the encoding of what the server
+		// answers, hold from run to run; what follows a fault varies.
+		valued(t+": first request's query", []string{orNone(g.first.Query)}, false)
+		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, false)
+		valued(t+": Content-Type of 2xx answers", sorted(g.types), false)
+		valued(t+": queries", sorted(g.queries), true)
+		valued(t+": statuses", sorted(g.statuses), true)
+		out = append(out, report.Varying(report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls)))
 	}
 
 	var errs []string
@@ -96,16 +103,16 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		}
 		errs = addOnce(errs, text)
 	}
-	valued("watch error handler", sorted(errs))
+	valued("watch error handler", sorted(errs), true)
 
 	for _, v := range rec.ReportedRVs {
-		out = append(out, report.Valued(informer, v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)))
+		out = append(out, report.Varying(report.Valued(informer, v.Which+" resourceVersion when "+v.When, rvRelation(v, rec))))
 	}
 	if !rec.Started.IsZero() && !rec.Synced.IsZero() {
 		out = append(out, report.Counted(informer, "start to synced", rec.Synced.Sub(rec.Started).Seconds(), report.UnitSeconds))
 	}
 	if d, ok := delayAfterFailure(rec.Requests); ok {
-		out = append(out, report.Counted(informer, "delay after a failed request (median)", d, report.UnitSeconds))
+		out = append(out, report.Varying(report.Counted(informer, "delay after a failed request (median)", d, report.UnitSeconds)))
 	}
 	calls := map[string]int{}
 	for _, e := range rec.Events {
@@ -123,7 +130,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		calls[kind]++
 	}
 	for _, k := range slices.Sorted(maps.Keys(calls)) {
-		out = append(out, report.Counted(informer, "handler calls: "+k, float64(calls[k]), report.UnitCalls))
+		out = append(out, report.Varying(report.Counted(informer, "handler calls: "+k, float64(calls[k]), report.UnitCalls)))
 	}
 	return out
 }

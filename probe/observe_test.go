@@ -44,13 +44,14 @@ func TestObservations(t *testing.T) {
 		got[o.What] = o
 	}
 	for what, want := range map[string]string{
-		"GET list /api/v1/namespaces/<ns>/pods: query":        "limit=500&resourceVersion=0 | limit=500&resourceVersion=<rv>",
-		"GET list /api/v1/namespaces/<ns>/pods: Accept":       "(none) | protobuf, */*",
-		"GET list /api/v1/namespaces/<ns>/pods: Content-Type": "protobuf",
-		"GET watch /api/v1/namespaces/<ns>/pods: statuses":    "200, then ERROR event 410 Expired",
-		"watch error handler":                                 "Expired: Get <url>: too old resource version: N (N)",
-		"informer resourceVersion when synced":                "newer than every object it saw",
-		"informer resourceVersion when stopping":              "the newest object's it saw",
+		"GET list /api/v1/namespaces/<ns>/pods: queries":                     "limit=500&resourceVersion=0 | limit=500&resourceVersion=<rv>",
+		"GET list /api/v1/namespaces/<ns>/pods: first request's query":       "limit=500&resourceVersion=0",
+		"GET list /api/v1/namespaces/<ns>/pods: first request's Accept":      "protobuf, */*",
+		"GET list /api/v1/namespaces/<ns>/pods: Content-Type of 2xx answers": "protobuf",
+		"GET watch /api/v1/namespaces/<ns>/pods: statuses":                   "200, then ERROR event 410 Expired",
+		"watch error handler":                    "Expired: Get <url>: too old resource version: N (N)",
+		"informer resourceVersion when synced":   "newer than every object it saw",
+		"informer resourceVersion when stopping": "the newest object's it saw",
 	} {
 		if o := got[what]; o.Value != want {
 			t.Errorf("%s = %q, want %q", what, o.Value, want)
@@ -96,5 +97,17 @@ func BenchmarkObservations(b *testing.B) {
 	rec.ReportedRVs = []ReportedRV{{Time: t0.Add(time.Second), When: RVSynced, Which: "informer", RV: "500"}, {Time: t0.Add(time.Hour), When: RVStopping, Which: "informer", RV: "1001"}}
 	for range b.N {
 		Observations("pods", "ns-x1", rec)
+	}
+}
+
+// TestObservationsVary: what follows a fault is marked as varying between
+// runs; what the client asks first is not.
+func TestObservationsVary(t *testing.T) {
+	rec := Record{Requests: []Request{{Method: "GET", Path: "/api/v1/pods", Query: "limit=500", Status: 200}}, Events: []Event{{Kind: Add}}}
+	for _, o := range Observations("pods", "", rec) {
+		want := !strings.Contains(o.What, "first request's") && !strings.Contains(o.What, "Content-Type")
+		if o.Varies != want {
+			t.Errorf("%s: varies %t, want %t", o.What, o.Varies, want)
+		}
 	}
 }

@@ -336,6 +336,17 @@ type Observation struct {
 	Number *float64 `json:"number,omitempty"`
 	// Unit is the Number's: UnitSeconds, UnitCalls.
 	Unit string `json:"unit,omitempty"`
+	// Varies: the observation may differ between two runs of the same
+	// code (the statuses and errors seen under a fault, handler and request
+	// counts, resource versions at a moment): compare lists its changes
+	// only between series (several runs a side).
+	Varies bool `json:"varies,omitempty"`
+}
+
+// Varying is o marked as varying between runs of the same code.
+func Varying(o Observation) Observation {
+	o.Varies = true
+	return o
 }
 
 // Units of an Observation's Number: they pick its noise rule.

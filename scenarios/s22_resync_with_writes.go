@@ -146,7 +146,6 @@ func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Optio
 				unasked = append(unasked, fmt.Sprintf("%s: %d resync calls", name, k))
 			}
 		}
-		obs.ObserveNumber(name+": handler calls", float64(len(evs)), "calls")
 	}
 	e2e.AddReportEntry("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s; %d extra handlers; %d resyncs to a handler that asked for none%s",
 		S22Objects*rounds, end.Sub(start).Round(time.Millisecond), during, len(hidden), firstOf(hidden, 3), len(announced), firstOf(announced, 3), len(handlers), len(unasked), firstOf(unasked, 3)))

@@ -204,8 +204,11 @@ type comparison struct {
 	// outcomes changed for the worse; bothFailed failed on both sides;
 	// fixed failed in BASE and passed in HEAD.
 	outcomes, bothFailed, fixed, causes, recoveries, onlyHead []string
-	// observations changed in specs that ran on both sides.
-	observations []observationChange
+	// observations changed in specs that ran on both sides;
+	// varyingObservations counts those left out (report.Observation.Varies,
+	// not both sides series).
+	observations        []observationChange
+	varyingObservations int
 }
 
 // changed says whether HEAD changed an outcome for the worse.
@@ -266,7 +269,7 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 			c.recoveries = append(c.recoveries, fmt.Sprintf("%s: BASE %s, HEAD %s", s, span(b.recoveries), span(h.recoveries)))
 		}
 	}
-	c.observations = compareObservations(base, head, n)
+	c.observations, c.varyingObservations = compareObservations(base, head, n)
 	return c
 }
 
@@ -301,6 +304,7 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 	fmt.Fprintf(&b, "# Comparison: BASE %s (client-go %s, %d runs) vs HEAD %s (client-go %s, %d runs)\n\n", base.dir, orNone(base.clientGo), base.runs, head.dir, orNone(head.clientGo), head.runs)
 	if !c.changed() && len(c.bothFailed)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead)+len(c.observations) == 0 {
 		fmt.Fprintf(&b, "No change: %d specs in BASE, %d in HEAD, the same outcomes, re-initialisations and observations, recoveries within %.0f s or %.0f%%.\n", len(base.specs), len(head.specs), n.Seconds, 100*n.Ratio)
+		c.varyingLine(&b)
 		return b.String()
 	}
 	section := func(title string, lines []string) {
@@ -319,7 +323,8 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
 	section("Ran in HEAD only", c.onlyHead)
-	section("Observations that changed (what the informers did differently in specs that ran on both sides; no outcome changed by them: times beyond the noise, counts by more than one call and half; a single run a side may show a count or time that varies: compare series)", observationLines(c.observations))
+	section("Observations that changed (what the informers did differently in specs that ran on both sides, where no outcome says so: values, times beyond the noise, counts by more than one call and half)", observationLines(c.observations))
+	c.varyingLine(&b)
 	return b.String()
 }
 
@@ -374,4 +379,12 @@ func compareMain(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "matrix compare:", err)
 	return 2
+}
+
+// varyingLine says how many observations that vary between runs of the
+// same code differ, when some do and were left out.
+func (c comparison) varyingLine(b *strings.Builder) {
+	if c.varyingObservations > 0 {
+		fmt.Fprintf(b, "%d observations that vary between runs of the same code (statuses and errors under faults, request and handler call counts, resource versions at a moment) differ too: compare series (a directory of runs a side, two or more) to list them.\n", c.varyingObservations)
+	}
 }

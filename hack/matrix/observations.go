@@ -22,7 +22,8 @@ type observed struct {
 	values  []string  // distinct values, in order of first sight
 	numbers []float64 // one per run that had it
 	unit    string
-	runs    int // runs that had it
+	runs    int  // runs that had it
+	varies  bool // a run marked it as varying between runs (report.Observation.Varies)
 }
 
 // observationsOf adds a run's observations of a spec to acc.
@@ -39,6 +40,7 @@ func observationsOf(acc map[string]*observed, obs []report.Observation) {
 			seen[k] = true
 			a.runs++
 		}
+		a.varies = a.varies || o.Varies
 		if o.Number != nil {
 			a.numbers = append(a.numbers, *o.Number)
 		} else if !slices.Contains(a.values, o.Value) {
@@ -64,8 +66,10 @@ type observationChange struct {
 }
 
 // compareObservations lists the observations that changed between base
-// and head of the specs that ran on both sides, identical sentences once.
-func compareObservations(base, head runSpecs, n noise) []observationChange {
+// and head of the specs that ran on both sides, identical sentences once,
+// and counts those it leaves out: observations that vary between runs of
+// the same code, unless both sides are series (two runs or more each).
+func compareObservations(base, head runSpecs, n noise) ([]observationChange, int) {
 	bySentence := map[string]*observationChange{}
 	var order []string
 	add := func(spec, sentence string) {
@@ -77,6 +81,8 @@ func compareObservations(base, head runSpecs, n noise) []observationChange {
 		}
 		c.specs = append(c.specs, spec)
 	}
+	series := base.runs >= 2 && head.runs >= 2
+	varying := 0
 	for _, s := range slices.Sorted(maps.Keys(base.specs)) {
 		b, h := base.specs[s], head.specs[s]
 		if !b.ran() || !h.ran() {
@@ -90,7 +96,13 @@ func compareObservations(base, head runSpecs, n noise) []observationChange {
 			keys[k] = true
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			if sentence, ok := observationChanged(k, b.observations[k], h.observations[k], b.ranIn, h.ranIn, n); ok {
+			bo, ho := b.observations[k], h.observations[k]
+			sentence, ok := observationChanged(k, bo, ho, b.ranIn, h.ranIn, n)
+			switch {
+			case !ok:
+			case !series && (bo != nil && bo.varies || ho != nil && ho.varies):
+				varying++
+			default:
 				add(s, sentence)
 			}
 		}
@@ -99,7 +111,7 @@ func compareObservations(base, head runSpecs, n noise) []observationChange {
 	for _, s := range order {
 		out = append(out, *bySentence[s])
 	}
-	return out
+	return out, varying
 }
 
 // observationChanged is the sentence of a change of what k names between

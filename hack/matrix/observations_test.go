@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,7 +77,38 @@ func TestCompareObservationsSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := loadSide(root + "/head")
-	if cs := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5}); len(cs) != 0 {
+	if cs, _ := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5}); len(cs) != 0 {
 		t.Errorf("runs that disagree among themselves: no change, compare says %v", cs)
+	}
+}
+
+// TestVaryingObservationsNeedSeries: an observation that varies between
+// runs of the same code (statuses under a fault) is counted, not listed,
+// between single runs; between series it is listed when the values lie
+// apart.
+func TestVaryingObservationsNeedSeries(t *testing.T) {
+	root := t.TempDir()
+	st := func(v string) report.Observation {
+		return report.Varying(report.Valued("pods", "GET watch: statuses", v))
+	}
+	b1 := writeRun(t, root, "b1", "v0.36.6", observedSpec("S1", st("200")))
+	h1 := writeRun(t, root, "h1", "v0.37.2", observedSpec("S1", st("200 | 403")))
+	b, _ := loadSide(b1)
+	h, _ := loadSide(h1)
+	c := compareRuns(b, h, noise{Seconds: 2, Ratio: 0.5})
+	if len(c.observations) != 0 || c.varyingObservations != 1 {
+		t.Errorf("single runs: listed %v, counted %d; want none listed, 1 counted", c.observations, c.varyingObservations)
+	}
+	if text := c.text(b, h, noise{Seconds: 2, Ratio: 0.5}); !strings.Contains(text, "1 observations that vary between runs") {
+		t.Errorf("the count is not said:\n%s", text)
+	}
+	for i := range 2 {
+		writeRun(t, root+"/bs", fmt.Sprint(i), "v0.36.6", observedSpec("S1", st("200")))
+		writeRun(t, root+"/hs", fmt.Sprint(i), "v0.37.2", observedSpec("S1", st("200 | 403")))
+	}
+	bs, _ := loadSide(root + "/bs")
+	hs, _ := loadSide(root + "/hs")
+	if cs, n := compareObservations(bs, hs, noise{Seconds: 2, Ratio: 0.5}); len(cs) != 1 || n != 0 {
+		t.Errorf("series: listed %v, counted %d; want the change listed", cs, n)
 	}
 }

@@ -112,8 +112,8 @@ func writeUpgradeSteps(b *strings.Builder, cols []column, n noise) {
 		return
 	}
 	b.WriteString("Each step compares two default-gate columns as `make compare` does: outcomes, re-initialisations and observations " +
-		"(what the informers did, also where no spec fails: request shapes, encodings, errors, resource versions, handler calls; " +
-		"a single run a column, so a time or count that varies from run to run may show: rerun a series before calling it a change). " +
+		"(what the informers did, also where no spec fails: the first request's shape, the encodings, what the specs observe; " +
+		"one run a column, so the observations that vary between runs of the same code, such as statuses under faults and call counts, are only counted). " +
 		"An observation change is tied to its upstream change by hack/matrix/upgrades.go's knownChanges, or says it is not yet.\n\n")
 	for _, s := range steps {
 		fmt.Fprintf(b, "### %s → %s (%s)\n\n", s.from.ClientGo, s.to.ClientGo, s.what)
@@ -156,6 +156,9 @@ func writeUpgradeSteps(b *strings.Builder, cols []column, n noise) {
 			}
 		}
 		list("Observations", obs)
+		if c.varyingObservations > 0 {
+			fmt.Fprintf(b, "(%d observations that vary between runs of the same code differ too; a series a side would tell which changed.)\n\n", c.varyingObservations)
+		}
 		if lines == 0 {
 			fmt.Fprintf(b, "No change: %d specs, the same outcomes, re-initialisations and observations.\n\n", len(head.specs))
 		}
