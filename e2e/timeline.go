@@ -92,14 +92,7 @@ func (t *specTimeline) informer(name string, rec probe.Record, converged []time.
 		}
 	}
 	for _, e := range rec.Events {
-		kind := string(e.Kind)
-		switch {
-		case e.Tombstone:
-			kind = "Delete (tombstone)"
-		case e.UIDChanged():
-			kind = "Update (UID changed)"
-		}
-		it.Events = append(it.Events, TimelineEvent{AtMs: t.ms(e.Time), Kind: kind})
+		it.Events = append(it.Events, TimelineEvent{AtMs: t.ms(e.Time), Kind: e.Class()})
 	}
 	for _, r := range probe.Reinitialisations(rec) {
 		it.Reinits = append(it.Reinits, TimelineReinit{AtMs: t.ms(r.Request.Start), Request: r.Request.ID, Cause: string(r.Cause)})

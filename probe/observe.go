@@ -116,12 +116,9 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 	}
 	calls := map[string]int{}
 	for _, e := range rec.Events {
-		kind := string(e.Kind)
+		kind := e.Class()
 		switch {
-		case e.Tombstone:
-			kind = "Delete (tombstone)"
-		case e.UIDChanged():
-			kind = "Update (UID changed)"
+		case kind != string(e.Kind):
 		case e.Resync():
 			kind = "Update (resync)"
 		case e.Kind == Add && e.InInitialList:

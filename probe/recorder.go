@@ -41,6 +41,19 @@ func (e Event) Resync() bool {
 	return e.Kind == Update && e.OldResourceVersion == e.ResourceVersion && e.OldUID == e.UID
 }
 
+// Class names the call as the reports draw it: its kind, or "Delete
+// (tombstone)" for a DeletedFinalStateUnknown, "Update (UID changed)" for
+// the same name recreated.
+func (e Event) Class() string {
+	switch {
+	case e.Tombstone:
+		return "Delete (tombstone)"
+	case e.UIDChanged():
+		return "Update (UID changed)"
+	}
+	return string(e.Kind)
+}
+
 // UIDChanged reports an Update whose old and new objects differ in UID: the
 // same name was deleted and recreated and the informer saw only an update.
 func (e Event) UIDChanged() bool { return e.Kind == Update && e.OldUID != "" && e.OldUID != e.UID }
