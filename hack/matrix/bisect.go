@@ -294,8 +294,12 @@ func bisectMain(args []string) int {
 			if toolchain, err = toolchainFor(ctx, root, v); err != nil {
 				return "", err
 			}
-			if modfile, err = writeModfile(ctx, root, gomod, v, filepath.Join(outDir, "modfiles"), toolchain); err != nil {
+			var raised []string
+			if modfile, raised, err = writeModfile(ctx, root, gomod, v, filepath.Join(outDir, "modfiles"), toolchain); err != nil {
 				return "", err
+			}
+			if len(raised) > 0 {
+				step("client-go %s: raised %s", v, strings.Join(raised, "; "))
 			}
 		}
 		col := column{ClientGo: v, Gates: gs, Toolchain: toolchain}

@@ -186,6 +186,9 @@ type column struct {
 	// needs a newer Go than this one (GOTOOLCHAIN, from MATRIX_GOTOOLCHAIN);
 	// empty: this one.
 	Toolchain string `json:"toolchain,omitempty"`
+	// Raised are the modules the column requires at a newer version than
+	// its client-go asks, the proxy not serving that one.
+	Raised []string `json:"raised,omitempty"`
 	// Dir is where the column's run wrote its reports.
 	Dir     string               `json:"dir,omitempty"`
 	Passed  bool                 `json:"passed"`
@@ -393,6 +396,7 @@ func checkPassed(cols []column) error {
 func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, gatesOf func(version string) (knownGates, error)) ([]column, error) {
 	type prepared struct {
 		modfile, toolchain string
+		raised             []string
 		err                error
 	}
 	modfiles := map[string]prepared{}
@@ -437,14 +441,14 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 		if !ok && v != pinned {
 			step("client-go %s: resolving its module graph", v)
 			if p.toolchain, p.err = toolchainFor(ctx, root, v); p.err == nil {
-				p.modfile, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"), p.toolchain)
+				p.modfile, p.raised, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"), p.toolchain)
 			}
 		}
 		modfiles[v] = p
 		if p.err != nil {
 			col.Error = p.err.Error()
 		} else {
-			col.Toolchain = p.toolchain
+			col.Toolchain, col.Raised = p.toolchain, p.raised
 			col = runColumn(ctx, root, cfg, out, p.modfile, col)
 		}
 		if err := done(index, col); err != nil {
@@ -941,46 +945,69 @@ func newestRelease(listed []string, minor string) string {
 
 // writeModfile writes go.<version>.mod: this module's direct requirements
 // with the k8s.io modules at version, resolved by go mod tidy.
-func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, toolchain string) (string, error) {
+func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, toolchain string) (string, []string, error) {
 	f, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, r := range slices.Clone(f.Require) {
 		if r.Indirect {
 			if err := f.DropRequire(r.Mod.Path); err != nil {
-				return "", err
+				return "", nil, err
 			}
 		}
 	}
 	for _, m := range k8sModules {
 		if err := f.AddRequire(m, version); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	f.Cleanup()
-	data, err := f.Format()
-	if err != nil {
-		return "", err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	path := filepath.Join(dir, "go."+version+".mod")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return "", err
-	}
-	_ = os.Remove(strings.TrimSuffix(path, ".mod") + ".sum")
-	var buf bytes.Buffer
 	env := []string{"GOWORK=off"}
 	if toolchain != "" {
 		env = append(env, "GOTOOLCHAIN="+toolchain)
 	}
-	if err := goCmd(ctx, root, env, &buf, "mod", "tidy", "-modfile="+path); err != nil {
-		return "", fmt.Errorf("resolve modules for client-go %s: %w: %s", version, err, lastLines(buf.String(), 6))
+	// A dependency version the module proxy does not serve (a pre-release's
+	// pseudo-version it never fetched: "403 Forbidden ... not available")
+	// is raised to the newest it serves, at most a few times, and said.
+	var raised []string
+	for attempt := 0; ; attempt++ {
+		f.Cleanup()
+		data, err := f.Format()
+		if err != nil {
+			return "", nil, err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return "", nil, err
+		}
+		_ = os.Remove(strings.TrimSuffix(path, ".mod") + ".sum")
+		var buf bytes.Buffer
+		tidyErr := goCmd(ctx, root, env, &buf, "mod", "tidy", "-modfile="+path)
+		if tidyErr == nil {
+			return path, raised, nil
+		}
+		m := notServed.FindStringSubmatch(buf.String())
+		if m == nil || attempt == 3 {
+			return "", nil, fmt.Errorf("resolve modules for client-go %s: %w: %s", version, tidyErr, lastLines(buf.String(), 6))
+		}
+		var latest bytes.Buffer
+		if err := goCmd(ctx, root, env, &latest, "list", "-m", "-f", "{{.Version}}", m[1]+"@latest"); err != nil {
+			return "", nil, fmt.Errorf("resolve modules for client-go %s: %s@%s is not served and no newer version is: %w: %s", version, m[1], m[2], err, lastLines(buf.String(), 6))
+		}
+		newer := strings.TrimSpace(latest.String())
+		if err := f.AddRequire(m[1], newer); err != nil {
+			return "", nil, err
+		}
+		raised = append(raised, fmt.Sprintf("%s %s (the proxy does not serve %s)", m[1], newer, m[2]))
 	}
-	return path, nil
 }
+
+// notServed finds, in the go command's output, a module version whose
+// zip the module proxy refuses.
+var notServed = regexp.MustCompile(`(\S+)@(v\S+): reading \S+: 403 Forbidden`)
 
 // EnvToolchain names the Go toolchain (GOTOOLCHAIN's value, go1.27.3) a
 // column runs with when its client-go needs a newer Go than the one

@@ -170,3 +170,11 @@ func TestCheckTested(t *testing.T) {
 		}
 	}
 }
+
+func TestNotServed(t *testing.T) {
+	out := "go: github.com/informer-conformance/informer-conformance/cluster/existing imports\n\tk8s.io/kube-openapi/pkg/util/proto: k8s.io/kube-openapi@v0.0.0-20260929181212-2cfbdf149b9a: reading https://proxy.golang.org/k8s.io/kube-openapi/@v/v0.0.0-20260929181212-2cfbdf149b9a.zip: 403 Forbidden\n\tserver response: This module version is not available."
+	m := notServed.FindStringSubmatch(out)
+	if m == nil || m[1] != "k8s.io/kube-openapi" || m[2] != "v0.0.0-20260929181212-2cfbdf149b9a" {
+		t.Errorf("notServed = %q", m)
+	}
+}

@@ -390,6 +390,9 @@ func writeVerdictColumns(b *strings.Builder, cols []column) {
 		if c.Toolchain != "" {
 			name += " (built with " + c.Toolchain + ")"
 		}
+		if len(c.Raised) > 0 {
+			name += " (raised: " + strings.Join(c.Raised, "; ") + ")"
+		}
 		fmt.Fprintf(b, "| %s | %s | %s |", name, orDash(c.Kube), c.Gates)
 		switch {
 		case c.NotApplicable != "":
