@@ -46,8 +46,10 @@ func QueryShape(q url.Values) string {
 // name). Per kind of request and target ("GET list
 // /api/v1/namespaces/<ns>/pods"): the first request's query shape and
 // Accept header and the Content-Type of the 2xx answers (these hold from
-// run to run), then, marked as varying (report.Observation.Varies), every
-// query shape, the statuses and how many. Then, varying too: the watch
+// run to run for the informer's initial request's kind and target; for the
+// others, which a fault's timing brings or not, they are marked as
+// varying, report.Observation.Varies), then, varying, every query shape,
+// the statuses and how many. Then, varying too: the watch
 // error handler's errors, the resource versions the informer reported (as
 // their relation to the objects it saw), the delay after failed requests
 // and the handler calls by type; start to synced.
@@ -66,10 +68,14 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		n                        int
 	}
 	groups := map[string]*group{}
+	initial := "" // the group of the informer's first request (its initial sync)
 	for _, r := range append(slices.Clone(rec.Requests), rec.ConsistencyChecks...) {
 		target := r.Kind() + " " + namespaced(r.Path, namespace)
 		if r.Kind() != r.Method {
 			target = r.Method + " " + target
+		}
+		if initial == "" && !r.Discovery() {
+			initial = target
 		}
 		g := groups[target]
 		if g == nil {
@@ -85,11 +91,13 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 	}
 	for _, t := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[t]
-		// What the client asks first, and the encoding of what the server
-		// answers, hold from run to run; what follows a fault varies.
-		valued(t+": first request's query", []string{orNone(g.first.Query)}, false)
-		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, false)
-		valued(t+": Content-Type of 2xx answers", sorted(g.types), false)
+		// What the informer asks first, and the encoding of what the
+		// server answers it, hold from run to run; the other requests
+		// (a fallback, a relist) come or not with the faults' timing.
+		other := t != initial
+		valued(t+": first request's query", []string{orNone(g.first.Query)}, other)
+		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, other)
+		valued(t+": Content-Type of 2xx answers", sorted(g.types), other)
 		valued(t+": queries", sorted(g.queries), true)
 		valued(t+": statuses", sorted(g.statuses), true)
 		out = append(out, report.Varying(report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls)))

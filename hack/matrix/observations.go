@@ -85,7 +85,9 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 	varying := 0
 	for _, s := range slices.Sorted(maps.Keys(base.specs)) {
 		b, h := base.specs[s], head.specs[s]
-		if !b.ran() || !h.ran() {
+		if !b.ran() || !h.ran() || b.outcome != h.outcome {
+			// A changed outcome is listed as such; what a spec failing on
+			// one side saw before it stopped is not comparable.
 			continue
 		}
 		keys := map[string]bool{}
