@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -85,7 +84,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	Expect(err).NotTo(HaveOccurred())
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	lw := &cache.ListWatch{WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Pods(ns).Watch(ctx, o) }}
+	lw := watcherFunc(func(o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Pods(ns).Watch(ctx, o) })
 	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
 	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
 	Expect(err).NotTo(HaveOccurred())
@@ -221,3 +220,9 @@ func DropWatchResourceVersion(cfg *rest.Config) *rest.Config {
 	})
 	return cfg
 }
+
+// watcherFunc is a function as the cache.Watcher a RetryWatcher watches
+// through.
+type watcherFunc func(metav1.ListOptions) (watch.Interface, error)
+
+func (f watcherFunc) Watch(o metav1.ListOptions) (watch.Interface, error) { return f(o) }
