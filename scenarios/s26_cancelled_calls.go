@@ -147,7 +147,7 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	env.ObserveNumber("returned after the context's end", late.Seconds(), report.UnitSeconds)
 	env.ObserveNumber("answers before it returned", float64(answered()), report.UnitCalls)
 	if callErr != nil {
-		env.Observe("error", ErrorText(callErr, env.Namespace))
+		env.Observe("error", probe.NormaliseError(callErr.Error(), env.Namespace))
 		env.Observe("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded)))
 	}
 	e2e.AddReportEntry("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",
@@ -155,12 +155,6 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	Expect(returned).To(BeTrue(), CallReturnsWhenItsContextEnds+" (%s): it had not returned %s after", S26ReturnBound, giveUp)
 	Expect(late).To(BeNumerically("<=", S26ReturnBound), CallReturnsWhenItsContextEnds+" (%s): it returned %s after (error: %v)", S26ReturnBound, late.Round(time.Millisecond), callErr)
 	Expect(callErr).To(HaveOccurred(), "a call whose context ended before its answer fails")
-}
-
-// ErrorText is an error's text with what differs between runs (addresses,
-// URLs, numbers, the namespace) replaced, for an observation.
-func ErrorText(err error, namespace string) string {
-	return probe.NormaliseError(err.Error(), namespace)
 }
 
 // ContextIgnoringRateLimiter is a negative control's broken client: its

@@ -288,23 +288,15 @@ func bisectMain(args []string) int {
 	}
 	step("bisect %s: %d tags between %s and %s: at most %d runs", what, len(path), *good, *bad, bisectRuns(len(path)))
 	runTag := func(v string) (string, error) {
-		modfile, toolchain := "", ""
+		var m columnModules
 		if v != pinned {
-			step("client-go %s: resolving its module graph", v)
-			if toolchain, err = toolchainFor(ctx, root, v); err != nil {
+			if m, err = resolveModules(ctx, root, gomod, v, filepath.Join(outDir, "modfiles")); err != nil {
 				return "", err
-			}
-			var raised []string
-			if modfile, raised, err = writeModfile(ctx, root, gomod, v, filepath.Join(outDir, "modfiles"), toolchain); err != nil {
-				return "", err
-			}
-			if len(raised) > 0 {
-				step("client-go %s: raised %s", v, strings.Join(raised, "; "))
 			}
 		}
-		col := column{ClientGo: v, Gates: gs, Toolchain: toolchain}
+		col := column{ClientGo: v, Gates: gs, Toolchain: m.toolchain, Raised: m.raised}
 		dir := columnDir(outDir, col) // before the run: it names the kube-apiserver it ran
-		if col = runColumn(ctx, root, cfg, outDir, modfile, col); col.Error != "" {
+		if col = runColumn(ctx, root, cfg, outDir, m.modfile, col); col.Error != "" {
 			return "", errors.New(col.Error)
 		}
 		b, err := behaviour(dir, re, *observation)

@@ -395,9 +395,8 @@ func checkPassed(cols []column) error {
 // with the default gates needs no lookup.
 func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, gatesOf func(version string) (knownGates, error)) ([]column, error) {
 	type prepared struct {
-		modfile, toolchain string
-		raised             []string
-		err                error
+		columnModules
+		err error
 	}
 	modfiles := map[string]prepared{}
 	type lookedUp struct {
@@ -439,10 +438,7 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 		}
 		p, ok := modfiles[v]
 		if !ok && v != pinned {
-			step("client-go %s: resolving its module graph", v)
-			if p.toolchain, p.err = toolchainFor(ctx, root, v); p.err == nil {
-				p.modfile, p.raised, p.err = writeModfile(ctx, root, gomod, v, filepath.Join(out, "modfiles"), p.toolchain)
-			}
+			p.columnModules, p.err = resolveModules(ctx, root, gomod, v, filepath.Join(out, "modfiles"))
 		}
 		modfiles[v] = p
 		if p.err != nil {
@@ -1008,6 +1004,31 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, 
 // notServed finds, in the go command's output, a module version whose
 // zip the module proxy refuses.
 var notServed = regexp.MustCompile(`(\S+)@(v\S+): reading \S+: 403 Forbidden`)
+
+// columnModules is how a column builds against its client-go: its go.mod
+// (-modfile; "" for the pinned version, which runs in the workspace), the
+// Go toolchain when the machine's is too old, and the dependencies raised
+// over what the proxy does not serve.
+type columnModules struct {
+	modfile, toolchain string
+	raised             []string
+}
+
+// resolveModules prepares a column's modules for client-go version v
+// (toolchainFor, then writeModfile into dir).
+func resolveModules(ctx context.Context, root string, gomod []byte, v, dir string) (columnModules, error) {
+	step("client-go %s: resolving its module graph", v)
+	var m columnModules
+	var err error
+	if m.toolchain, err = toolchainFor(ctx, root, v); err != nil {
+		return m, err
+	}
+	m.modfile, m.raised, err = writeModfile(ctx, root, gomod, v, dir, m.toolchain)
+	if len(m.raised) > 0 {
+		step("client-go %s: raised %s", v, strings.Join(m.raised, "; "))
+	}
+	return m, err
+}
 
 // EnvToolchain names the Go toolchain (GOTOOLCHAIN's value, go1.27.3) a
 // column runs with when its client-go needs a newer Go than the one
