@@ -3,14 +3,20 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -25,6 +31,7 @@ import (
 const (
 	RetryWatcherResumes = "the RetryWatcher resumed the ended watch from its resourceVersion: every object reached the caller, once"
 	RetryWatcherReports = "the RetryWatcher reported the unrecoverable status as an ERROR event and stopped"
+	RetryWatcherStops   = "the RetryWatcher stopped when asked (Stop called twice): Done and its result channel closed"
 )
 
 // S29Bound is how soon after the fault S29's RetryWatcher must have done
@@ -97,10 +104,14 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	var got received
 	got.added = map[string]int{}
 	events := make(chan watch.Event, 100)
+	resultClosed := make(chan struct{})
 	go func() {
-		defer close(events)
+		defer close(resultClosed)
 		for e := range rw.ResultChan() {
-			events <- e
+			select {
+			case events <- e:
+			default: // the spec stopped reading: what is left is not counted
+			}
 		}
 	}()
 	drain := func(until func() bool, bound time.Duration) bool {
@@ -108,10 +119,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 		defer t.Stop()
 		for !until() {
 			select {
-			case e, ok := <-events:
-				if !ok {
-					return until()
-				}
+			case e := <-events:
 				switch e.Type {
 				case watch.Added:
 					if m, ok := e.Object.(metav1.Object); ok {
@@ -201,6 +209,19 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 		Expect(done).To(BeTrue(), RetryWatcherReports+" within %s: ERROR events %v", S29Bound, codes)
 		Expect(codes).To(ContainElement(want), RetryWatcherReports+": an ERROR event %d", want)
 	}
+
+	// Stop, twice (a caller's deferred Stop after its own): running or
+	// already stopped, it returns, and Done and ResultChan close.
+	e2e.By("Stop called twice")
+	stopStart := time.Now()
+	err = e2e.CallWithin("s29-stop", "the RetryWatcher's Stop, twice, then Done and ResultChan", S29Bound, func() {
+		rw.Stop()
+		rw.Stop()
+		<-rw.Done()
+		<-resultClosed
+	})
+	env.RecordBound("the RetryWatcher stopped when asked twice", stopStart, time.Now(), S29Bound, err == nil)
+	Expect(err).NotTo(HaveOccurred(), RetryWatcherStops)
 }
 
 // DropWatchResourceVersion is a negative control's broken client: its
@@ -226,3 +247,243 @@ func DropWatchResourceVersion(cfg *rest.Config) *rest.Config {
 type watcherFunc func(metav1.ListOptions) (watch.Interface, error)
 
 func (f watcherFunc) Watch(o metav1.ListOptions) (watch.Interface, error) { return f(o) }
+
+// DrainWatchOnClose is a negative control's broken client: closing a watch
+// body that has not ended reads it to its end first (as a transport that
+// drains bodies to reuse their connection would), so stopping an open
+// watch waits for the server to end it, minutes later.
+func DrainWatchOnClose(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err == nil && httpfault.Watches(req) {
+				resp.Body = &drainingBody{ReadCloser: resp.Body}
+			}
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+type drainingBody struct {
+	io.ReadCloser
+	ended atomic.Bool
+}
+
+func (b *drainingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.ended.Store(true)
+	}
+	return n, err
+}
+
+func (b *drainingBody) Close() error {
+	if !b.ended.Load() {
+		_, _ = io.Copy(io.Discard, b.ReadCloser)
+	}
+	return b.ReadCloser.Close()
+}
+
+// S29's UntilWithSync assertion: every object created after the fault
+// reached the condition as one ADDED event, none as DELETED, and
+// UntilWithSync returned once the condition held.
+const UntilWithSyncDelivers = "UntilWithSync's condition saw every object created after the fault, each ADDED once, and UntilWithSync returned"
+
+// UntilWithSync is S29's other half: client-go's tools/watch UntilWithSync
+// (an informer of its own behind a watch.Interface, what `kubectl wait`
+// and many controllers' one-shot waits use) through the same faults as the
+// RetryWatcher, s.Client, when set, being the broken client of a negative
+// control. Its precondition sees the objects created before; its condition
+// holds once the three objects created after the fault have arrived.
+//
+// Asserts (UntilWithSyncDelivers), within S29Bound of the fault: each
+// object created after it reached the condition in exactly one ADDED event,
+// no object in a DELETED event, and UntilWithSync returned (its informer
+// stopped). Observed: the MODIFIED events of objects that did not change
+// (a relist's Replace, handed to the informer's UpdateFunc).
+//
+// Expected of client-go (tools/watch/until.go UntilWithSync,
+// informerwatcher.go NewIndexerInformerWatcher; tools/cache/reflector.go
+// ListAndWatch): unlike the RetryWatcher, its reflector recovers from all
+// three: a clean end re-watches from the last resourceVersion, an ERROR 410
+// or a refused watch (403, not retriable: isWatchErrorRetriable) ends
+// ListAndWatch, which lists again after its backoff (800 ms at first); the
+// new objects arrive from that list as Adds. v0.31-v0.37.
+func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	writer := env.Subjects
+	ns := env.Namespace
+	for i := range 3 {
+		_, err := writer.Create(ctx, fmt.Sprintf("before-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	in := &httpfault.Injector{Faults: env.Faults}
+	streams := &httpfault.StreamInjector{Faults: env.Faults}
+	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
+	// The informer's open watch may be its streaming list's.
+	anyWatch := func(r *http.Request) bool { return httpfault.Watches(r) || httpfault.StreamingLists(r) }
+	restorePass := streams.Pass(anyWatch)
+	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
+	cfg := streams.Instrument(in.Instrument(rest.CopyConfig(env.User)))
+	if s.Client != nil {
+		cfg = s.Client(cfg)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", ns, fields.Everything())
+
+	var mu sync.Mutex
+	events := map[string]map[watch.EventType]int{}
+	seen := make(chan struct{}, 100)
+	count := func(name string, t watch.EventType) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return events[name][t]
+	}
+	afterAll := func() bool {
+		return count("after-0", watch.Added) > 0 && count("after-1", watch.Added) > 0 && count("after-2", watch.Added) > 0
+	}
+	var before atomic.Int32
+	preconditioned := make(chan struct{})
+	var once sync.Once
+	precondition := func(store cache.Store) (bool, error) {
+		before.Store(int32(len(store.List())))
+		once.Do(func() { close(preconditioned) })
+		return false, nil
+	}
+	condition := func(e watch.Event) (bool, error) {
+		if m, ok := e.Object.(metav1.Object); ok {
+			mu.Lock()
+			if events[m.GetName()] == nil {
+				events[m.GetName()] = map[watch.EventType]int{}
+			}
+			events[m.GetName()][e.Type]++
+			mu.Unlock()
+		}
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+		return afterAll(), nil
+	}
+	uctx, cancel := context.WithTimeout(ctx, 4*S29Bound)
+	defer cancel()
+	type result struct {
+		ev  *watch.Event
+		err error
+		at  time.Time
+	}
+	returned := make(chan result, 1)
+	go func() {
+		ev, err := watchtools.UntilWithSync(uctx, lw, &corev1.Pod{}, precondition, condition)
+		returned <- result{ev, err, time.Now()}
+	}()
+	waitFor := func(cond func() bool, bound time.Duration) bool {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		for !cond() {
+			select {
+			case <-seen:
+			case <-t.C:
+				return cond()
+			}
+		}
+		return true
+	}
+	Eventually(preconditioned).WithTimeout(e2e.SyncTimeout).Should(BeClosed(), "UntilWithSync's informer synced and ran the precondition")
+	Expect(before.Load()).To(Equal(int32(3)), "UntilWithSync's precondition saw the objects created before it")
+	_, err = writer.Create(ctx, "watched-0")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(waitFor(func() bool { return count("watched-0", watch.Added) > 0 }, e2e.EventTimeout)).To(BeTrue(), "UntilWithSync's condition saw a creation before the fault")
+
+	e2e.By("the fault on UntilWithSync's watch: " + string(fault))
+	switch fault {
+	case WatchEndedCleanly:
+	case WatchExpired:
+		restore, _ := in.EndWatchesWithError(isWatch, 1, http.StatusGone, metav1.StatusReasonExpired, "S29: too old resource version")
+		defer restore()
+	case WatchRefused:
+		restore, _ := in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
+		defer restore()
+	default:
+		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
+	}
+	start := time.Now()
+	Expect(streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
+	for i := range 3 {
+		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	var r result
+	var ok bool
+	select {
+	case r = <-returned:
+		ok = true
+	case <-time.After(S29Bound):
+	}
+	mu.Lock()
+	var wrong []string
+	modified := 0
+	for _, name := range []string{"after-0", "after-1", "after-2"} {
+		if n := events[name][watch.Added]; n != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, n))
+		}
+	}
+	for name, byType := range events {
+		if byType[watch.Deleted] > 0 {
+			wrong = append(wrong, fmt.Sprintf("%s: %d DELETED events", name, byType[watch.Deleted]))
+		}
+		modified += byType[watch.Modified]
+	}
+	mu.Unlock()
+	if !ok {
+		wrong = append(wrong, fmt.Sprintf("UntilWithSync had not returned %s after the fault", S29Bound))
+	} else if r.err != nil {
+		wrong = append(wrong, fmt.Sprintf("UntilWithSync returned %v", r.err))
+	}
+	took := "-"
+	if ok {
+		took = r.at.Sub(start).Round(time.Millisecond).String()
+	}
+	env.ObserveNumber("UntilWithSync: MODIFIED events of unchanged objects", float64(modified), report.UnitCalls)
+	e2e.AddReportEntry("S29 UntilWithSync", fmt.Sprintf("%s: returned %t (%s after the fault), MODIFIED events %d, %v", fault, ok, took, modified, wrong))
+	end := time.Now()
+	if ok {
+		end = r.at
+	}
+	env.RecordBound("UntilWithSync saw the new objects through "+string(fault)+" and returned", start, end, S29Bound, len(wrong) == 0)
+	Expect(wrong).To(BeEmpty(), UntilWithSyncDelivers)
+}
+
+// SilentRewatches is a negative control's broken client: the server
+// answers every watch after the first, but none of its events reach the
+// client (a proxy holding the stream), so nothing after a re-watch arrives.
+func SilentRewatches(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	var watches atomic.Int32
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			// A streaming list is a watch too: the first is the
+			// informer's initial one, in either sync mode.
+			watch := httpfault.Watches(req) || httpfault.StreamingLists(req)
+			if err == nil && watch && watches.Add(1) > 1 {
+				resp.Body = &silentBody{ReadCloser: resp.Body, ctx: req.Context()}
+			}
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+type silentBody struct {
+	io.ReadCloser
+	ctx context.Context
+}
+
+func (b *silentBody) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}

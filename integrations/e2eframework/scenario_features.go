@@ -494,7 +494,8 @@ func WaitForCacheSync(opts ...Option) features.Feature {
 
 // RetryWatcher is S29: client-go's tools/watch RetryWatcher resumes a watch
 // the server ended and reports a 410 or a 403 as an ERROR event, then
-// stops. It needs no informer: one mode.
+// stops (and stops when asked, twice); UntilWithSync, through the same
+// faults, hands every new object to its condition once. One mode.
 func RetryWatcher(opts ...Option) features.Feature {
 	o := apply(opts)
 	sc := scenario{id: "S29", name: "S29 a RetryWatcher through the informers' faults"}
@@ -502,6 +503,9 @@ func RetryWatcher(opts ...Option) features.Feature {
 	for _, f := range []scenarios.S29Fault{scenarios.WatchEndedCleanly, scenarios.WatchExpired, scenarios.WatchRefused} {
 		b = o.perMode(b, sc.name, entry{name: string(f), modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
 			scenarios.RetryWatcher(ctx, s, f)
+		})
+		b = o.perMode(b, sc.name, entry{name: "UntilWithSync: " + string(f), modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
+			scenarios.UntilWithSync(ctx, s, f)
 		})
 	}
 	return b.Feature()
