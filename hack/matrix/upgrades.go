@@ -38,7 +38,20 @@ var knownChanges = []knownChange{
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList), in effect from v0.34.3, where TransformingStore embeds ReflectorStore, which the informers' queues implement (reasoning in kubernetes PR #133263)",
 	},
+	{
+		// S28's observation of the factory's wait.
+		Contains: `the factory's WaitForCacheSync returns changed from "polled" to "at once"`,
+		Applies: func(from, to string) bool {
+			return olderThan(from, factoryWaitsAtOnceFrom) && !olderThan(to, factoryWaitsAtOnceFrom)
+		},
+		Kind:     "documented change",
+		Upstream: "client-go v0.36.0: the generated informer factory's WaitForCacheSync calls WaitForCacheSyncWithContext, which waits on each informer's HasSyncedChecker with cache.WaitFor, without polling (informers/factory.go; before: cache.WaitForCacheSync, which looks every 100 ms, tools/cache/shared_informer.go syncedPollPeriod)",
+	},
 }
+
+// factoryWaitsAtOnceFrom is the first client-go minor whose informer
+// factory waits for the sync without polling (S28's observation).
+const factoryWaitsAtOnceFrom = "v0.36.0"
 
 // transformedTwiceFrom is the first client-go tag that transforms a
 // streaming list's objects twice (matrix bisect on S19's observation; S19

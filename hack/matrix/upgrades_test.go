@@ -60,6 +60,26 @@ func TestFindColumnDirs(t *testing.T) {
 	}
 }
 
+// TestKnownChangesApply: each known change explains its own change on the
+// step across its version, and not the other way round or on a step
+// before it.
+func TestKnownChangesApply(t *testing.T) {
+	for _, tc := range []struct {
+		sentence, from, to string
+		want               int
+	}{
+		{`informer pods: transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`, "v0.34.2", "v0.34.3", 1},
+		{`informer pods: transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`, "v0.33.13", "v0.34.2", 0},
+		{`the factory's WaitForCacheSync returns changed from "polled" to "at once"`, "v0.35.10", "v0.36.6", 1},
+		{`the factory's WaitForCacheSync returns changed from "polled" to "at once"`, "v0.36.0", "v0.36.6", 0},
+		{`the factory's WaitForCacheSync returns changed from "at once" to "polled"`, "v0.35.10", "v0.36.6", 0},
+	} {
+		if got := len(explainChange(tc.sentence, tc.from, tc.to)); got != tc.want {
+			t.Errorf("%s, %s to %s: %d explanations, want %d", tc.sentence, tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
 func transformsSpec(v string) report.SpecSummary {
 	return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
 }
