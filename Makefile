@@ -171,7 +171,8 @@ bisect: binaries ## The first client-go tag (patches, alpha, beta, rc) between G
 	$(if $(and $(GOOD),$(BAD),$(SPEC)),,$(error make bisect GOOD=v0.33.13 BAD=v0.34.13 SPEC='S19 .* streaming list' [OBSERVATION='transform calls']))
 	$(GO) run ./hack/matrix bisect -good='$(GOOD)' -bad='$(BAD)' -spec='$(SPEC)' -observation='$(OBSERVATION)' -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/bisect
 
-# `make matrix MATRIX_SHARD=I/N` runs one machine's share of the columns;
+# `make matrix MATRIX_SHARD=I/N` runs one machine's share of the columns (MATRIX_SHARD_BY=version:
+# of the client-go versions, each built once);
 # `make matrix-merge MATRIX_IN='dir1 dir2'` joins the shards' column files.
 MATRIX_IN ?=
 .PHONY: matrix-merge

@@ -80,6 +80,7 @@ func main() {
 	reports := flag.String("reports", "", "with -render: where the columns' report directories are, found by name when not where their run wrote them (the downloaded shards); empty = beside matrix.json")
 	list := flag.Bool("list", false, "print the planned columns, one per line (index and name), and run nothing: how many shards a workflow fans out to")
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
+	shardBy := flag.String("shard-by", os.Getenv("MATRIX_SHARD_BY"), "with -shard: \"column\" (the default: the columns whose index is I modulo N, a machine each) or \"version\" (every column of the client-go versions whose index among the plan's versions is I modulo N: each version built once, for a few machines or runs one after the other)")
 	if len(os.Args) > 1 && os.Args[1] == "merge" {
 		os.Exit(mergeMain(os.Args[2:]))
 	}
@@ -101,6 +102,9 @@ func main() {
 		os.Exit(2)
 	}
 	sh, err := parseShard(*shardFlag)
+	if err == nil {
+		sh, err = parseShardBy(sh, *shardBy)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(2)
@@ -414,7 +418,7 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 		if ctx.Err() != nil {
 			return cols, ctx.Err()
 		}
-		if !cfg.shard.has(index) {
+		if !cfg.shard.has(plan, index) {
 			continue
 		}
 		v := col.ClientGo

@@ -45,8 +45,16 @@ type columnFile struct {
 // columnsDir is where a run writes its column files, under its -out.
 const columnsDir = "columns"
 
-// shard is -shard I/N; the zero value is every column.
-type shard struct{ i, n int }
+// shard is -shard I/N; the zero value is every column. byVersion
+// (-shard-by version) shares out client-go versions instead of columns:
+// a shard runs every column of the versions whose index among the plan's
+// versions (in plan order) is I modulo N, so that it builds the suite
+// against each of its versions once (a build costs minutes; a verdict
+// plan has up to six columns per version).
+type shard struct {
+	i, n      int
+	byVersion bool
+}
 
 func parseShard(s string) (shard, error) {
 	if s == "" {
@@ -58,17 +66,47 @@ func parseShard(s string) (shard, error) {
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
 		return shard{}, fmt.Errorf("-shard %q: want I/N with 0 <= I < N (the columns whose index in the plan is I modulo N)", s)
 	}
-	return shard{i, n}, nil
+	return shard{i: i, n: n}, nil
 }
 
 // has says whether the shard runs the plan's column index.
-func (s shard) has(index int) bool { return s.n == 0 || index%s.n == s.i }
+func (s shard) has(plan []column, index int) bool {
+	if s.n == 0 {
+		return true
+	}
+	if !s.byVersion {
+		return index%s.n == s.i
+	}
+	var versions []string
+	for _, c := range plan {
+		if !slices.Contains(versions, c.ClientGo) {
+			versions = append(versions, c.ClientGo)
+		}
+	}
+	return slices.Index(versions, plan[index].ClientGo)%s.n == s.i
+}
 
 func (s shard) String() string {
 	if s.n == 0 {
 		return "every column"
 	}
+	if s.byVersion {
+		return fmt.Sprintf("shard %d/%d of the client-go versions", s.i, s.n)
+	}
 	return fmt.Sprintf("shard %d/%d", s.i, s.n)
+}
+
+// parseShardBy sets how sh shares out the plan: "column" (or empty) or
+// "version".
+func parseShardBy(sh shard, by string) (shard, error) {
+	switch by {
+	case "", "column":
+		return sh, nil
+	case "version":
+		sh.byVersion = true
+		return sh, nil
+	}
+	return sh, fmt.Errorf("-shard-by %q: want column or version", by)
 }
 
 // planned is a column as planned: what it runs, not what it found.

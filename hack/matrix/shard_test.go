@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,9 +42,9 @@ func writeShards(t *testing.T, cols []column, n int, labels func(index int) stri
 	var dirs []string
 	for s := range n {
 		dir := filepath.Join(root, "shard", string(rune('a'+s)))
-		sh := shard{s, n}
+		sh := shard{i: s, n: n}
 		for i, c := range cols {
-			if !sh.has(i) {
+			if !sh.has(cols, i) {
 				continue
 			}
 			if err := writeColumnFile(dir, columnFile{Index: i, Plan: plan, Labels: labels(i), Suites: "./suites/conformance", Column: c}); err != nil {
@@ -133,7 +134,7 @@ func TestMergeRefusesWhatDoesNotJoin(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]shard{"": {}, "0/1": {0, 1}, "2/7": {2, 7}} {
+	for in, want := range map[string]shard{"": {}, "0/1": {i: 0, n: 1}, "2/7": {i: 2, n: 7}} {
 		if got, err := parseShard(in); err != nil || got != want {
 			t.Errorf("parseShard(%q) = %v, %v", in, got, err)
 		}
@@ -143,15 +144,35 @@ func TestParseShard(t *testing.T) {
 			t.Errorf("parseShard(%q) accepted", bad)
 		}
 	}
-	s := shard{1, 3}
+	s := shard{i: 1, n: 3}
+	plan := make([]column, 7)
 	var got []int
 	for i := range 7 {
-		if s.has(i) {
+		plan[i] = column{ClientGo: fmt.Sprintf("v0.3%d.0", i)}
+		if s.has(plan, i) {
 			got = append(got, i)
 		}
 	}
 	if len(got) != 2 || got[0] != 1 || got[1] != 4 {
 		t.Errorf("shard 1/3 of 7 columns runs %v, want [1 4]", got)
+	}
+	// By version: every column of a version in one shard.
+	byVersion, err := parseShardBy(shard{i: 1, n: 2}, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan = []column{{ClientGo: "v0.31.0"}, {ClientGo: "v0.31.14"}, {ClientGo: "v0.31.14", Gates: gateSet{{Name: "A"}}}, {ClientGo: "v0.32.0"}, {ClientGo: "v0.32.13"}, {ClientGo: "v0.32.13", Gates: gateSet{{Name: "A"}}}}
+	got = nil
+	for i := range plan {
+		if byVersion.has(plan, i) {
+			got = append(got, i)
+		}
+	}
+	if fmt.Sprint(got) != "[1 2 4 5]" {
+		t.Errorf("shard 1/2 by version runs %v, want [1 2 4 5] (v0.31.14 and v0.32.13 with their gate columns)", got)
+	}
+	if _, err := parseShardBy(shard{i: 0, n: 2}, "machine"); err == nil {
+		t.Error("parseShardBy accepted machine")
 	}
 }
 
