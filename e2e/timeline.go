@@ -6,6 +6,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // specTimeline collects a spec's timeline (its Env's).
@@ -25,6 +26,7 @@ func (e *Env) startTimeline() {
 	e.timeline = t
 	DeferCleanup(0, func(context.Context) error {
 		e.data.timeline(t.build(time.Now()))
+		defer e.TimePhase(timing.Observations)()
 		for _, o := range t.probes {
 			e.data.observe(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot())...)
 		}

@@ -31,4 +31,8 @@ const (
 	// ClientHandlers is waiting, once the store converged, for the
 	// handler calls to add up to the server's objects.
 	ClientHandlers = "client: handlers add up"
+	// Observations is deriving the comparable observations from every
+	// probe's record when the spec ends (probe.Observations): what the
+	// observations cost a run.
+	Observations = "report: observations"
 )
