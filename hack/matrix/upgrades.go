@@ -41,12 +41,57 @@ var knownChanges = []knownChange{
 	{
 		// S28's observation of the factory's wait.
 		Contains: `the factory's WaitForCacheSync returns changed from "polled" to "at once"`,
-		Applies: func(from, to string) bool {
-			return olderThan(from, factoryWaitsAtOnceFrom) && !olderThan(to, factoryWaitsAtOnceFrom)
-		},
+		Applies:  addedIn(factoryWaitsAtOnceFrom),
 		Kind:     "documented change",
 		Upstream: "client-go v0.36.0: the generated informer factory's WaitForCacheSync calls WaitForCacheSyncWithContext, which waits on each informer's HasSyncedChecker with cache.WaitFor, without polling (informers/factory.go; before: cache.WaitForCacheSync, which looks every 100 ms, tools/cache/shared_informer.go syncedPollPeriod)",
 	},
+	// S32: the metrics hooks a release adds (an observation per hook:
+	// "no such hook" before it).
+	{
+		Contains: `client-go metrics hook tools/metrics.ExecPluginPolicyCalls changed from "no such hook"`,
+		Applies:  addedIn("v0.35.0"),
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #134870 (client-go credential plugin allowlist): tools/metrics PolicyCallsMetric, RegisterOpts.ExecPluginPolicyCalls, counted by plugin/pkg/client/auth/exec/metrics.go; in v0.35.0 (metrics.Register of v0.35 and v0.36 assigns ExecPluginCalls in its place, fixed in v0.37)",
+	},
+	{
+		Contains: `client-go metrics hook tools/metrics.TransportCAReloads changed from "no such hook"`,
+		Applies:  addedIn("v0.36.0"),
+		Kind:     "documented change",
+		Upstream: "client-go v0.36.0: tools/metrics TransportCAReloadsMetric, counted by transport/ca_rotation.go when ClientsAllowCARotation reloads a CA file",
+	},
+	{
+		Contains: `client-go metrics hook tools/metrics.TransportCertRotationGCCalls changed from "no such hook"`,
+		Applies:  addedIn("v0.36.0"),
+		Kind:     "documented change",
+		Upstream: tlsCacheGC,
+	},
+	{
+		Contains: `client-go metrics hook tools/metrics.TransportCacheGCCalls changed from "no such hook"`,
+		Applies:  addedIn("v0.36.0"),
+		Kind:     "documented change",
+		Upstream: tlsCacheGC,
+	},
+	{
+		Contains: `client-go metrics hook tools/cache.SetInformerMetricsProvider changed from "no such hook"`,
+		Applies:  addedIn("v0.36.0"),
+		Kind:     "documented change",
+		Upstream: "kubernetes PRs #135782 (RealFIFO queue depth and processing latency by InformerNameAndResource) and #137419 (the store's resourceVersion): tools/cache SetInformerMetricsProvider (fifo_metrics.go; informer_metrics.go from v0.37, PR #139435); in v0.36.0",
+	},
+	{
+		Contains: `client-go metrics hook tools/metrics.RegisterOpts.RegisterFn changed from "no such hook"`,
+		Applies:  addedIn("v0.37.0"),
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #138914 (Defer client-go metrics registration to runtime entry point via constructors): RegisterOpts.RegisterFn, called once by metrics.EnsureRegistered from rest.RESTClientFor, HTTPClientFor and transport.New; in v0.37.0",
+	},
+}
+
+// tlsCacheGC is the upstream change that added two transport metrics.
+const tlsCacheGC = "kubernetes PR #136355 (Add GC to client-go TLS cache): tools/metrics TransportCertRotationGCCalls and TransportCacheGCCalls, counted by transport/cache.go's clean-ups, and TransportCreateCalls' \"miss-gc\"; in v0.36.0"
+
+// addedIn is a knownChange's Applies for a change that came with release
+// v: the step goes from before it to it or later.
+func addedIn(v string) func(from, to string) bool {
+	return func(from, to string) bool { return olderThan(from, v) && !olderThan(to, v) }
 }
 
 // factoryWaitsAtOnceFrom is the first client-go minor whose informer

@@ -83,3 +83,27 @@ func TestKnownChangesApply(t *testing.T) {
 func transformsSpec(v string) report.SpecSummary {
 	return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
 }
+
+// TestMetricsHooksAddedByARelease: S32's "no such hook" observations are
+// explained on the step that adds the hook, and only there.
+func TestMetricsHooksAddedByARelease(t *testing.T) {
+	sentence := func(hook, to string) string {
+		return `S32 informer metrics: client-go metrics hook ` + hook + ` changed from "no such hook" to "` + to + `"`
+	}
+	for _, tc := range []struct {
+		sentence, from, to string
+		explained          bool
+	}{
+		{sentence("tools/metrics.ExecPluginPolicyCalls", "not emitted"), "v0.34.13", "v0.35.10", true},
+		{sentence("tools/metrics.TransportCAReloads", "not emitted"), "v0.35.10", "v0.36.6", true},
+		{sentence("tools/metrics.TransportCacheGCCalls", "not emitted"), "v0.35.10", "v0.36.6", true},
+		{sentence("tools/cache.SetInformerMetricsProvider", "present, not registered (NewProcessingLatencyMetric, NewQueuedItemMetric, NewStoreResourceVersionMetric)"), "v0.35.10", "v0.36.6", true},
+		{sentence("tools/metrics.RegisterOpts.RegisterFn", "called 1 time(s)"), "v0.36.6", "v0.37.2", true},
+		{sentence("tools/metrics.RegisterOpts.RegisterFn", "called 1 time(s)"), "v0.37.2", "v0.38.0-alpha.2", false},
+		{sentence("tools/metrics.TransportCAReloads", "not emitted"), "v0.34.13", "v0.35.10", false},
+	} {
+		if got := len(explainChange(tc.sentence, tc.from, tc.to)); (got == 1) != tc.explained || got > 1 {
+			t.Errorf("%s, %s to %s: %d explanations, want explained %t (once)", tc.sentence, tc.from, tc.to, got, tc.explained)
+		}
+	}
+}

@@ -510,3 +510,16 @@ func RetryWatcher(opts ...Option) features.Feature {
 	}
 	return b.Feature()
 }
+
+// InformerMetrics is S32: the metrics a controller exports through
+// client-go's metrics hooks (the workqueue's provider, the rest client's
+// tools/metrics) are emitted and move with an informer's and a worker's
+// work; the spec skips where another registrant took the process-global
+// hooks first.
+func InformerMetrics(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S32", name: "S32 informer metrics through client-go's metrics provider hooks"}
+	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.InformerMetrics(ctx, s, o.probe(), scenarios.S32Breaks{})
+	}).Feature()
+}
