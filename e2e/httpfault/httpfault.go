@@ -53,6 +53,10 @@ func StreamingLists(r *http.Request) bool {
 	return isWatch(r) && r.URL.Query().Get("sendInitialEvents") == "true"
 }
 
+// WatchStreams matches every watch request: resuming watches and
+// streaming lists.
+func WatchStreams(r *http.Request) bool { return isWatch(r) }
+
 // Lists matches LIST requests.
 func Lists(r *http.Request) bool { return r.Method == http.MethodGet && !isWatch(r) }
 

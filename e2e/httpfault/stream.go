@@ -7,11 +7,13 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
@@ -52,11 +54,31 @@ const (
 	dropInitialObject
 	cutInitialEvents
 	passThrough
+	rewriteEvents
+	observeEvents
 )
 
 // String names the action in its faultlog window.
 func (a streamAction) String() string {
-	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped", "stream cut inside its initial events", "streams held to be ended at will"}[a]
+	return [...]string{"initial-events-end bookmark dropped", "initial-events-end bookmark sent first", "first initial object dropped", "stream cut inside its initial events", "streams held to be ended at will", "events rewritten", "events observed"}[a]
+}
+
+// Event is one event of a rewritten stream as RewriteEvents and
+// ObserveEvents hand it over: the server's event with its object decoded.
+type Event struct {
+	// Request is the watch request the stream answers.
+	Request *http.Request
+	Type    watch.EventType
+	// Object is the event's object, decoded (a type client-go's scheme
+	// knows, or unstructured JSON). A rewrite may change it in place: the
+	// event then goes out with it re-encoded as the server encodes it.
+	Object runtime.Object
+	// Initial: one of a streaming list's initial events (a watch that asked
+	// for them, before its initial-events-end bookmark).
+	Initial bool
+	// InitialEventsEnd: the bookmark that ends the initial events
+	// (metav1.InitialEventsAnnotationKey).
+	InitialEventsEnd bool
 }
 
 type streamRule struct {
@@ -65,6 +87,8 @@ type streamRule struct {
 	newObject func() runtime.Object // sendInitialEventsEndFirst: the bookmark's object
 	after     int                   // cutInitialEvents: initial objects passed before the cut
 	times     int                   // cutInitialEvents: streams still to cut
+	rewrite   func(*Event) bool     // rewriteEvents: changes the event's object, says whether it goes out
+	observe   func(Event)           // observeEvents
 	removed   bool
 	count     int
 }
@@ -124,6 +148,91 @@ func (in *StreamInjector) CutInitialEvents(match Match, after, times int) (resto
 func (in *StreamInjector) Pass(match Match) (restore func()) {
 	restore, _ = in.add(&streamRule{match: match, action: passThrough})
 	return restore
+}
+
+// RewriteEvents hands every event of matching watch streams (after the
+// other rules: what they drop it never sees) to rewrite, which may change
+// its object in place (its resourceVersion, ...) and says whether the
+// event goes out at all: a proxy or a server that edits or loses events.
+// An event whose object the injector cannot decode passes unchanged.
+// rewritten counts the events handed to rewrite.
+func (in *StreamInjector) RewriteEvents(match Match, rewrite func(*Event) (send bool)) (restore func(), rewritten func() int) {
+	return in.add(&streamRule{match: match, action: rewriteEvents, rewrite: rewrite})
+}
+
+// ObserveEvents calls observe with every event of matching watch streams
+// as the server sent it (before any rule applies), from the stream's
+// goroutine: a spec's view of what the server said, beneath what the
+// client's other transport wrappers do. It changes nothing, so no fault
+// window is recorded. An event whose object the injector cannot decode is
+// left out. observed counts the events observed.
+func (in *StreamInjector) ObserveEvents(match Match, observe func(Event)) (restore func(), observed func() int) {
+	r := &streamRule{match: match, action: observeEvents, observe: observe}
+	in.mu.Lock()
+	in.rules = append(in.rules, r)
+	in.mu.Unlock()
+	restore = func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		r.removed = true
+		in.rules = slices.DeleteFunc(in.rules, func(x *streamRule) bool { return x == r })
+	}
+	observed = func() int {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return r.count
+	}
+	return restore, observed
+}
+
+// InjectBookmark sends, on every open rewritten stream whose request
+// matches, a BOOKMARK event at resourceVersion rv, between two of the
+// server's whole events: what kube-apiserver sends a watch that allows
+// bookmarks (about once a minute, and shortly before the watch's
+// timeout), at the moment the spec chooses. Its object is newObject() (a
+// type client-go's scheme knows, e.g. &corev1.Pod{}) with rv, encoded as
+// the server encodes a watch event's object for the stream's media type.
+// A valid bookmark is the caller's to choose: rv no older than any event
+// the stream carried, with none of the watch's events at or below it still
+// to come; on a streaming list, after its initial events. It returns how
+// many streams got the bookmark (a stream the client does not read holds
+// the call until it does or ends).
+func (in *StreamInjector) InjectBookmark(match Match, newObject func() runtime.Object, rv string) int {
+	end := in.Faults.Begin(faultlog.StreamFault, "a BOOKMARK at resourceVersion "+rv+" injected")
+	defer end()
+	in.mu.Lock()
+	var streams []*rewrittenBody
+	for b := range in.open {
+		if match(b.req) {
+			streams = append(streams, b)
+		}
+	}
+	in.mu.Unlock()
+	sent := 0
+	for _, b := range streams {
+		ev, err := bookmarkEvent(newObject(), b.objects, rv, false)
+		if err != nil {
+			continue
+		}
+		if b.encode(ev) == nil {
+			sent++
+		}
+	}
+	return sent
+}
+
+// OpenStreams counts the open rewritten streams whose request matches:
+// the watches InjectBookmark and EndStreams would reach now.
+func (in *StreamInjector) OpenStreams(match Match) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := 0
+	for b := range in.open {
+		if match(b.req) {
+			n++
+		}
+	}
+	return n
 }
 
 // EndStreams ends the open rewritten streams whose request matches, as a
@@ -219,7 +328,8 @@ func (t streamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	pr, pw := io.Pipe()
-	b := &rewrittenBody{req: req, src: resp.Body, pr: pr, pw: pw, done: make(chan struct{}), in: t.in}
+	b := &rewrittenBody{req: req, src: resp.Body, pr: pr, pw: pw, done: make(chan struct{}), in: t.in,
+		enc: streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(pw), info.StreamSerializer.Serializer), objects: info.Serializer}
 	t.in.mu.Lock()
 	if t.in.open == nil {
 		t.in.open = map[*rewrittenBody]struct{}{}
@@ -244,6 +354,19 @@ type rewrittenBody struct {
 	done  chan struct{} // the pump has returned
 	ended atomic.Bool   // EndStreams: the pump's read error is a clean end
 	in    *StreamInjector
+	// objects encodes an event's object for the stream's media type.
+	objects runtime.Serializer
+	// mu serialises the writes of whole events into the client's side:
+	// the pump's and InjectBookmark's.
+	mu  sync.Mutex
+	enc streaming.Encoder
+}
+
+// encode writes one whole event into the client's side.
+func (b *rewrittenBody) encode(ev *metav1.WatchEvent) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.enc.Encode(ev)
 }
 
 func (b *rewrittenBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
@@ -267,15 +390,15 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 	}()
 	s := info.StreamSerializer
 	dec := streaming.NewDecoder(s.Framer.NewFrameReader(b.src), s.Serializer)
-	enc := streaming.NewEncoder(s.Framer.NewFrameWriter(b.pw), s.Serializer)
 	for _, ev := range in.opening(rules, info) {
-		if err := enc.Encode(ev); err != nil {
+		if err := b.encode(ev); err != nil {
 			b.finish(err)
 			return
 		}
 	}
 	var st streamState
 	st.cutAfter = in.claimCut(rules)
+	streamingList := StreamingLists(b.req)
 	for {
 		ev := &metav1.WatchEvent{}
 		obj, _, err := dec.Decode(nil, ev)
@@ -286,10 +409,31 @@ func (in *StreamInjector) pump(b *rewrittenBody, info runtime.SerializerInfo, ru
 		if e, ok := obj.(*metav1.WatchEvent); ok {
 			ev = e
 		}
+		// The event as the rules that look into it see it (decoded only
+		// when one does).
+		var view *Event
+		if in.hasAction(rules, rewriteEvents, observeEvents) {
+			if o, err := decodeObject(ev.Object.Raw); err == nil {
+				end := ev.Type == string(watch.Bookmark) && initialEventsEndObject(o)
+				view = &Event{Request: b.req, Type: watch.EventType(ev.Type), Object: o, InitialEventsEnd: end,
+					Initial: streamingList && !st.initialEventsEnded && !end}
+				in.observe(rules, *view)
+			}
+		}
 		if in.drop(rules, ev, &st) {
 			continue
 		}
-		if err := enc.Encode(ev); err != nil {
+		if view != nil {
+			send, err := in.rewrite(rules, view, ev, b.objects)
+			if err != nil {
+				b.finish(err)
+				return
+			}
+			if !send {
+				continue
+			}
+		}
+		if err := b.encode(ev); err != nil {
 			b.finish(err)
 			return
 		}
@@ -338,7 +482,7 @@ func (in *StreamInjector) opening(rules []*streamRule, info runtime.SerializerIn
 		if r.removed || r.action != sendInitialEventsEndFirst {
 			continue
 		}
-		ev, err := initialEventsEndBookmark(r.newObject(), info.Serializer)
+		ev, err := bookmarkEvent(r.newObject(), info.Serializer, "1", true)
 		if err != nil {
 			continue // an object the scheme does not know: nothing to send
 		}
@@ -382,32 +526,120 @@ func (in *StreamInjector) drop(rules []*streamRule, ev *metav1.WatchEvent, st *s
 // isInitialEventsEnd decodes a bookmark's object (JSON or protobuf, any
 // type client-go's scheme knows) and looks for the annotation.
 func isInitialEventsEnd(ev *metav1.WatchEvent) bool {
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(ev.Object.Raw, nil, nil)
-	if err != nil {
-		return false
-	}
+	obj, err := decodeObject(ev.Object.Raw)
+	return err == nil && initialEventsEndObject(obj)
+}
+
+// initialEventsEndObject says whether obj carries the annotation of the
+// bookmark that ends a streaming list's initial events.
+func initialEventsEndObject(obj runtime.Object) bool {
 	m, err := meta.Accessor(obj)
 	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 }
 
-// initialEventsEndBookmark builds the bookmark that ends a streaming list's
-// initial events, its object encoded as the server encodes a watch event's
-// object for the stream's media type.
-func initialEventsEndBookmark(obj runtime.Object, s runtime.Serializer) (*metav1.WatchEvent, error) {
-	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
-	if err != nil {
+// decodeObject decodes a watch event's object: a type client-go's scheme
+// knows (JSON or protobuf), or else unstructured JSON (a custom resource).
+func decodeObject(raw []byte) (runtime.Object, error) {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if err == nil {
+		return obj, nil
+	}
+	u, _, uerr := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
+	if uerr != nil {
 		return nil, err
 	}
-	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	return u, nil
+}
+
+// encodeObject encodes obj as the server encodes a watch event's object
+// with s (its kind set from client-go's scheme when it is a typed object).
+func encodeObject(obj runtime.Object, s runtime.Serializer) ([]byte, error) {
+	if _, unstructuredObj := obj.(runtime.Unstructured); !unstructuredObj {
+		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+		if err != nil {
+			return nil, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	}
+	var buf bytes.Buffer
+	if err := s.Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %T: %w", obj, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// bookmarkEvent builds a BOOKMARK event of obj at resourceVersion rv,
+// annotated as the end of a streaming list's initial events when
+// initialEventsEnd, its object encoded with s.
+func bookmarkEvent(obj runtime.Object, s runtime.Serializer, rv string, initialEventsEnd bool) (*metav1.WatchEvent, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
 	}
-	m.SetResourceVersion("1")
-	m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-	var buf bytes.Buffer
-	if err := s.Encode(obj, &buf); err != nil {
+	m.SetResourceVersion(rv)
+	if initialEventsEnd {
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	raw, err := encodeObject(obj, s)
+	if err != nil {
 		return nil, fmt.Errorf("encode bookmark: %w", err)
 	}
-	return &metav1.WatchEvent{Type: string(watch.Bookmark), Object: runtime.RawExtension{Raw: buf.Bytes()}}, nil
+	return &metav1.WatchEvent{Type: string(watch.Bookmark), Object: runtime.RawExtension{Raw: raw}}, nil
+}
+
+// hasAction says whether a rule still in force does one of actions.
+func (in *StreamInjector) hasAction(rules []*streamRule, actions ...streamAction) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range rules {
+		if !r.removed && slices.Contains(actions, r.action) {
+			return true
+		}
+	}
+	return false
+}
+
+// observe hands ev to the observing rules still in force.
+func (in *StreamInjector) observe(rules []*streamRule, ev Event) {
+	var calls []func(Event)
+	in.mu.Lock()
+	for _, r := range rules {
+		if !r.removed && r.action == observeEvents {
+			r.count++
+			calls = append(calls, r.observe)
+		}
+	}
+	in.mu.Unlock()
+	for _, f := range calls {
+		f(ev)
+	}
+}
+
+// rewrite hands view to the rewriting rules still in force, in order, and
+// re-encodes ev's object when one did (with s): whether the event goes
+// out.
+func (in *StreamInjector) rewrite(rules []*streamRule, view *Event, ev *metav1.WatchEvent, s runtime.Serializer) (bool, error) {
+	var calls []func(*Event) bool
+	in.mu.Lock()
+	for _, r := range rules {
+		if !r.removed && r.action == rewriteEvents {
+			r.count++
+			calls = append(calls, r.rewrite)
+		}
+	}
+	in.mu.Unlock()
+	if len(calls) == 0 {
+		return true, nil
+	}
+	for _, f := range calls {
+		if !f(view) {
+			return false, nil
+		}
+	}
+	raw, err := encodeObject(view.Object, s)
+	if err != nil {
+		return false, err
+	}
+	ev.Object.Raw = raw
+	return true, nil
 }

@@ -341,3 +341,85 @@ func TestCutInitialEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteEvents: for each framing, a rewrite sees every event decoded,
+// with the initial events and their end told apart; the bookmark after the
+// initial events is dropped and the change's resourceVersion rewritten,
+// re-encoded so the client decodes it; an observer beneath sees the
+// server's events unchanged.
+func TestRewriteEvents(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, in, cs, _ := rig(t, f.contentType, false)
+			var observed []seen
+			_, nObserved := in.ObserveEvents(httpfault.WatchStreams, func(e httpfault.Event) {
+				m, _ := meta.Accessor(e.Object)
+				observed = append(observed, seen{e.Type, m.GetName(), m.GetResourceVersion(), e.InitialEventsEnd})
+			})
+			var initial []bool
+			restore, rewritten := in.RewriteEvents(httpfault.StreamingLists, func(e *httpfault.Event) bool {
+				initial = append(initial, e.Initial)
+				m, err := meta.Accessor(e.Object)
+				if err != nil {
+					t.Errorf("event object %T: %v", e.Object, err)
+					return true
+				}
+				switch {
+				case e.Type == watch.Bookmark && !e.InitialEventsEnd:
+					return false
+				case e.Type == watch.Modified:
+					m.SetResourceVersion("999")
+				}
+				return true
+			})
+			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
+			want := expected(streamingList[:4])
+			want[3].rv = "999"
+			if !slices.Equal(got, want) {
+				t.Fatalf("events:\n got %v\nwant %v", got, want)
+			}
+			if !slices.Equal(initial, []bool{true, true, false, false, false}) {
+				t.Fatalf("Initial of each event: %v", initial)
+			}
+			if rewritten() != 5 || nObserved() != 5 {
+				t.Fatalf("rewritten %d, observed %d events, want 5 each", rewritten(), nObserved())
+			}
+			if !slices.Equal(observed, expected(streamingList)) {
+				t.Fatalf("observed:\n got %v\nwant %v", observed, expected(streamingList))
+			}
+			restore()
+			if got := collect(t, streamingWatch(ctx, t, cs, true), -1); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("events after restore:\n got %v\nwant %v", got, expected(streamingList))
+			}
+		})
+	}
+}
+
+// TestInjectBookmark: for each framing, a bookmark injected into an open
+// stream after the server's events reaches the client, decodable, at the
+// resourceVersion given; a stream that does not match gets none.
+func TestInjectBookmark(t *testing.T) {
+	for _, f := range framings {
+		t.Run(f.name, func(t *testing.T) {
+			ctx, in, cs, _ := rig(t, f.contentType, true)
+			defer in.Pass(httpfault.WatchStreams)()
+			w := streamingWatch(ctx, t, cs, true)
+			defer w.Stop()
+			if got := collect(t, w, len(streamingList)); !slices.Equal(got, expected(streamingList)) {
+				t.Fatalf("events before the injection: %v", got)
+			}
+			if n := in.OpenStreams(httpfault.StreamingLists); n != 1 {
+				t.Fatalf("%d open streaming lists, want 1", n)
+			}
+			if n := in.InjectBookmark(httpfault.Watches, func() runtime.Object { return &corev1.Pod{} }, "20"); n != 0 {
+				t.Fatalf("injected into %d plain watches, want none", n)
+			}
+			if n := in.InjectBookmark(httpfault.StreamingLists, func() runtime.Object { return &corev1.Pod{} }, "20"); n != 1 {
+				t.Fatalf("injected into %d streams, want 1", n)
+			}
+			if got, want := collect(t, w, 1), []seen{{watch.Bookmark, "", "20", false}}; !slices.Equal(got, want) {
+				t.Fatalf("injected event: got %v, want %v", got, want)
+			}
+		})
+	}
+}

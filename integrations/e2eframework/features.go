@@ -221,6 +221,7 @@ func All(opts ...Option) []features.Feature {
 		ListWithoutWatch(opts...),
 		WaitForCacheSync(opts...),
 		RetryWatcher(opts...),
+		ResourceVersions(opts...),
 		InformerMetrics(opts...),
 	}
 }

@@ -53,8 +53,8 @@ func TestAllScenarios(t *testing.T) {
 		if i == 25 {
 			continue // S25 is kept for the rolling control-plane upgrade
 		}
-		if i == 30 || i == 31 {
-			continue // S30 and S31 land from another branch
+		if i == 30 {
+			continue // S30 lands from another branch
 		}
 		if id := fmt.Sprintf("S%d", i); !scenarios[id] {
 			t.Errorf("no feature for %s", id)

@@ -511,6 +511,20 @@ func RetryWatcher(opts ...Option) features.Feature {
 	return b.Feature()
 }
 
+// ResourceVersions is S31: the informers' resource-version APIs
+// (SharedIndexInformer's, its GetController's and its store's; a
+// cache.NewInformerWithOptions controller's and its indexer's; a bare
+// reflector's and its store's) report what the server said after the
+// initial sync, writes, a relist and a BOOKMARK, never going backwards,
+// in agreement.
+func ResourceVersions(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S31", name: "S31 the informers' resource-version APIs"}
+	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.ResourceVersionAPIs(ctx, s, nil)
+	}).Feature()
+}
+
 // InformerMetrics is S32: the metrics a controller exports through
 // client-go's metrics hooks (the workqueue's provider, the rest client's
 // tools/metrics) are emitted and move with an informer's and a worker's
