@@ -361,10 +361,11 @@ type WatchErrorsWrapper func(cache.WatchErrorHandler) cache.WatchErrorHandler
 func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors WatchErrorsWrapper) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	ns := env.Namespace
+	pods := env.SubjectsOf(probe.PodsResource)
 	var names []string
 	for i := range S33Objects {
 		name := fmt.Sprintf("s33-%d", i)
-		_, err := env.Subjects.Create(ctx, name)
+		_, err := pods.Create(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		names = append(names, name)
 	}
@@ -394,7 +395,7 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	exp := tableExpectationOf(c, streaming)
 
 	e2e.By("the server's answer in the Table format, then the informer's report or sync")
-	decided := func() bool { return errs.first() != (watchError{}) || obs.Informer.HasSynced() }
+	decided := func() bool { return len(errs.all()) > 0 || obs.Informer.HasSynced() }
 	var answered time.Time
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, e2e.SyncTimeout, true, func(context.Context) (bool, error) {
 		if at, ok := tableAnswerArrived(obs.Recorder.Snapshot()); ok {
@@ -416,10 +417,10 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	synced := obs.Informer.HasSynced()
 	stored := len(obs.Informer.GetStore().List())
 	rec := obs.Recorder.Snapshot()
-	first := errs.first()
+	reports := errs.all()
 	var outcome string
 	switch {
-	case first != (watchError{}):
+	case len(reports) > 0:
 		outcome = "reported"
 	case synced:
 		outcome = fmt.Sprintf("synced with %d objects in its store (the server has %d), nothing reported", stored, S33Objects)
@@ -428,10 +429,10 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	}
 	env.Observe("informer "+name+": outcome", outcome)
 	env.Observe("informer "+name+": watch error handler", orNone(errs.texts(ns)))
-	if first != (watchError{}) {
-		lat := max(first.at.Sub(answered), 0)
+	if len(reports) > 0 {
+		lat := max(reports[0].at.Sub(answered), 0)
 		env.ObserveNumber("informer "+name+": report after the answer", lat.Seconds(), report.UnitSeconds)
-		env.RecordBound("informer "+name+" reported the Table answer", answered, first.at, S33ReportBound, lat <= S33ReportBound)
+		env.RecordBound("informer "+name+" reported the Table answer", answered, reports[0].at, S33ReportBound, lat <= S33ReportBound)
 	}
 	note := ""
 	if exp.limitation != "" && outcome != "reported" {
@@ -445,7 +446,7 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	}
 	if exp.reported {
 		var within []string
-		for _, e := range errs.all() {
+		for _, e := range reports {
 			if e.at.Sub(answered) <= S33ReportBound && strings.Contains(e.err, "Table") {
 				within = append(within, e.err)
 			}
@@ -532,15 +533,6 @@ func (l *watchErrorLog) all() []watchError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.errs)
-}
-
-func (l *watchErrorLog) first() watchError {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.errs) == 0 {
-		return watchError{}
-	}
-	return l.errs[0]
 }
 
 // texts are the distinct errors in comparable form: normalised
