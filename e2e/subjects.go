@@ -62,6 +62,27 @@ func (e *Env) SubjectsFor(cfg *rest.Config) *Subjects {
 	return s
 }
 
+// SubjectsOf writes resource (pods, or the suite's custom resource) in the
+// Env's namespace with the admin's clients, as Env.Subjects writes the
+// stack's: for a spec whose informers watch more than its stack's resource
+// (S33 syncs one informer of every stack). For the custom resource the spec
+// skips, as the CRD stacks' specs do, when the backend did not install the
+// suite's CRDs.
+func (e *Env) SubjectsOf(resource schema.GroupVersionResource) *Subjects {
+	ginkgo.GinkgoHelper()
+	if resource != probe.PodsResource {
+		requireCRDs(e.Backend, probe.StackDynamicCRD)
+	}
+	admin, err := e.Backend.RESTConfig(cluster.Admin)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	admin.QPS = -1 // the spec's writes are the tool: see StartEnv
+	dc, err := dynamic.NewForConfig(admin)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	s, err := NewSubjects(e.Writer, dc, resource, e.Namespace)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return s
+}
+
 // Subjects writes the probe's resource with the probe's own clients
 // (recorded like the informer's requests; on the typed stacks for pods, and
 // the dynamic stacks for the custom resource, over the informers'

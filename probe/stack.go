@@ -24,8 +24,8 @@ type Stack string
 
 const (
 	// StackTyped is the typed clientset and informers.SharedInformerFactory
-	// in protobuf (kubernetes.NewForConfig's default for built-in types):
-	// the default.
+	// in protobuf (the generated clients' default for built-in types from
+	// client-go v0.32; v0.31's ask for JSON, S33 shows): the default.
 	StackTyped Stack = "typed"
 	// StackTypedJSON is the same over JSON (a rest.Config whose
 	// ContentType and AcceptContentTypes are application/json).

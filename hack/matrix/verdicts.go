@@ -136,6 +136,13 @@ var verdicts = []verdict{
 		Upstream:     "kubernetes PR #126038 (Stop the RetryWatcher when failing due to permissions issue), in v0.32.0",
 		Why:          "a watch refused when (re)opened (403, 401) is logged and retried for ever (tools/watch/retrywatcher.go doReceive): the caller is never told; from v0.32 an ERROR event with the status reaches it and the RetryWatcher stops",
 	},
+	{
+		SpecContains: "S33 content negotiation a list answered as a Table is reported, not taken for a list a dynamic informer whose transport asks for Table, LIST+WATCH",
+		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.36.0") },
+		Kind:         "documented change",
+		Upstream:     "kubernetes PR #136937 (client-go/reflector: reject Table format resources in List and Watch paths; fixes kubernetes issue #132926), in v0.36.0",
+		Why:          "the dynamic client decodes a LIST answered in the Table format into an UnstructuredList without items and no error (dynamic/simple.go List), and the reflector syncs an empty store, nothing reported to the watch error handler (tools/cache/reflector.go list); from v0.36 reflector.go list rejects an UnstructuredList of kind Table (\"unsupported list gvk\", isUnsupportedTableListObject) and the informer reports it and does not sync",
+	},
 }
 
 // olderThan says whether client-go version v precedes version than.

@@ -90,6 +90,9 @@ func TestVerdictsTable(t *testing.T) {
 		{"S18 a consumer slower than the events", "v0.36.6", nil, false},
 		{"S18 a consumer slower than the events", "v0.36.6", gates("UnlockWhileProcessingFIFO=false"), true},
 		{"S1 restart", "v0.31.0", nil, false},
+		{"S33 content negotiation a list answered as a Table is reported, not taken for a list a dynamic informer whose transport asks for Table, LIST+WATCH", "v0.35.10", nil, true},
+		{"S33 content negotiation a list answered as a Table is reported, not taken for a list a dynamic informer whose transport asks for Table, LIST+WATCH", "v0.36.0", nil, false},
+		{"S33 content negotiation a list answered as a Table is reported, not taken for a list a dynamic informer whose transport asks for Table, streaming list", "v0.31.14", nil, false},
 	} {
 		got := len(explain(verdicts, tc.spec, column{ClientGo: tc.clientGo, Gates: tc.gates})) > 0
 		if got != tc.want {

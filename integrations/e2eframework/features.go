@@ -223,6 +223,7 @@ func All(opts ...Option) []features.Feature {
 		RetryWatcher(opts...),
 		ResourceVersions(opts...),
 		InformerMetrics(opts...),
+		ContentNegotiation(opts...),
 	}
 }
 

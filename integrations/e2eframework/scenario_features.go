@@ -537,3 +537,22 @@ func InformerMetrics(opts ...Option) features.Feature {
 		scenarios.InformerMetrics(ctx, s, o.probe(), scenarios.S32Breaks{})
 	}).Feature()
 }
+
+// ContentNegotiation is S33: an informer of each stack (the CBOR stack
+// aside: its gates off) asks for its stack's encoding and gets it; an
+// informer answered in the Table format reports it, or, where client-go
+// cannot (a streaming list), stays unsynced; a plain GET asking for a Table
+// gets its rows.
+func ContentNegotiation(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S33", name: "S33 content negotiation"}
+	b := o.perMode(o.builder(sc), sc.name, entry{name: "each informer stack asks for its encoding and gets it"}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.StackEncodings(ctx, s)
+	})
+	for _, c := range scenarios.TableClients {
+		b = o.perMode(b, sc.name, entry{name: "a list answered as a Table, " + string(c)}, func(ctx context.Context, s e2e.Setup) {
+			scenarios.TableAnswers(ctx, s, c, nil)
+		})
+	}
+	return b.Feature()
+}
