@@ -38,6 +38,16 @@ var knownChanges = []knownChange{
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList), in effect from v0.34.3, where TransformingStore embeds ReflectorStore, which the informers' queues implement (reasoning in kubernetes PR #133263)",
 	},
+	{
+		// S34's streaming-list spec: the same change, seen as memory. The
+		// LIST+WATCH spec's peak with the transform does not move.
+		Contains: "during the sync, with a transform stripping the data moved from",
+		Applies: func(from, to string) bool {
+			return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom)
+		},
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #131799 (for client-go#1415, memory: the reflector's temporary store runs the informer's transform on a streaming list's objects as they arrive, tools/cache/reflector.go watchList), in effect from v0.34.3 (TransformingStore embeds ReflectorStore): a streaming list's peak heap with a stripping transform drops from every object whole to the stripped objects",
+	},
 }
 
 // transformedTwiceFrom is the first client-go tag that transforms a
