@@ -17,7 +17,7 @@
 //
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
-// There is a feature for every Describe of the Ginkgo suite (S1-S24, S26-S29; two
+// There is a feature for every Describe of the Ginkgo suite (S1-S24, S26-S29, S34; two
 // each for S4 and S6), named after it, with an assessment
 // for each entry of its tables on the typed stack, in the sync modes the
 // entry runs in. Each runs the same function as the Ginkgo spec of the
@@ -71,7 +71,7 @@ var run = e2e.NewTestingRun(Suite)
 // only: e2e-framework v0.7.0 filters assessments by name alone,
 // pkg/env/env.go requireAssessmentProcessing).
 const (
-	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S29.
+	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S34.
 	LabelScenario = "scenario"
 	// LabelCapability is what the feature needs of the cluster beyond a
 	// kubeconfig (an e2e.Capability name: apiserver-restart, ha, ...), a
@@ -82,7 +82,7 @@ const (
 	// disruptive label.
 	LabelDisruptive = "disruptive"
 	// LabelSpeed is "slow" on a feature whose every assessment the Ginkgo
-	// suite labels slow (S12). The slow and long assessments of the other
+	// suite labels slow (S12, S34). The slow and long assessments of the other
 	// features honour --skip-labels speed=slow (and speed=long) themselves:
 	// they skip, saying so (step).
 	LabelSpeed = "speed"
@@ -162,7 +162,7 @@ func ExpectFailure(want string) Option {
 // WithoutSlow leaves out the assessments the Ginkgo suite labels slow or
 // long (minutes each: S2's default health check, S5's compactions the
 // watch cache must notice, S6's LIST+WATCH relist, S12, S15's serving CA
-// rotation). At run time `--skip-labels speed=slow` does the same.
+// rotation, S34). At run time `--skip-labels speed=slow` does the same.
 func WithoutSlow() Option {
 	return func(o *options) { o.withoutSlow = true }
 }
@@ -183,7 +183,7 @@ func apply(opts []Option) options {
 	return o
 }
 
-// All is every scenario feature (S1-S24 and S26-S29, as the Ginkgo suite's Describes:
+// All is every scenario feature (S1-S24, S26-S29 and S34, as the Ginkgo suite's Describes:
 // two each for S4 and S6) with the given options, in scenario order.
 // Each has an assessment per entry of its Ginkgo tables on the typed
 // stack, in the sync modes the table uses; those whose cluster lacks what
@@ -221,11 +221,12 @@ func All(opts ...Option) []features.Feature {
 		ListWithoutWatch(opts...),
 		WaitForCacheSync(opts...),
 		RetryWatcher(opts...),
+		InitialSyncMemory(opts...),
 	}
 }
 
 // Quick is All without the slow and long assessments (WithoutSlow), and
-// without the features left with none (S12): the Ginkgo suite's default
+// without the features left with none (S12, S34): the Ginkgo suite's default
 // selection, `!slow && !long`.
 func Quick(opts ...Option) []features.Feature {
 	var quick []features.Feature
