@@ -93,8 +93,8 @@ const (
 //     list's peak live heap with the stripping transform is at most this
 //     share of its peak without (StreamingStripPeak; measured 0.16-0.18:
 //     the stripped objects, the stream's receive window, one event; where
-//     the objects arrive whole, v0.34.2 or the StripInHandler control,
-//     0.96-1.09).
+//     the objects arrive whole, v0.31.14, v0.34.2 or the StripInHandler
+//     control, 0.96-1.09).
 const (
 	S34MinHeldShare       = 0.8
 	S34StrippedShare      = 0.1
