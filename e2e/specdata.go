@@ -114,7 +114,15 @@ func (o *Observed) ObserveNumber(what string, n float64, unit string) {
 func (e *Env) Observe(what, value string) { e.data.observe(report.Valued("", what, value)) }
 
 // ObserveNumber is Observe of a number in unit (report.UnitSeconds,
-// report.UnitCalls).
+// report.UnitCalls, report.UnitMiB).
 func (e *Env) ObserveNumber(what string, n float64, unit string) {
 	e.data.observe(report.Counted("", what, n, unit))
+}
+
+// ObserveVaryingNumber is ObserveNumber of a number that two runs of the
+// same code may put further apart than its unit's noise (a peak that
+// depends on when the GC ran): report.Observation.Varies, so compare lists
+// its changes only between series of runs.
+func (e *Env) ObserveVaryingNumber(what string, n float64, unit string) {
+	e.data.observe(report.Varying(report.Counted("", what, n, unit)))
 }

@@ -334,7 +334,7 @@ type Observation struct {
 	What   string   `json:"what"`
 	Value  string   `json:"value,omitempty"`
 	Number *float64 `json:"number,omitempty"`
-	// Unit is the Number's: UnitSeconds, UnitCalls.
+	// Unit is the Number's: UnitSeconds, UnitCalls, UnitMiB.
 	Unit string `json:"unit,omitempty"`
 	// Varies: the observation may differ between two runs of the same
 	// code (the statuses and errors seen under a fault, handler and request
@@ -353,6 +353,8 @@ func Varying(o Observation) Observation {
 const (
 	UnitSeconds = "s"
 	UnitCalls   = "calls"
+	// UnitMiB is memory in MiB (2^20 bytes): S34's heap.
+	UnitMiB = "MiB"
 )
 
 // Key names the observation within its spec: its informer and what.

@@ -323,7 +323,7 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
 	section("Ran in HEAD only", c.onlyHead)
-	section("Observations that changed (what the informers did differently in specs that ran on both sides, where no outcome says so: values, times beyond the noise, counts by more than one call and half)", observationLines(c.observations))
+	section("Observations that changed (what the informers did differently in specs that ran on both sides, where no outcome says so: values, times beyond the noise, counts by more than one call and half, memory by more than 4 MiB and half)", observationLines(c.observations))
 	c.varyingLine(&b)
 	return b.String()
 }

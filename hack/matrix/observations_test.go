@@ -63,6 +63,29 @@ func TestCompareObservations(t *testing.T) {
 	}
 }
 
+// Memory (report.UnitMiB) moves when it moves by more than 4 MiB and half
+// of BASE's: S34's streaming-list peak with a stripping transform dropping
+// at v0.34.3 is listed, a LIST's peak spreading as it does from run to run
+// is not.
+func TestCompareMemoryObservations(t *testing.T) {
+	root := t.TempDir()
+	peak := func(what string, n float64) report.Observation {
+		return report.Counted("", "peak live heap during the sync, "+what, n, report.UnitMiB)
+	}
+	base := writeRun(t, root, "base", "v0.34.2", observedSpec("S34 memory", peak("stripped", 37.1), peak("whole", 64.4)))
+	head := writeRun(t, root, "head", "v0.34.3", observedSpec("S34 memory", peak("stripped", 6.5), peak("whole", 78)))
+	b, _ := loadSide(base)
+	h, _ := loadSide(head)
+	n := noise{Seconds: 2, Ratio: 0.5}
+	text := compareRuns(b, h, n).text(b, h, n)
+	if want := "- S34 memory: peak live heap during the sync, stripped moved from 37.1 MiB to 6.5 MiB"; !strings.Contains(text, want) {
+		t.Errorf("comparison lacks %q:\n%s", want, text)
+	}
+	if strings.Contains(text, "during the sync, whole") {
+		t.Errorf("a peak within the noise is listed:\n%s", text)
+	}
+}
+
 // A series whose runs saw different values shows no change when the other
 // side saw one of them; one that appears in only some runs neither.
 func TestCompareObservationsSeries(t *testing.T) {

@@ -83,6 +83,16 @@ var knownChanges = []knownChange{
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #138914 (Defer client-go metrics registration to runtime entry point via constructors): RegisterOpts.RegisterFn, called once by metrics.EnsureRegistered from rest.RESTClientFor, HTTPClientFor and transport.New; in v0.37.0",
 	},
+	{
+		// S34's streaming-list spec: the same change, seen as memory. The
+		// LIST+WATCH spec's peak with the transform does not move.
+		Contains: "during the sync, with a transform stripping the data moved from",
+		Applies: func(from, to string) bool {
+			return olderThan(from, transformedTwiceFrom) && !olderThan(to, transformedTwiceFrom)
+		},
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #131799 (for client-go#1415, memory: the reflector's temporary store runs the informer's transform on a streaming list's objects as they arrive, tools/cache/reflector.go watchList), in effect from v0.34.3 (TransformingStore embeds ReflectorStore): a streaming list's peak heap with a stripping transform drops from every object whole to the stripped objects",
+	},
 }
 
 // tlsCacheGC is the upstream change that added two transport metrics.

@@ -42,6 +42,25 @@ func TestUpgradeSteps(t *testing.T) {
 	}
 }
 
+// TestUpgradeStepMemory: S34's streaming-list peak with a stripping
+// transform dropping from v0.34.2 to v0.34.3 is tied to its upstream
+// change.
+func TestUpgradeStepMemory(t *testing.T) {
+	root := t.TempDir()
+	peak := func(n float64) report.SpecSummary {
+		return observedSpec("S34 memory streaming list", report.Counted("", "peak live heap during the sync, with a transform stripping the data", n, report.UnitMiB))
+	}
+	cols := []column{
+		{ClientGo: "v0.34.2", Dir: writeRun(t, root, "v0.34.2", "v0.34.2", peak(37.1))},
+		{ClientGo: "v0.34.13", Dir: writeRun(t, root, "v0.34.13", "v0.34.13", peak(6.5))},
+	}
+	var b strings.Builder
+	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	if want := "- S34 memory streaming list: peak live heap during the sync, with a transform stripping the data moved from 37.1 MiB to 6.5 MiB — **documented change**: kubernetes PR #131799"; !strings.Contains(b.String(), want) {
+		t.Errorf("section lacks %q:\n%s", want, b.String())
+	}
+}
+
 // TestFindColumnDirs: the columns of sharded runs name directories of the
 // machines that ran them; their reports are found by name where the shards
 // were downloaded.

@@ -224,6 +224,7 @@ func All(opts ...Option) []features.Feature {
 		ResourceVersions(opts...),
 		InformerMetrics(opts...),
 		ContentNegotiation(opts...),
+		InitialSyncMemory(opts...),
 	}
 }
 

@@ -49,7 +49,7 @@ func TestAllScenarios(t *testing.T) {
 			}
 		}
 	}
-	for i := 1; i <= 33; i++ {
+	for i := 1; i <= 34; i++ {
 		if i == 25 {
 			continue // S25 is kept for the rolling control-plane upgrade
 		}
@@ -120,14 +120,17 @@ func TestModesAndSpeeds(t *testing.T) {
 	if !RelistStorm().Labels().Contains(LabelSpeed, Slow) {
 		t.Error("S12 not labelled slow")
 	}
+	if !InitialSyncMemory().Labels().Contains(LabelSpeed, Slow) {
+		t.Error("S34 not labelled slow")
+	}
 	quick := Quick()
 	for _, f := range quick {
 		if f.Labels().Contains(LabelSpeed, Slow) {
 			t.Errorf("Quick has the slow feature %q", f.Name())
 		}
 	}
-	if len(quick) != len(All())-1 {
-		t.Errorf("Quick: %d features, want every one but S12 (%d)", len(quick), len(All())-1)
+	if len(quick) != len(All())-2 {
+		t.Errorf("Quick: %d features, want every one but S12 and S34 (%d)", len(quick), len(All())-2)
 	}
 	if l := APIServerRestart().Labels(); !l.Contains(LabelCapability, e2e.CapabilityHA.Name) || !l.Contains(LabelCapability, e2e.CapabilityAPIServerRestart.Name) || !l.Contains(LabelDisruptive, "true") {
 		t.Errorf("S1 labels %v", l)

@@ -556,3 +556,16 @@ func ContentNegotiation(opts ...Option) features.Feature {
 	}
 	return b.Feature()
 }
+
+// InitialSyncMemory is S34 (slow: 32 MiB of ConfigMaps per assessment): the
+// heap an informer's initial sync needs over many large objects, and the
+// heap it keeps, with and without a transform stripping them; a streaming
+// list holds no copy of the list beside its objects, and, from client-go
+// v0.34.3, strips them as they arrive.
+func InitialSyncMemory(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S34", name: "S34 memory of the initial sync", slow: true}
+	return o.perMode(o.builder(sc), sc.name, entry{speed: Slow}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.InitialSyncMemory(ctx, s, o.probe(), scenarios.StripData)
+	}).Feature()
+}
