@@ -71,24 +71,9 @@ const (
 // 401 on as an ERROR event and stop (kubernetes PR #126038); v0.31 logs it
 // and retries for ever, the caller never told.
 func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	writer := env.Subjects
-	ns := env.Namespace
-	for i := range 3 {
-		_, err := writer.Create(ctx, fmt.Sprintf("before-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	in := &httpfault.Injector{Faults: env.Faults}
-	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
-	restorePass := streams.Pass(isWatch)
-	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
-	cfg := streams.Instrument(in.Instrument(rest.CopyConfig(env.User)))
-	if s.Client != nil {
-		cfg = s.Client(cfg)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
+	r, ctx := startS29(ctx, s, isWatch)
+	env, writer, ns, in, streams, cs := r.env, r.env.Subjects, r.env.Namespace, r.in, r.streams, r.cs
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	lw := watcherFunc(func(o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Pods(ns).Watch(ctx, o) })
@@ -145,18 +130,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	Expect(drain(func() bool { return got.added["watched-0"] > 0 }, e2e.EventTimeout)).To(BeTrue(), "the RetryWatcher delivered a creation before the fault")
 
 	e2e.By("the fault on the RetryWatcher's watch: " + string(fault))
-	switch fault {
-	case WatchEndedCleanly:
-		// The open watch's end is the fault; the next one is the server's.
-	case WatchExpired:
-		restore, _ := in.EndWatchesWithError(isWatch, 1, http.StatusGone, metav1.StatusReasonExpired, "S29: too old resource version")
-		defer restore()
-	case WatchRefused:
-		restore, _ := in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
-		defer restore()
-	default:
-		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
-	}
+	defer injectS29(in, fault, isWatch)()
 	// The open watch ends cleanly, as a server ends it; the injector
 	// answers the RetryWatcher's next watch.
 	start := time.Now()
@@ -312,26 +286,11 @@ const UntilWithSyncDelivers = "UntilWithSync's condition saw every object create
 // ListAndWatch, which lists again after its backoff (800 ms at first); the
 // new objects arrive from that list as Adds. v0.31-v0.37.
 func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	writer := env.Subjects
-	ns := env.Namespace
-	for i := range 3 {
-		_, err := writer.Create(ctx, fmt.Sprintf("before-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
-	in := &httpfault.Injector{Faults: env.Faults}
-	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
 	// The informer's open watch may be its streaming list's.
 	anyWatch := func(r *http.Request) bool { return httpfault.Watches(r) || httpfault.StreamingLists(r) }
-	restorePass := streams.Pass(anyWatch)
-	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
-	cfg := streams.Instrument(in.Instrument(rest.CopyConfig(env.User)))
-	if s.Client != nil {
-		cfg = s.Client(cfg)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
+	run, ctx := startS29(ctx, s, anyWatch)
+	env, writer, ns, in, streams, cs := run.env, run.env.Subjects, run.env.Namespace, run.in, run.streams, run.cs
 	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", ns, fields.Everything())
 
 	var mu sync.Mutex
@@ -394,22 +353,12 @@ func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	}
 	Eventually(preconditioned).WithTimeout(e2e.SyncTimeout).Should(BeClosed(), "UntilWithSync's informer synced and ran the precondition")
 	Expect(before.Load()).To(Equal(int32(3)), "UntilWithSync's precondition saw the objects created before it")
-	_, err = writer.Create(ctx, "watched-0")
+	_, err := writer.Create(ctx, "watched-0")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(waitFor(func() bool { return count("watched-0", watch.Added) > 0 }, e2e.EventTimeout)).To(BeTrue(), "UntilWithSync's condition saw a creation before the fault")
 
 	e2e.By("the fault on UntilWithSync's watch: " + string(fault))
-	switch fault {
-	case WatchEndedCleanly:
-	case WatchExpired:
-		restore, _ := in.EndWatchesWithError(isWatch, 1, http.StatusGone, metav1.StatusReasonExpired, "S29: too old resource version")
-		defer restore()
-	case WatchRefused:
-		restore, _ := in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
-		defer restore()
-	default:
-		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
-	}
+	defer injectS29(in, fault, isWatch)()
 	start := time.Now()
 	Expect(streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
 	for i := range 3 {
@@ -486,4 +435,50 @@ type silentBody struct {
 func (b *silentBody) Read([]byte) (int, error) {
 	<-b.ctx.Done()
 	return 0, b.ctx.Err()
+}
+
+// startS29 is what both halves of S29 share: an Env with three objects
+// created before anything watches, the injectors (the streams matching
+// held kept open, to be ended at will) and a clientset through them,
+// s.Client last.
+func startS29(ctx context.Context, s e2e.Setup, held httpfault.Match) (*s29Run, context.Context) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	for i := range 3 {
+		_, err := env.Subjects.Create(ctx, fmt.Sprintf("before-%d", i))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	r := &s29Run{env: env, in: &httpfault.Injector{Faults: env.Faults}, streams: &httpfault.StreamInjector{Faults: env.Faults}}
+	restorePass := r.streams.Pass(held)
+	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
+	cfg := r.streams.Instrument(r.in.Instrument(rest.CopyConfig(env.User)))
+	if s.Client != nil {
+		cfg = s.Client(cfg)
+	}
+	var err error
+	r.cs, err = kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	return r, ctx
+}
+
+type s29Run struct {
+	env     *e2e.Env
+	in      *httpfault.Injector
+	streams *httpfault.StreamInjector
+	cs      *kubernetes.Clientset
+}
+
+// injectS29 arms fault on the next watches matching isWatch (a clean end
+// needs nothing: the open watch's end is the fault) and returns its undo.
+func injectS29(in *httpfault.Injector, fault S29Fault, isWatch httpfault.Match) (restore func()) {
+	switch fault {
+	case WatchEndedCleanly:
+		return func() {}
+	case WatchExpired:
+		restore, _ = in.EndWatchesWithError(isWatch, 1, http.StatusGone, metav1.StatusReasonExpired, "S29: too old resource version")
+	case WatchRefused:
+		restore, _ = in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
+	default:
+		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
+	}
+	return restore
 }
