@@ -17,7 +17,7 @@
 //
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
-// There is a feature for every Describe of the Ginkgo suite (S1-S24, S26-S29; two
+// There is a feature for every Describe of the Ginkgo suite (S1-S24, S26-S30; two
 // each for S4 and S6), named after it, with an assessment
 // for each entry of its tables on the typed stack, in the sync modes the
 // entry runs in. Each runs the same function as the Ginkgo spec of the
@@ -71,7 +71,7 @@ var run = e2e.NewTestingRun(Suite)
 // only: e2e-framework v0.7.0 filters assessments by name alone,
 // pkg/env/env.go requireAssessmentProcessing).
 const (
-	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S29.
+	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S30.
 	LabelScenario = "scenario"
 	// LabelCapability is what the feature needs of the cluster beyond a
 	// kubeconfig (an e2e.Capability name: apiserver-restart, ha, ...), a
@@ -133,8 +133,8 @@ func WithClient(wrap func(*rest.Config) *rest.Config) Option {
 
 // WithHandler wraps the event handler of the informer under test of the
 // scenarios whose assertions are about what a handler hears (S5, S6, S7,
-// S8, S10, S16-S22: the probe.Options.WrapHandler or Wrap of their input),
-// and turns the probe's own handler check off (probe.Options.NoHandlerCheck)
+// S8, S10, S16-S22: the probe.Options.WrapHandler or Wrap of their input;
+// S30: every handler it puts on its informer), and turns the probe's own handler check off (probe.Options.NoHandlerCheck)
 // where there is one. The other features ignore it.
 func WithHandler(wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler) Option {
 	return func(o *options) { o.handler = wrap }
@@ -183,7 +183,7 @@ func apply(opts []Option) options {
 	return o
 }
 
-// All is every scenario feature (S1-S24 and S26-S29, as the Ginkgo suite's Describes:
+// All is every scenario feature (S1-S24 and S26-S30, as the Ginkgo suite's Describes:
 // two each for S4 and S6) with the given options, in scenario order.
 // Each has an assessment per entry of its Ginkgo tables on the typed
 // stack, in the sync modes the table uses; those whose cluster lacks what
@@ -221,6 +221,7 @@ func All(opts ...Option) []features.Feature {
 		ListWithoutWatch(opts...),
 		WaitForCacheSync(opts...),
 		RetryWatcher(opts...),
+		HandlersDuringResync(opts...),
 	}
 }
 

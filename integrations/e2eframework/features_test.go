@@ -49,7 +49,7 @@ func TestAllScenarios(t *testing.T) {
 			}
 		}
 	}
-	for i := 1; i <= 29; i++ {
+	for i := 1; i <= 30; i++ {
 		if i == 25 {
 			continue // S25 is kept for the rolling control-plane upgrade
 		}
