@@ -53,9 +53,6 @@ func TestAllScenarios(t *testing.T) {
 		if i == 25 {
 			continue // S25 is kept for the rolling control-plane upgrade
 		}
-		if i == 30 {
-			continue // S30 lands from another branch
-		}
 		if id := fmt.Sprintf("S%d", i); !scenarios[id] {
 			t.Errorf("no feature for %s", id)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -509,6 +510,24 @@ func RetryWatcher(opts ...Option) features.Feature {
 		})
 	}
 	return b.Feature()
+}
+
+// HandlersDuringResync is S30: handlers added and removed on a running
+// informer while its resyncs fire and its objects are written; each call
+// returns within its bound (a watchdog), added handlers hear every object
+// and then every change, removed ones nothing after. Adding a handler does
+// not involve the reflector: one mode. WithHandler wraps every handler S30
+// puts on the informer.
+func HandlersDuringResync(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S30", name: "S30 handlers added and removed while resyncs fire"}
+	var c scenarios.S30Controller
+	if o.handler != nil {
+		c.Wrap = func(h cache.ResourceEventHandler, _ bool, _ int) cache.ResourceEventHandler { return o.handler(h) }
+	}
+	return o.perMode(o.builder(sc), sc.name, entry{modes: listWatchOnly}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.HandlersDuringResync(ctx, s, o.probe(), c)
+	}).Feature()
 }
 
 // ResourceVersions is S31: the informers' resource-version APIs
