@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/onsi/gomega"
-	"k8s.io/utils/ptr"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
