@@ -71,7 +71,7 @@ const (
 // 401 on as an ERROR event and stop (kubernetes PR #126038); v0.31 logs it
 // and retries for ever, the caller never told.
 func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
-	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
+	isWatch := httpfault.Watches
 	r, ctx := startS29(ctx, s, isWatch)
 	env, writer, ns, in, streams, cs := r.env, r.env.Subjects, r.env.Namespace, r.in, r.streams, r.cs
 	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -286,9 +286,9 @@ const UntilWithSyncDelivers = "UntilWithSync's condition saw every object create
 // ListAndWatch, which lists again after its backoff (800 ms at first); the
 // new objects arrive from that list as Adds. v0.31-v0.37.
 func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
-	isWatch := func(r *http.Request) bool { return httpfault.Watches(r) }
-	// The informer's open watch may be its streaming list's.
-	anyWatch := func(r *http.Request) bool { return httpfault.Watches(r) || httpfault.StreamingLists(r) }
+	// The informer's open watch may be its streaming list's: every watch
+	// stream is held; the faults go to resuming watches.
+	isWatch, anyWatch := httpfault.Watches, httpfault.WatchStreams
 	run, ctx := startS29(ctx, s, anyWatch)
 	env, writer, ns, in, streams, cs := run.env, run.env.Subjects, run.env.Namespace, run.in, run.streams, run.cs
 	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", ns, fields.Everything())
@@ -417,8 +417,7 @@ func SilentRewatches(cfg *rest.Config) *rest.Config {
 			resp, err := rt.RoundTrip(req)
 			// A streaming list is a watch too: the first is the
 			// informer's initial one, in either sync mode.
-			watch := httpfault.Watches(req) || httpfault.StreamingLists(req)
-			if err == nil && watch && watches.Add(1) > 1 {
+			if err == nil && httpfault.WatchStreams(req) && watches.Add(1) > 1 {
 				resp.Body = &silentBody{ReadCloser: resp.Body, ctx: req.Context()}
 			}
 			return resp, err
