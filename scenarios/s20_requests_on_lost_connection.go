@@ -52,7 +52,9 @@ const DefaultRetries = -1
 // (isErrRetryableFunc); rest/with_retry.go IsNextRetry retries it after 1 s,
 // up to maxRetries (10 by default, rest/request.go NewRequest); x/net's
 // http2 transport drops the lost connection from its pool, so the retry
-// dials a new one. Writes are never retried (not idempotent).
+// dials a new one. Writes are never retried (not idempotent). Before
+// v0.32 (kubernetes PR #126954) a lost HTTP/2 connection was not retryable:
+// the GET and the LIST fail (the verdicts explain it).
 func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Options, retries int) {
 	readIdle, ping := ShortReadIdle, ShortPingTimeout
 	setHTTP2HealthCheck(&readIdle, &ping)

@@ -123,6 +123,20 @@ var verdicts = []verdict{
 		Why:      "the queue's lock is held while the consumer processes (delta_fifo.go Pop, the_real_fifo.go Pop/PopBatch), so the reflector's Add waits and the watch is not read while a slow index function works",
 	},
 	{
+		SpecContains: "S3 watch timeouts when a client-side deadline fires while a protobuf watch frame is half read",
+		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.33.0") },
+		Kind:         "regression",
+		Upstream:     "kubernetes issue #129683, fixed by PR #129792 in apimachinery v0.33.0 (client-go v0.33.0)",
+		Why:          "the length-delimited frame reader answers any read error in the middle of a frame with io.ErrShortBuffer (apimachinery pkg/util/framer/framer.go lengthDelimitedFrameReader.Read, v0.31 and v0.32 alike), so the client's deadline reaches the stream watcher as \"got short buffer\", neither EOF nor a timeout: it sends an InternalError and the informer relists instead of resuming its watch; from v0.33 Read returns the underlying timeout first",
+	},
+	{
+		SpecContains: "S20 the clientset's own requests when the informers' connection is lost a GET in flight and a LIST issued meanwhile are retried on a new connection",
+		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.32.0") },
+		Kind:         "documented change",
+		Upstream:     "kubernetes PR #126954 (automatically retry GET requests when http2 connection lost), in v0.32.0",
+		Why:          "a GET failing with \"http2: client connection lost\" (the HTTP/2 health check's ping timed out) is not retryable (rest/request.go request: isErrRetryableFunc retries connection resets and probable EOFs only), so the controller's own GET and LIST fail once the silent connection is declared lost; from v0.32 IsHTTP2ConnectionLost is retryable and they succeed on a new connection",
+	},
+	{
 		SpecContains: "S26 a call whose context ends while client-go waits returns when its context ends, with an error waiting out a 429's Retry-After",
 		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.33.0") },
 		Kind:         "documented change",
