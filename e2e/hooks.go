@@ -46,6 +46,17 @@ var hooks Hooks
 // SetHooks installs h for every spec that follows; call it before RunSpecs.
 func SetHooks(h Hooks) { hooks = h }
 
+// InformerSource names the informer source that builds the typed stack's
+// informers (Hooks.Informers), "" where client-go's factory does: a spec
+// whose client-side fault or judgement needs client-go's own informer skips
+// under another source, saying why.
+func InformerSource() string {
+	if hooks.Informers == nil {
+		return ""
+	}
+	return cmp.Or(hooks.InformersName, "hook")
+}
+
 // applyHooks is what StartProbe does with the hooks.
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
 	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {

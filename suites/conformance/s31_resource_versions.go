@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"fmt"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -31,6 +33,9 @@ var _ = Describe("S31 the informers' resource-version APIs", Label("resource-ver
 	})
 
 	It("fails when the client's relists carry a resourceVersion the server did not send", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
+		if src := e2e.InformerSource(); src != "" {
+			e2e.Skip(fmt.Sprintf("under informer source %s the control's rewrite of every informer LIST after the first on its config already reaches the shared informer's initial sync (measured: the sync reported a version its list did not carry): it cannot single out the relist it targets", src))
+		}
 		err := InterceptGomegaFailure(func() {
 			scenarios.ResourceVersionAPIs(ctx, e2e.ListWatch.WithClient(scenarios.RelistsAhead), nil)
 		})

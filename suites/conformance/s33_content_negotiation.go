@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"fmt"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -44,6 +46,9 @@ var _ = Describe("S33 content negotiation", Label("content-negotiation"), func()
 	)
 
 	It("fails when the client's config asks for JSON on the typed stack", NegativeControl, e2e.ListWatch.Decorations(), func(ctx SpecContext) {
+		if src := e2e.InformerSource(); src != "" {
+			e2e.Skip(fmt.Sprintf("the typed stack's informer is built by informer source %s, whose encoding S33 records and does not judge: the control would test nothing", src))
+		}
 		err := InterceptGomegaFailure(func() { scenarios.StackEncodings(ctx, e2e.ListWatch.WithClient(scenarios.JSONContentConfig)) })
 		Expect(err).To(MatchError(ContainSubstring(scenarios.StackAsked)), "the S33 check of what each stack asks for catches a config that overrides it")
 	})
