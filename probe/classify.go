@@ -67,14 +67,26 @@ func Reinitialisations(rec Record) []Reinit {
 			continue
 		}
 		ri := Reinit{Request: r, Cause: CauseUnknown}
-		if i > 0 {
-			prev := rec.Requests[i-1]
+		if prev, ok := previousInformerRequest(rec.Requests[:i]); ok {
 			ri.After = &prev
 			ri.Cause, ri.Detail = causeOf(prev)
 		}
 		out = append(out, ri)
 	}
 	return out
+}
+
+// previousInformerRequest is the last of reqs an informer could have made:
+// a GET other than discovery. A spec's own writes through the informer's
+// client (S13's load of SelfSubjectReviews) are recorded beside them and say
+// nothing of why the informer re-initialised.
+func previousInformerRequest(reqs []Request) (Request, bool) {
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if r := reqs[i]; r.Method == "GET" && !r.Discovery() {
+			return r, true
+		}
+	}
+	return Request{}, false
 }
 
 // causeOf says how a request ended, as a reason to re-initialise.

@@ -106,3 +106,20 @@ func TestDiscoveryIsNotAReinit(t *testing.T) {
 		}
 	}
 }
+
+// TestCauseSkipsWrites: a write made through the informer's client between
+// the watch that ended and the relist (S13's SelfSubjectReviews, 201) is not
+// the cause; the watch is.
+func TestCauseSkipsWrites(t *testing.T) {
+	rec := Record{Synced: at(1), Requests: []Request{
+		{ID: 1, Start: at(0), Method: "GET", Path: "/api/v1/namespaces/ns/pods", Status: 200},
+		{ID: 2, Start: at(1.1), End: at(5), Method: "GET", Watch: true, ResourceVersion: "10", Status: 200, Err: "http2: server sent GOAWAY and closed the connection"},
+		{ID: 3, Start: at(5), Method: "POST", Path: "/apis/authentication.k8s.io/v1/selfsubjectreviews", Status: 201},
+		{ID: 4, Start: at(5.1), Method: "GET", Path: "/api", Status: 200},
+		{ID: 5, Start: at(5.2), Method: "GET", Path: "/api/v1/namespaces/ns/pods", Status: 200},
+	}}
+	rs := Reinitialisations(rec)
+	if len(rs) != 1 || rs[0].After == nil || rs[0].After.ID != 2 || rs[0].Cause != CauseTransport {
+		t.Errorf("want one re-initialisation caused by watch #2's transport error, got %v", rs)
+	}
+}
