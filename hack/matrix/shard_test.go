@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -196,5 +197,55 @@ func TestMergeRealShards(t *testing.T) {
 	}
 	if err := merge(t.TempDir(), []string{"testdata/real/shard0"}, checkPassed); err == nil || !strings.Contains(err.Error(), "not every version passed") {
 		t.Errorf("one shard alone = %v, want the missing columns to fail the merge", err)
+	}
+}
+
+// TestMergeJoinsANewerPrerelease: a shard planned before the next minor's
+// newer pre-release was published (and not running that column) joins the
+// shards planned after; two different minors, or a release, do not.
+func TestMergeJoinsANewerPrerelease(t *testing.T) {
+	cols := append(shardColumns(), column{ClientGo: "v0.38.0-beta.0", Kube: "v1.36.3", Passed: true, Cells: map[string]cell{
+		"S8 resync": {Outcome: "passed", ByCause: map[string]int{}},
+	}})
+	dirs := writeShards(t, cols, 2, func(int) string { return "!slow" })
+	older := slices.Clone(cols)
+	older[4].ClientGo = "v0.38.0-alpha.2"
+	// Shard 0 of 2 runs columns 0, 2 and 4: planned with the alpha, it
+	// holds 0 and 2 only (its next column is run by a later shard).
+	plan := plannedOf(older)
+	for i := range plan {
+		plan[i].Kube = ""
+	}
+	dir := filepath.Join(t.TempDir(), "early")
+	for _, i := range []int{0, 2} {
+		if err := writeColumnFile(dir, columnFile{Index: i, Plan: plan, Labels: "!slow", Suites: "./suites/conformance", Column: older[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// dirs[1] holds 1 and 3; the beta's column 4 comes from a third shard
+	// planned like dirs[1].
+	late := filepath.Join(t.TempDir(), "late")
+	latePlan := plannedOf(cols)
+	for i := range latePlan {
+		latePlan[i].Kube = ""
+	}
+	if err := writeColumnFile(late, columnFile{Index: 4, Plan: latePlan, Labels: "!slow", Suites: "./suites/conformance", Column: cols[4]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := merge(t.TempDir(), []string{dir, dirs[1], late}, checkPassed); err != nil && strings.Contains(err.Error(), "different plans") {
+		t.Errorf("an earlier pre-release in a shard that did not run it = %v", err)
+	}
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"v0.38.0-alpha.2", "v0.38.0-beta.0", true},
+		{"v0.38.0-alpha.2", "v0.39.0-alpha.1", false},
+		{"v0.37.2", "v0.37.3", false},
+		{"v0.38.0-rc.0", "v0.38.0", false},
+	} {
+		if got := samePlanned(planned{ClientGo: c.a}, planned{ClientGo: c.b}); got != c.want {
+			t.Errorf("samePlanned(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }
