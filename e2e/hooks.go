@@ -63,7 +63,7 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 		// A spec that configures client-go's factory itself is refused by
 		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into
 		// a skip naming the source.
-		name := cmp.Or(hooks.InformersName, "hook")
+		name := InformerSource()
 		opts.Source, opts.Stack = hooks.Informers, probe.Stack(name)
 		AddReportEntry("client hook", fmt.Sprintf("the downstream's informer source %s built this informer", name))
 		if len(hooks.FactoryOptions) > 0 {

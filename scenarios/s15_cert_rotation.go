@@ -216,11 +216,13 @@ func outcomeOf(o *e2e.Observed, rotation string, before probe.Request, rotated, 
 		}
 		if r.Start.Before(end) && r.Status == 0 && r.Err != "" {
 			k := failureKind(r)
-			if k == failOther && r.End.Before(ready) && (r.Err == "EOF" || r.Err == "unexpected EOF") {
-				k = failProxyClosed
-			}
-			if k == failOther && r.End.Before(ready) && strings.Contains(r.Err, "TLS handshake timeout") {
-				k = failHandshakeTimeout
+			if k == failOther && r.End.Before(ready) {
+				switch {
+				case r.Err == "EOF" || r.Err == "unexpected EOF":
+					k = failProxyClosed
+				case strings.Contains(r.Err, "TLS handshake timeout"):
+					k = failHandshakeTimeout
+				}
 			}
 			out.failed[k] = append(out.failed[k], r)
 			n.FailedRequests[k]++
