@@ -193,6 +193,9 @@ type column struct {
 	// Raised are the modules the column requires at a newer version than
 	// its client-go asks, the proxy not serving that one.
 	Raised []string `json:"raised,omitempty"`
+	// Skipped are, on the next minor's column, the newer pre-releases it
+	// stands in for, each with why it could not be built here.
+	Skipped []string `json:"skipped,omitempty"`
 	// Dir is where the column's run wrote its reports.
 	Dir     string               `json:"dir,omitempty"`
 	Passed  bool                 `json:"passed"`
@@ -260,11 +263,23 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	var plan []column
-	if cfg.verdicts {
-		listed, err := listClientGo(ctx, root)
-		if err != nil {
+	// The versions the proxy lists, when the plan needs them; "next" is the
+	// newest pre-release of the next minor whose modules resolve here.
+	var listed, skipped []string
+	if cfg.verdicts || slices.Contains(cfg.clientGo, nextMinor) {
+		if listed, err = listClientGo(ctx, root); err != nil {
 			return err
 		}
+	}
+	if slices.Contains(cfg.clientGo, nextMinor) {
+		if listed, skipped, err = dropUnresolvable(ctx, root, gomod, listed, filepath.Join(out, "modfiles")); err != nil {
+			return err
+		}
+		if newestPrerelease(listed) == "" && len(skipped) > 0 {
+			return fmt.Errorf("%q: no pre-release of the next minor builds here: %s", nextMinor, strings.Join(skipped, "; "))
+		}
+	}
+	if cfg.verdicts {
 		gateSets := verdictGateSets
 		if cfg.defaultGatesOnly {
 			gateSets = nil // e.g. first patches given as the versions
@@ -278,7 +293,7 @@ func run(ctx context.Context, cfg config) error {
 			}
 		}
 	} else {
-		versions, err := resolve(ctx, root, cfg.clientGo)
+		versions, err := resolve(ctx, root, cfg.clientGo, listed)
 		if err != nil {
 			return err
 		}
@@ -287,6 +302,13 @@ func run(ctx context.Context, cfg config) error {
 				for _, g := range cfg.gates {
 					plan = append(plan, column{ClientGo: v, Kube: k, Gates: g})
 				}
+			}
+		}
+	}
+	if next := newestPrerelease(listed); next != "" && len(skipped) > 0 {
+		for i := range plan {
+			if plan[i].ClientGo == next {
+				plan[i].Skipped = skipped
 			}
 		}
 	}
@@ -792,9 +814,20 @@ func markdown(cols []column) string {
 	for _, n := range g.notRun {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
+	for _, c := range g.cols {
+		if len(c.Skipped) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", c.name(), skippedNote(c.Skipped))
+		}
+	}
 	differences(&b, outcomeDiffersTitle, g.outcomeDiffers)
 	differences(&b, causesDifferTitle, g.causesDiffer)
 	return b.String()
+}
+
+// skippedNote says which newer pre-releases the next minor's column
+// stands in for, and why.
+func skippedNote(skipped []string) string {
+	return "the newest pre-release of its minor that builds here; newer ones skipped: " + strings.Join(skipped, "; ")
 }
 
 // differences lists rows under a title, each with every column that ran
@@ -830,9 +863,9 @@ func skippedEverywhere(cols []column, spec string) bool {
 	return true
 }
 
-// resolve turns minor versions into the newest patch the proxy serves.
-func resolve(ctx context.Context, root string, want []string) ([]string, error) {
-	var listed []string
+// resolve turns minor versions into the newest patch the proxy serves
+// (listed: the versions it lists, nil to list them when needed).
+func resolve(ctx context.Context, root string, want, listed []string) ([]string, error) {
 	var out []string
 	for _, v := range want {
 		if v == nextMinor {
@@ -998,6 +1031,9 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, 
 			return "", nil, fmt.Errorf("resolve modules for client-go %s: %s@%s is not served and no newer version is: %w: %s", version, m[1], m[2], err, lastLines(buf.String(), 6))
 		}
 		newer := strings.TrimSpace(latest.String())
+		if semver.Compare(newer, m[2]) <= 0 {
+			return "", nil, &notServedError{Module: m[1], Version: m[2], Newest: newer}
+		}
 		if err := f.AddRequire(m[1], newer); err != nil {
 			return "", nil, err
 		}
@@ -1008,6 +1044,52 @@ func writeModfile(ctx context.Context, root string, gomod []byte, version, dir, 
 // notServed finds, in the go command's output, a module version whose
 // zip the module proxy refuses.
 var notServed = regexp.MustCompile(`(\S+)@(v\S+): reading \S+: 403 Forbidden`)
+
+// notServedError: a client-go version's module graph needs a module
+// version the proxy refuses, and it serves no newer one to raise it to.
+type notServedError struct{ Module, Version, Newest string }
+
+func (e *notServedError) Error() string {
+	return fmt.Sprintf("it requires %s@%s, which the module proxy does not serve (403 \"not available\"; the newest it serves is %s)", e.Module, e.Version, e.Newest)
+}
+
+// dropUnresolvable takes out of listed, newest first, the next minor's
+// pre-releases whose module graph cannot be resolved here (notServedError:
+// v0.38.0-beta.0 requires a structured-merge-diff the proxy refuses), so
+// that "next" is the newest pre-release that builds. It returns what it
+// took out, each with its reason, for the column to say. Other errors (no
+// toolchain for it) are returned: they are not the pre-release's.
+func dropUnresolvable(ctx context.Context, root string, gomod []byte, listed []string, dir string) ([]string, []string, error) {
+	return dropPrereleases(listed, func(next string) error {
+		step("client-go %s (the next minor's newest pre-release): resolving its module graph", next)
+		toolchain, err := toolchainFor(ctx, root, next)
+		if err != nil {
+			return err
+		}
+		_, _, err = writeModfile(ctx, root, gomod, next, dir, toolchain)
+		return err
+	})
+}
+
+// dropPrereleases is dropUnresolvable's loop over the next minor's
+// pre-releases, newest first, with resolves the check.
+func dropPrereleases(listed []string, resolves func(version string) error) ([]string, []string, error) {
+	var skipped []string
+	for {
+		next := newestPrerelease(listed)
+		if next == "" {
+			return listed, skipped, nil
+		}
+		err := resolves(next)
+		var ns *notServedError
+		if !errors.As(err, &ns) {
+			return listed, skipped, err
+		}
+		step("client-go %s: skipped: %v", next, err)
+		skipped = append(skipped, next+": "+err.Error())
+		listed = slices.DeleteFunc(slices.Clone(listed), func(l string) bool { return l == next })
+	}
+}
 
 // columnModules is how a column builds against its client-go: its go.mod
 // (-modfile; "" for the pinned version, which runs in the workspace), the

@@ -414,6 +414,9 @@ func writeVerdictColumns(b *strings.Builder, cols []column) {
 		if len(c.Raised) > 0 {
 			name += " (raised: " + strings.Join(c.Raised, "; ") + ")"
 		}
+		if len(c.Skipped) > 0 {
+			name += " (" + skippedNote(c.Skipped) + ")"
+		}
 		fmt.Fprintf(b, "| %s | %s | %s |", name, orDash(c.Kube), c.Gates)
 		switch {
 		case c.NotApplicable != "":

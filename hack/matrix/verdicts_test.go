@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -277,5 +278,45 @@ func TestVerdictPlanNext(t *testing.T) {
 	}
 	if _, err := verdictPlan(strings.Fields("v0.37.0"), []string{nextMinor}, nil, nil, nil); err == nil {
 		t.Error("no next pre-release: no error")
+	}
+}
+
+// TestNextSkipsUnresolvable: "next" is the newest pre-release whose modules
+// resolve; the ones skipped are named, with why, on its column.
+func TestNextSkipsUnresolvable(t *testing.T) {
+	listed := strings.Fields("v0.37.2 v0.38.0-alpha.0 v0.38.0-alpha.2 v0.38.0-beta.0")
+	refused := &notServedError{Module: "sigs.k8s.io/structured-merge-diff/v7", Version: "v7.0.1", Newest: "v7.0.0"}
+	var tried []string
+	left, skipped, err := dropPrereleases(listed, func(v string) error {
+		tried = append(tried, v)
+		if v == "v0.38.0-beta.0" {
+			return refused
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := newestPrerelease(left); got != "v0.38.0-alpha.2" {
+		t.Errorf("next = %q, want v0.38.0-alpha.2", got)
+	}
+	if want := "v0.38.0-beta.0 v0.38.0-alpha.2"; strings.Join(tried, " ") != want {
+		t.Errorf("tried %v, want %s", tried, want)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "v0.38.0-beta.0: it requires sigs.k8s.io/structured-merge-diff/v7@v7.0.1") {
+		t.Errorf("skipped = %q", skipped)
+	}
+	doc := markdown([]column{{ClientGo: "v0.38.0-alpha.2", Skipped: skipped, Passed: true}})
+	if !strings.Contains(doc, "newer ones skipped: v0.38.0-beta.0") {
+		t.Errorf("the matrix does not say what its next column stands in for:\n%s", doc)
+	}
+	// Another error (no toolchain for the pre-release) is not skipped over.
+	if _, _, err := dropPrereleases(listed, func(string) error { return errors.New("needs go1.27") }); err == nil {
+		t.Error("a toolchain error was skipped over")
+	}
+	// None resolves: no next.
+	left, skipped, err = dropPrereleases(listed, func(string) error { return refused })
+	if err != nil || newestPrerelease(left) != "" || len(skipped) != 3 {
+		t.Errorf("none resolves: next %q, skipped %d, err %v", newestPrerelease(left), len(skipped), err)
 	}
 }
