@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/semver"
 )
@@ -447,31 +449,73 @@ func countOutcomes(c column) (passed, skipped int, failed []string) {
 	return passed, skipped, failed
 }
 
-// writeFindings writes the Findings section: per failing spec, in spec
-// order, each column it failed on with the entries that explain it, or
-// "unexplained" with its failure message.
+// writeFindings writes the Findings section: per entry of the table that
+// explains a failure, once, its kind, upstream change and why, then the
+// columns it was seen on with the specs that failed there; then each
+// unexplained (spec, column) with its failure message.
 func writeFindings(b *strings.Builder, findings map[string][]finding) {
 	b.WriteString("\n## Findings\n\n")
 	if len(findings) == 0 {
 		b.WriteString("No spec failed in any column that ran.\n\n")
+		return
 	}
+	b.WriteString("Each explanation once (an entry of hack/matrix/verdicts.go), then where it was seen: the columns, each with the specs that failed there.\n\n")
+	type seen struct {
+		v     verdict
+		specs map[string][]string // by column name, in column order below
+		cols  []string
+	}
+	var groups []*seen
+	byEntry := map[string]*seen{}
+	var unexplained []string
 	for _, spec := range slices.Sorted(maps.Keys(findings)) {
-		fmt.Fprintf(b, "### %s\n\n", spec)
 		for _, f := range findings[spec] {
 			if len(f.verdicts) == 0 {
-				fmt.Fprintf(b, "- %s: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look", f.col.name())
+				line := fmt.Sprintf("- %s on %s: no entry of hack/matrix/verdicts.go explains it; a person must look", spec, f.col.name())
 				if f.failure != "" {
-					fmt.Fprintf(b, " (failure: %s)", mdCell(f.failure))
+					line += fmt.Sprintf(" (failure: %s)", mdCell(f.failure))
 				}
-				b.WriteString(".\n")
+				unexplained = append(unexplained, line+".")
 				continue
 			}
 			for _, v := range f.verdicts {
-				fmt.Fprintf(b, "- %s: **%s**: %s. Upstream: %s.\n", f.col.name(), v.Kind, v.Why, v.Upstream)
+				key := v.SpecContains + "\x00" + v.Upstream
+				g := byEntry[key]
+				if g == nil {
+					g = &seen{v: v, specs: map[string][]string{}}
+					byEntry[key] = g
+					groups = append(groups, g)
+				}
+				name := f.col.name()
+				if _, ok := g.specs[name]; !ok {
+					g.cols = append(g.cols, name)
+				}
+				g.specs[name] = append(g.specs[name], strings.TrimSpace(strings.TrimPrefix(spec, v.SpecContains)))
 			}
+		}
+	}
+	for _, g := range groups {
+		fmt.Fprintf(b, "### %s\n\n**%s**. Upstream: %s.\n\n%s.\n\n", g.v.SpecContains, g.v.Kind, g.v.Upstream, upperFirst(g.v.Why))
+		slices.SortStableFunc(g.cols, func(x, y string) int { return semver.Compare(strings.Fields(x)[1], strings.Fields(y)[1]) })
+		for _, c := range g.cols {
+			specs := slices.DeleteFunc(slices.Compact(g.specs[c]), func(s string) bool { return s == "" })
+			if len(specs) == 0 {
+				fmt.Fprintf(b, "- %s\n", c)
+				continue
+			}
+			fmt.Fprintf(b, "- %s: %s\n", c, strings.Join(specs, "; "))
 		}
 		b.WriteString("\n")
 	}
+	if len(unexplained) > 0 {
+		b.WriteString("### Unexplained\n\n" + strings.Join(unexplained, "\n") + "\n\n")
+	}
+}
+
+// upperFirst is s with its first letter upper case.
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // writeVerdictList writes a section of the document listing items, or

@@ -139,9 +139,10 @@ func TestVerdictDoc(t *testing.T) {
 		"| v0.32.13 | v1.36.3 | default | 1 | 2 | 0 | 75 | " + s16 + "; " + s3 + " |\n",
 		"| v0.31.14 | - | AtomicFIFO=false | - | - | - | - | not applicable: client-go v0.31.14 has no AtomicFIFO gate |\n",
 		"| v0.99.0 | - | default | - | - | - | - | error: resolve modules for client-go v0.99.0: exit status 1 |\n",
-		"### " + s16 + "\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: **documented change**: the informer's queue is a DeltaFIFO",
-		"Upstream: kubernetes PR #129568 (RealFIFO), gate InOrderInformers",
-		"### " + s3 + "\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: **unexplained**: no entry of hack/matrix/verdicts.go explains it; a person must look (failure: timed out \\| waiting).\n",
+		"### S16 handler order across objects\n\n**documented change**. Upstream: kubernetes PR #129568 (RealFIFO), gate InOrderInformers",
+		"\n\nThe informer's queue is a DeltaFIFO",
+		"\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: keeps the server's order\n",
+		"### Unexplained\n\n- " + s3 + " on client-go v0.32.13 / kube-apiserver v1.36.3: no entry of hack/matrix/verdicts.go explains it; a person must look (failure: timed out \\| waiting).\n",
 		"## Explained but not seen",
 		"- " + s17 + " on client-go v0.32.13 / kube-apiserver v1.36.3: passed, though \"S17 what a handler sees of the store during a relist\" (documented change) applies\n",
 		"## Not applicable\n\n",
@@ -318,5 +319,25 @@ func TestNextSkipsUnresolvable(t *testing.T) {
 	left, skipped, err = dropPrereleases(listed, func(string) error { return refused })
 	if err != nil || newestPrerelease(left) != "" || len(skipped) != 3 {
 		t.Errorf("none resolves: next %q, skipped %d, err %v", newestPrerelease(left), len(skipped), err)
+	}
+}
+
+// TestFindingsGroupByExplanation: an explanation is written once, with every
+// column it was seen on and the specs that failed there.
+func TestFindingsGroupByExplanation(t *testing.T) {
+	v := verdict{SpecContains: "S18 a slow consumer", Kind: "documented change", Upstream: "PR #1", Why: "the queue blocks the reflector"}
+	a, b := column{ClientGo: "v0.31.14"}, column{ClientGo: "v0.33.13", Gates: gateSet{{Name: "AtomicFIFO"}}}
+	var sb strings.Builder
+	writeFindings(&sb, map[string][]finding{
+		"S18 a slow consumer LIST+WATCH":     {{col: b, verdicts: []verdict{v}}, {col: a, verdicts: []verdict{v}}},
+		"S18 a slow consumer streaming list": {{col: a, verdicts: []verdict{v}}},
+	})
+	doc := sb.String()
+	if n := strings.Count(doc, "The queue blocks the reflector"); n != 1 {
+		t.Errorf("the explanation is written %d times, want once:\n%s", n, doc)
+	}
+	want := "- client-go v0.31.14: LIST+WATCH; streaming list\n- client-go v0.33.13 / AtomicFIFO=false: LIST+WATCH\n"
+	if !strings.Contains(doc, want) {
+		t.Errorf("document lacks %q:\n%s", want, doc)
 	}
 }
