@@ -77,6 +77,7 @@ func main() {
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
+	runCommit := flag.String("commit", "", "with -render: the suite's commit the columns ran at, for column files that do not record it (runs before they did); the suite defects fixed since (hack/matrix/verdicts.go suiteDefects) explain their failures")
 	reports := flag.String("reports", "", "with -render: where the columns' report directories are, found by name when not where their run wrote them (the downloaded shards); empty = beside matrix.json")
 	list := flag.Bool("list", false, "print the planned columns, one per line (index and name), and run nothing: how many shards a workflow fans out to")
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
@@ -127,12 +128,12 @@ func main() {
 		cfg.gateLabels = envOr("VERDICT_GATE_LABELS", defaultVerdictGateLabels)
 		cfg.firstPatches = os.Getenv("VERDICT_FIRST_PATCHES")
 		cfg.defaultGatesOnly = os.Getenv("VERDICT_GATES") == "none"
-	} else if set["doc"] || set["render"] {
-		fmt.Fprintln(os.Stderr, "matrix: -doc and -render are the verdict document's: they go with -verdicts")
+	} else if set["doc"] || set["render"] || set["commit"] {
+		fmt.Fprintln(os.Stderr, "matrix: -doc, -render and -commit are the verdict document's: they go with -verdicts")
 		os.Exit(2)
 	}
 	if *render != "" {
-		if err := renderVerdicts(cfg, *render, *reports); err != nil {
+		if err := renderVerdicts(cfg, *render, *reports, *runCommit); err != nil {
 			fmt.Fprintln(os.Stderr, "matrix:", err)
 			os.Exit(1)
 		}
@@ -169,6 +170,9 @@ type config struct {
 	// prints the plan instead.
 	shard shard
 	list  bool
+	// commit is the suite's commit (git HEAD; empty outside a checkout),
+	// recorded on each column.
+	commit string
 }
 
 // column is one run: a client-go version against a kube-apiserver version.
@@ -196,6 +200,9 @@ type column struct {
 	// Skipped are, on the next minor's column, the newer pre-releases it
 	// stands in for, each with why it could not be built here.
 	Skipped []string `json:"skipped,omitempty"`
+	// Commit is the suite's commit the column ran at (empty: not recorded;
+	// `-render -commit` names it for such runs).
+	Commit string `json:"commit,omitempty"`
 	// Dir is where the column's run wrote its reports.
 	Dir     string               `json:"dir,omitempty"`
 	Passed  bool                 `json:"passed"`
@@ -223,6 +230,9 @@ type cell struct {
 	Reinits int            `json:"reinitialisations"`
 	ByCause map[string]int `json:"byCause,omitempty"`
 	Failure string         `json:"failure,omitempty"`
+	// Control: the spec is a negative control (it tests the suite against
+	// a broken client; no client-go change explains its outcome).
+	Control bool `json:"control,omitempty"`
 }
 
 // run plans the columns, runs them, and writes matrix.md, matrix.html
@@ -262,6 +272,7 @@ func run(ctx context.Context, cfg config) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	cfg.commit, _ = gitOutput(root, "rev-parse", "HEAD") // none outside a checkout
 	var plan []column
 	// The versions the proxy lists, when the plan needs them; "next" is the
 	// newest pre-release of the next minor whose modules resolve here.
@@ -482,7 +493,7 @@ func runPlan(ctx context.Context, root string, cfg config, out string, gomod []b
 
 // renderVerdicts writes the verdict document from the columns an earlier
 // verdict run wrote to matrix.json, dated by that file.
-func renderVerdicts(cfg config, matrixJSON, reports string) error {
+func renderVerdicts(cfg config, matrixJSON, reports, commit string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -504,6 +515,17 @@ func renderVerdicts(cfg config, matrixJSON, reports string) error {
 	}
 	if err := findColumnDirs(cols, reports); err != nil {
 		return err
+	}
+	if commit != "" {
+		full, err := gitOutput(root, "rev-parse", "--verify", commit+"^{commit}")
+		if err != nil {
+			return fmt.Errorf("-commit %q: %w", commit, err)
+		}
+		for i := range cols {
+			if cols[i].Commit == "" {
+				cols[i].Commit = full
+			}
+		}
 	}
 	return writeVerdictsAt(cfg, root, cols, fi.ModTime())
 }
@@ -556,7 +578,11 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
-	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, verdicts)
+	table := withSuiteDefects(verdicts, func(commit, fix string) bool {
+		_, err := gitOutput(root, "merge-base", "--is-ancestor", fix, commit)
+		return err == nil
+	})
+	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, table)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)
 	}
@@ -570,6 +596,21 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	return nil
 }
 
+// gitOutput runs git in dir and returns its trimmed output.
+func gitOutput(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // columnDir is where a column's run writes its reports: out, then the
 // column's version, kube-apiserver and gate set.
 func columnDir(out string, col column) string {
@@ -579,6 +620,7 @@ func columnDir(out string, col column) string {
 // runColumn runs the suite once and reads the informer report it wrote.
 func runColumn(ctx context.Context, root string, cfg config, out, modfilePath string, col column) column {
 	dir := columnDir(out, col)
+	col.Commit = cfg.commit
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		col.Error = err.Error()
@@ -649,7 +691,7 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	col.Cells = map[string]cell{}
 	col.Passed = runErr == nil
 	for _, sp := range s.Specs {
-		c := cell{Outcome: sp.Outcome, ByCause: map[string]int{}}
+		c := cell{Outcome: sp.Outcome, ByCause: map[string]int{}, Control: slices.Contains(sp.Labels, report.LabelNegativeControl)}
 		for _, n := range sp.Informers {
 			for cause, k := range n.Reinitialisations {
 				c.Reinits += k

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,6 +21,9 @@ type knownChange struct {
 	// Contains is a substring of the change's sentence (its observation's
 	// key and values).
 	Contains string
+	// Pattern, when set, must match the sentence too (for a change whose
+	// words are apart: "GET streaming list ... appeared").
+	Pattern *regexp.Regexp
 	// Applies says whether the entry explains the change from one version
 	// to the other.
 	Applies func(from, to string) bool
@@ -30,6 +34,19 @@ type knownChange struct {
 
 // knownChanges are the observation changes tied to their upstream change.
 var knownChanges = []knownChange{
+	// Seen on every typed informer (S1 to S34) between v0.31 and v0.32.
+	{
+		Contains: `first request's Accept changed from "JSON, */*" to "protobuf, JSON"`,
+		Applies:  addedIn(typedProtobufFrom),
+		Kind:     "documented change",
+		Upstream: typedProtobuf,
+	},
+	{
+		Contains: `Content-Type of 2xx answers changed from "JSON" to "protobuf`,
+		Applies:  addedIn(typedProtobufFrom),
+		Kind:     "documented change",
+		Upstream: typedProtobuf,
+	},
 	{
 		Contains: `transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`,
 		Applies: func(from, to string) bool {
@@ -37,6 +54,28 @@ var knownChanges = []knownChange{
 		},
 		Kind:     "documented change",
 		Upstream: "kubernetes PR #131799 (a streaming list's objects kept in a transforming temporary store, then transformed again by the queue's Replace: tools/cache/reflector.go watchList), in effect from v0.34.3, where TransformingStore embeds ReflectorStore, which the informers' queues implement (reasoning in kubernetes PR #133263)",
+	},
+	// An informer whose spec leaves the sync mode to client-go's default
+	// (S10, S28, S32, ...) syncs with a streaming list from v0.35: its LIST
+	// disappears, a streaming list appears.
+	{
+		Pattern:  regexp.MustCompile(`: GET list /\S+: .* disappeared \(BASE: `),
+		Applies:  addedIn(watchListClientOnFrom),
+		Kind:     "documented change",
+		Upstream: watchListClientOn,
+	},
+	{
+		Pattern:  regexp.MustCompile(`: GET streaming list /\S+: .* appeared: `),
+		Applies:  addedIn(watchListClientOnFrom),
+		Kind:     "documented change",
+		Upstream: watchListClientOn,
+	},
+	{
+		// S26: a call cancelled while the client-side rate limiter waits.
+		Pattern:  regexp.MustCompile(`error changed from "client rate limiter Wait returned an error: context (canceled|deadline exceeded)" to "context (canceled|deadline exceeded)"`),
+		Applies:  addedIn("v0.37.0"),
+		Kind:     "documented change",
+		Upstream: "kubernetes PR #137694 (client-go: return context error directly instead of wrapping as rate limiter error): rest/request.go tryThrottleWithInfo returns the context's error as it is; the text loses its \"client rate limiter Wait returned an error: \" prefix, errors.Is(err, context.Canceled) holds before and after; in v0.37.0",
 	},
 	{
 		// S28's observation of the factory's wait.
@@ -104,6 +143,20 @@ func addedIn(v string) func(from, to string) bool {
 	return func(from, to string) bool { return olderThan(from, v) && !olderThan(to, v) }
 }
 
+// typedProtobufFrom is the first client-go minor whose generated typed
+// clients ask for protobuf when the rest.Config names no content type.
+const typedProtobufFrom = "v0.32.0"
+
+// typedProtobuf is that change upstream.
+const typedProtobuf = "kubernetes PR #125314 (Use protobuf for core clients): the generated typed clients of built-in types ask for \"application/vnd.kubernetes.protobuf,application/json\" when the rest.Config sets no ContentType (gentype/type.go NewClient's prefersProtobuf, rest/request.go UseProtobufAsDefault); in v0.32.0"
+
+// watchListClientOnFrom is the first client-go minor whose WatchListClient
+// gate is on by default: informers sync with a streaming list.
+const watchListClientOnFrom = "v0.35.0"
+
+// watchListClientOn is that change upstream.
+const watchListClientOn = "kubernetes PR #134180 (Promote/Enable WatchListClient feature for release 1.35): the WatchListClient gate on by default (features/known_features.go), so the reflector's initial sync is a watch with sendInitialEvents=true (tools/cache/reflector.go watchList) instead of a LIST; in v0.35.0"
+
 // factoryWaitsAtOnceFrom is the first client-go minor whose informer
 // factory waits for the sync without polling (S28's observation).
 const factoryWaitsAtOnceFrom = "v0.36.0"
@@ -118,7 +171,7 @@ const transformedTwiceFrom = "v0.34.3"
 func explainChange(sentence, from, to string) []knownChange {
 	var out []knownChange
 	for _, k := range knownChanges {
-		if strings.Contains(sentence, k.Contains) && k.Applies(from, to) {
+		if strings.Contains(sentence, k.Contains) && (k.Pattern == nil || k.Pattern.MatchString(sentence)) && k.Applies(from, to) {
 			out = append(out, k)
 		}
 	}

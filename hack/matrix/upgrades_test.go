@@ -92,6 +92,15 @@ func TestKnownChangesApply(t *testing.T) {
 		{`the factory's WaitForCacheSync returns changed from "polled" to "at once"`, "v0.35.10", "v0.36.6", 1},
 		{`the factory's WaitForCacheSync returns changed from "polled" to "at once"`, "v0.36.0", "v0.36.6", 0},
 		{`the factory's WaitForCacheSync returns changed from "at once" to "polled"`, "v0.35.10", "v0.36.6", 0},
+		{`informer pods: GET list /api/v1/namespaces/<ns>/pods: first request's Accept changed from "JSON, */*" to "protobuf, JSON"`, "v0.31.14", "v0.32.13", 1},
+		{`informer pods: GET streaming list /api/v1/namespaces/<ns>/pods: Content-Type of 2xx answers changed from "JSON" to "protobuf;stream=watch"`, "v0.31.14", "v0.32.13", 1},
+		{`informer pods: GET list /api/v1/namespaces/<ns>/pods: first request's Accept changed from "JSON, */*" to "protobuf, JSON"`, "v0.32.0", "v0.32.13", 0},
+		{`informer pods: GET list /api/v1/namespaces/<ns>/pods: first request's query disappeared (BASE: "limit=500&resourceVersion=0")`, "v0.34.13", "v0.35.10", 1},
+		{`informer pods: GET streaming list /api/v1/namespaces/<ns>/pods: first request's query appeared: "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true"`, "v0.34.13", "v0.35.10", 1},
+		{`informer pods: GET streaming list /api/v1/namespaces/<ns>/pods: first request's query appeared: "allowWatchBookmarks=true"`, "v0.35.0", "v0.35.10", 0},
+		{`informer pods: GET list /api/v1/namespaces/<ns>/pods: first request's query appeared: "limit=500"`, "v0.34.13", "v0.35.10", 0},
+		{`error changed from "client rate limiter Wait returned an error: context canceled" to "context canceled"`, "v0.36.6", "v0.37.2", 1},
+		{`error changed from "client rate limiter Wait returned an error: context deadline exceeded" to "context deadline exceeded"`, "v0.37.0", "v0.37.2", 0},
 	} {
 		if got := len(explainChange(tc.sentence, tc.from, tc.to)); got != tc.want {
 			t.Errorf("%s, %s to %s: %d explanations, want %d", tc.sentence, tc.from, tc.to, got, tc.want)

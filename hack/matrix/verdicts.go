@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -91,6 +92,65 @@ type verdict struct {
 	Kind string
 	// Why is what the spec sees, and why that client-go does it.
 	Why string
+	// Run, when set, says whether the entry applies to a column run at the
+	// suite's commit (empty: not recorded); suite defects use it.
+	Run func(commit string) bool
+}
+
+// suiteDefectKind is the Kind of an entry that explains a failure by a
+// defect of this suite, fixed since the run (suiteDefects).
+const suiteDefectKind = "suite defect, fixed since the run"
+
+// suiteDefects are failures a verdict run found in the suite itself, not
+// in client-go: each applies only to columns run at a commit without its
+// fix (FixedIn, a commit of this repository), so a run after the fix
+// that fails the same way is unexplained again.
+var suiteDefects = []struct {
+	SpecContains, FixedIn, Why string
+	Applies                    func(clientGo string, gates gateSet) bool
+}{
+	{
+		SpecContains: "S1 kube-apiserver restart fails when the client relists whenever a watch ends",
+		FixedIn:      "aed9c06",
+		Why:          "the restarted apiserver answered the control's re-watch 403 while its authorizer started, after which S1 allows the relist, so no watch end told the broken client from a sound one; the control now has a second attempt (Ginkgo FlakeAttempts(2))",
+	},
+	{
+		SpecContains: "S13 GOAWAY across HA kube-apiservers informers move with their connections",
+		FixedIn:      "a9f4bc8",
+		Why:          "the re-initialisation's cause was taken from the request before it, a SelfSubjectReview of S13's load made through the informer's client (\"other status after #36 (HTTP 201)\"); the probe now takes it from the informer's last GET",
+	},
+	{
+		SpecContains: "S15 certificate rotation client CA rotated",
+		FixedIn:      "a28b8b9",
+		Why:          "two requests begun while the restarted apiserver started at load 30 ended in \"net/http: TLS handshake timeout\" (it listens before it answers handshakes promptly; client-go gives a handshake 10 s, transport/cache.go), which S15 did not count as the restart's; it does now, like a refused dial",
+	},
+	{
+		SpecContains: "S18 a consumer slower than the events fails when",
+		FixedIn:      "a28b8b9",
+		Why:          "the control's burst, from one writer, was slower than the consumer at load 30 (24 creates/s), so the locked queue never held the watch back; the burst now comes from 8 writers (194-783 creates/s measured, also beside CPU hogs)",
+	},
+}
+
+// withSuiteDefects is table and the suite defects as entries that apply to
+// a column run at a commit fixed does not reach (fixed(commit, fix):
+// whether commit contains fix).
+func withSuiteDefects(table []verdict, fixed func(commit, fix string) bool) []verdict {
+	out := slices.Clone(table)
+	for _, d := range suiteDefects {
+		applies := d.Applies
+		if applies == nil {
+			applies = func(string, gateSet) bool { return true }
+		}
+		out = append(out, verdict{
+			SpecContains: d.SpecContains,
+			Applies:      applies,
+			Kind:         suiteDefectKind,
+			Upstream:     "none: this suite, fixed by its commit " + d.FixedIn,
+			Why:          d.Why,
+			Run:          func(commit string) bool { return commit != "" && !fixed(commit, d.FixedIn) },
+		})
+	}
+	return out
 }
 
 // verdicts are the known explanations of release-sensitive failures.
@@ -161,6 +221,13 @@ var verdicts = []verdict{
 	},
 }
 
+// isControlName says whether a spec's text names a negative control ("S18
+// ... fails when the queue stays locked ..."): for columns whose cells do
+// not record it (cell.Control, from runs before they did).
+func isControlName(spec string) bool {
+	return strings.Contains(spec, " fails when ") || strings.Contains(spec, " fails with ")
+}
+
 // olderThan says whether client-go version v precedes version than.
 func olderThan(v, than string) bool { return semver.Compare(v, than) < 0 }
 
@@ -178,7 +245,10 @@ func (g gateSet) disables(name string) bool {
 func explain(table []verdict, spec string, col column) []verdict {
 	var out []verdict
 	for _, v := range table {
-		if strings.Contains(spec, v.SpecContains) && v.Applies(col.ClientGo, col.Gates) {
+		if (col.Cells[spec].Control || isControlName(spec)) && v.Kind != suiteDefectKind {
+			continue // a control tests the suite against a broken client, not client-go
+		}
+		if strings.Contains(spec, v.SpecContains) && v.Applies(col.ClientGo, col.Gates) && (v.Run == nil || v.Run(col.Commit)) {
 			out = append(out, v)
 		}
 	}
@@ -317,7 +387,10 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	writeVerdictColumns(&b, cols)
 	writeFindings(&b, t.findings)
 	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
-	writeVerdictList(&b, "Explained but not seen", "An entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much.", t.unseen)
+	if len(t.unseen) > 0 {
+		b.WriteString("## Explained but not seen\n\nAn entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much. Per entry, the columns and the specs that passed there.\n\n")
+		writeGrouped(&b, t.unseen, "###", false)
+	}
 	writeVerdictList(&b, "Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", t.notApplicable)
 	writeVerdictList(&b, "Errored", "Columns that did not run or did not report; these fail the run.", t.errored)
 	return strings.TrimRight(b.String(), "\n") + "\n", t.problems
@@ -336,13 +409,14 @@ type finding struct {
 // problems that fail the run, and the counts of its summary.
 type verdictTally struct {
 	findings                                 map[string][]finding // by spec
-	problems, notApplicable, errored, unseen []string
-	ran, failures, unexplained               int
+	problems, notApplicable, errored         []string
+	unseen                                   map[string][]finding // by spec: passed though an entry applies
+	ran, failures, unexplained, suiteDefects int
 }
 
 // tallyVerdicts looks every column up in table.
 func tallyVerdicts(cols []column, table []verdict) verdictTally {
-	t := verdictTally{findings: map[string][]finding{}}
+	t := verdictTally{findings: map[string][]finding{}, unseen: map[string][]finding{}}
 	for _, c := range cols {
 		switch {
 		case c.NotApplicable != "":
@@ -376,6 +450,9 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 			failed++
 			t.failures++
 			vs := explain(table, spec, c)
+			if slices.ContainsFunc(vs, func(v verdict) bool { return v.Kind == suiteDefectKind }) {
+				t.suiteDefects++
+			}
 			if len(vs) == 0 {
 				t.unexplained++
 				t.problems = append(t.problems, fmt.Sprintf("%s: %s %s, and no entry of hack/matrix/verdicts.go explains it", c.name(), spec, cl.Outcome))
@@ -383,7 +460,10 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 			t.findings[spec] = append(t.findings[spec], finding{col: c, failure: cl.Failure, verdicts: vs})
 		case cl.Outcome == "passed":
 			for _, v := range explain(table, spec, c) {
-				t.unseen = append(t.unseen, fmt.Sprintf("%s on %s: passed, though %q (%s) applies", spec, c.name(), v.SpecContains, v.Kind))
+				if v.Kind == suiteDefectKind {
+					continue // a flaw that showed once, not a claim about client-go
+				}
+				t.unseen[spec] = append(t.unseen[spec], finding{col: c, verdicts: []verdict{v}})
 			}
 		}
 	}
@@ -394,14 +474,28 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 // how to read it, and the summary counts.
 func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t verdictTally) {
 	b.WriteString("# client-go releases: what each release changes for informers\n\n")
-	fmt.Fprintf(b, "Produced %s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
-		run.Date.UTC().Format("2006-01-02 15:04 UTC"), run.Cores, run.Labels, run.Command)
+	var commits []string
+	for _, c := range cols {
+		if short := c.Commit[:min(len(c.Commit), 7)]; short != "" && !slices.Contains(commits, short) {
+			commits = append(commits, short)
+		}
+	}
+	at := ""
+	if len(commits) > 0 {
+		at = " from the suite at commit " + strings.Join(commits, ", ")
+	}
+	fmt.Fprintf(b, "Produced %s%s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
+		run.Date.UTC().Format("2006-01-02 15:04 UTC"), at, run.Cores, run.Labels, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
 		columnsSentence(run.DefaultGatesOnly) +
 		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
 		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
-	fmt.Fprintf(b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.\n\n",
+	fmt.Fprintf(b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.",
 		len(cols), t.ran, len(t.notApplicable), len(cols)-t.ran-len(t.notApplicable), t.failures, t.failures-t.unexplained, t.unexplained)
+	if t.suiteDefects > 0 {
+		fmt.Fprintf(b, " Of the explained, %d by a defect of this suite that the run found and that is fixed since (%q under Findings), not by client-go.", t.suiteDefects, suiteDefectKind)
+	}
+	b.WriteString("\n\n")
 }
 
 // writeVerdictColumns writes the Columns section: a row per column with
@@ -460,6 +554,14 @@ func writeFindings(b *strings.Builder, findings map[string][]finding) {
 		return
 	}
 	b.WriteString("Each explanation once (an entry of hack/matrix/verdicts.go), then where it was seen: the columns, each with the specs that failed there.\n\n")
+	writeGrouped(b, findings, "###", true)
+}
+
+// writeGrouped writes findings grouped by the entry that explains them: a
+// heading (level) per entry with, when full, its kind, upstream change and
+// why, then its columns, each with its specs; then, under "Unexplained",
+// the findings no entry explains.
+func writeGrouped(b *strings.Builder, findings map[string][]finding, level string, full bool) {
 	type seen struct {
 		v     verdict
 		specs map[string][]string // by column name, in column order below
@@ -494,11 +596,40 @@ func writeFindings(b *strings.Builder, findings map[string][]finding) {
 			}
 		}
 	}
+	// Client-go's explanations by scenario number, then the suite's defects.
+	slices.SortStableFunc(groups, func(x, y *seen) int {
+		dx, dy := x.v.Kind == suiteDefectKind, y.v.Kind == suiteDefectKind
+		if dx != dy {
+			return map[bool]int{true: 1, false: -1}[dx]
+		}
+		return scenarioNumber(x.v.SpecContains) - scenarioNumber(y.v.SpecContains)
+	})
 	for _, g := range groups {
-		fmt.Fprintf(b, "### %s\n\n**%s**. Upstream: %s.\n\n%s.\n\n", g.v.SpecContains, g.v.Kind, g.v.Upstream, upperFirst(g.v.Why))
+		fmt.Fprintf(b, "%s %s\n\n", level, g.v.SpecContains)
+		if full {
+			fmt.Fprintf(b, "**%s**. Upstream: %s.\n\n%s.\n\n", g.v.Kind, g.v.Upstream, upperFirst(g.v.Why))
+		}
 		slices.SortStableFunc(g.cols, func(x, y string) int { return semver.Compare(strings.Fields(x)[1], strings.Fields(y)[1]) })
+		// The words every failing spec shares after the entry's text, once.
+		var all []string
 		for _, c := range g.cols {
-			specs := slices.DeleteFunc(slices.Compact(g.specs[c]), func(s string) bool { return s == "" })
+			all = append(all, g.specs[c]...)
+		}
+		prefix := commonWordPrefix(all)
+		if prefix != "" {
+			sep := " "
+			if strings.ContainsAny(prefix[:1], ",;:") {
+				sep = ""
+			}
+			fmt.Fprintf(b, "%s: %s%s%s …\n\n", map[bool]string{true: "Failing", false: "Passing"}[full], g.v.SpecContains, sep, prefix)
+		}
+		for _, c := range g.cols {
+			var specs []string
+			for _, sp := range g.specs[c] {
+				if sp = strings.TrimLeft(strings.TrimSpace(strings.TrimPrefix(sp, prefix)), ",: "); sp != "" && !slices.Contains(specs, sp) {
+					specs = append(specs, sp)
+				}
+			}
 			if len(specs) == 0 {
 				fmt.Fprintf(b, "- %s\n", c)
 				continue
@@ -510,6 +641,42 @@ func writeFindings(b *strings.Builder, findings map[string][]finding) {
 	if len(unexplained) > 0 {
 		b.WriteString("### Unexplained\n\n" + strings.Join(unexplained, "\n") + "\n\n")
 	}
+}
+
+// scenarioNumber is N of a spec text starting "SN " (S16 ...), else 0.
+func scenarioNumber(spec string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(strings.Fields(spec + " S0")[0], "S"))
+	return n
+}
+
+// commonWordPrefix is the words all of specs start with, when there are
+// two or more ("" otherwise, or when one spec is all prefix).
+func commonWordPrefix(specs []string) string {
+	if len(specs) < 2 {
+		return ""
+	}
+	words := strings.Fields(specs[0])
+	n := len(words)
+	for _, sp := range specs[1:] {
+		w := strings.Fields(sp)
+		i := 0
+		for i < n && i < len(w) && w[i] == words[i] {
+			i++
+		}
+		n = i
+	}
+	for _, sp := range specs {
+		if len(strings.Fields(sp)) == n {
+			n-- // leave every spec a word of its own
+		}
+	}
+	for n > 0 && strings.Trim(words[n-1], ",;:") == "" {
+		n-- // no trailing punctuation
+	}
+	if n <= 0 {
+		return ""
+	}
+	return strings.Join(words[:n], " ")
 }
 
 // upperFirst is s with its first letter upper case.

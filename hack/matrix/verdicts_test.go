@@ -144,7 +144,7 @@ func TestVerdictDoc(t *testing.T) {
 		"\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: keeps the server's order\n",
 		"### Unexplained\n\n- " + s3 + " on client-go v0.32.13 / kube-apiserver v1.36.3: no entry of hack/matrix/verdicts.go explains it; a person must look (failure: timed out \\| waiting).\n",
 		"## Explained but not seen",
-		"- " + s17 + " on client-go v0.32.13 / kube-apiserver v1.36.3: passed, though \"S17 what a handler sees of the store during a relist\" (documented change) applies\n",
+		"### S17 what a handler sees of the store during a relist\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: sees the whole relist\n",
 		"## Not applicable\n\n",
 		"- client-go v0.31.14 / AtomicFIFO=false: not applicable: client-go v0.31.14 has no AtomicFIFO gate\n",
 		"## Errored\n\n",
@@ -215,7 +215,7 @@ func TestRenderVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	docPath := filepath.Join(dir, "verdicts.md")
-	if err := renderVerdicts(config{labels: "release-sensitive", doc: docPath}, path, ""); err != nil {
+	if err := renderVerdicts(config{labels: "release-sensitive", doc: docPath}, path, "", ""); err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	doc, err := os.ReadFile(docPath)
@@ -339,5 +339,60 @@ func TestFindingsGroupByExplanation(t *testing.T) {
 	want := "- client-go v0.31.14: LIST+WATCH; streaming list\n- client-go v0.33.13 / AtomicFIFO=false: LIST+WATCH\n"
 	if !strings.Contains(doc, want) {
 		t.Errorf("document lacks %q:\n%s", want, doc)
+	}
+}
+
+// TestSuiteDefects: a suite defect explains a failure only on a column run
+// at a commit its fix does not reach; recorded nowhere, it explains nothing;
+// where the spec passed it is no "explained but not seen" claim.
+func TestSuiteDefects(t *testing.T) {
+	spec := suiteDefects[0].SpecContains
+	fixed := func(commit, fix string) bool { return commit == "after" }
+	table := withSuiteDefects(nil, fixed)
+	run := verdictRun{Date: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Cores: 2}
+	for _, tc := range []struct {
+		commit        string
+		wantExplained bool
+	}{{"before", true}, {"after", false}, {"", false}} {
+		col := column{ClientGo: "v0.31.14", Commit: tc.commit, Cells: map[string]cell{spec: {Outcome: "failed"}}}
+		doc, problems := verdictDoc(run, []column{col}, table)
+		if got := len(problems) == 0; got != tc.wantExplained {
+			t.Errorf("commit %q: explained %v, want %v (problems %q)", tc.commit, got, tc.wantExplained, problems)
+		}
+		if tc.wantExplained && (!strings.Contains(doc, "**"+suiteDefectKind+"**. Upstream: none: this suite, fixed by its commit "+suiteDefects[0].FixedIn) ||
+			!strings.Contains(doc, "Of the explained, 1 by a defect of this suite")) {
+			t.Errorf("commit %q: the document does not name the suite defect:\n%s", tc.commit, doc)
+		}
+	}
+	col := column{ClientGo: "v0.31.14", Commit: "before", Cells: map[string]cell{spec: {Outcome: "passed"}}}
+	if doc, _ := verdictDoc(run, []column{col}, table); strings.Contains(doc, "Explained but not seen") {
+		t.Errorf("a suite defect that did not show is listed as explained but not seen:\n%s", doc)
+	}
+}
+
+// TestControlsAreNotClientGos: a negative control tests the suite against a
+// broken client, so no client-go entry explains it failing or claims it
+// passing, whether the cell records it or only its text says so.
+func TestControlsAreNotClientGos(t *testing.T) {
+	v := verdict{SpecContains: "S18 a consumer", Applies: func(string, gateSet) bool { return true }, Kind: "documented change"}
+	run := verdictRun{Date: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Cores: 2}
+	for _, tc := range []struct {
+		spec    string
+		control bool
+	}{{"S18 a consumer fails when the queue stays locked", false}, {"S18 a consumer fails, naming the queue", true}} {
+		failed := column{ClientGo: "v0.34.13", Cells: map[string]cell{tc.spec: {Outcome: "failed", Control: tc.control}}}
+		if _, problems := verdictDoc(run, []column{failed}, []verdict{v}); len(problems) != 1 {
+			t.Errorf("%s failing: problems %q, want it unexplained", tc.spec, problems)
+		}
+		passed := column{ClientGo: "v0.34.13", Cells: map[string]cell{tc.spec: {Outcome: "passed", Control: tc.control}}}
+		if doc, _ := verdictDoc(run, []column{passed}, []verdict{v}); strings.Contains(doc, "Explained but not seen") {
+			t.Errorf("%s passing is listed as explained but not seen:\n%s", tc.spec, doc)
+		}
+	}
+	// The spec itself is still explained.
+	spec := "S18 a consumer keeps the watch read"
+	col := column{ClientGo: "v0.34.13", Cells: map[string]cell{spec: {Outcome: "failed"}}}
+	if _, problems := verdictDoc(run, []column{col}, []verdict{v}); len(problems) != 0 {
+		t.Errorf("the spec is not explained: %q", problems)
 	}
 }
