@@ -37,7 +37,7 @@ const (
 
 // Environment variables read by FromEnv and Ensure.
 const (
-	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.36.x).
+	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.37.x).
 	EnvKubeVersion = "KUBE_VERSION"
 	// EnvEtcdVersion selects the etcd version (3.5.x or 3.6.x).
 	EnvEtcdVersion = "ETCD_VERSION"
@@ -97,7 +97,7 @@ const recipe = "r1"
 // Supported kube-apiserver minor versions.
 const (
 	MinKubeMinor = 31
-	MaxKubeMinor = 36
+	MaxKubeMinor = 37
 )
 
 // FromEnv returns the versions selected by KUBE_VERSION and ETCD_VERSION,

@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.36.x)")
+	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.37.x)")
 	etcd := flag.String("etcd-version", os.Getenv(binaries.EnvEtcdVersion), "etcd version (3.5.x or 3.6.x)")
 	printKey := flag.Bool("print-key", false, "print the cache key of the binaries (recipe and versions) and build nothing")
 	flag.Parse()

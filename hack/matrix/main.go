@@ -861,6 +861,7 @@ func markdown(cols []column) string {
 			fmt.Fprintf(&b, "- %s: %s\n", c.name(), skippedNote(c.Skipped))
 		}
 	}
+	writeSkew(&b, g.cols)
 	differences(&b, outcomeDiffersTitle, g.outcomeDiffers)
 	differences(&b, causesDifferTitle, g.causesDiffer)
 	return b.String()

@@ -385,6 +385,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	var b strings.Builder
 	writeVerdictHeader(&b, run, cols, t)
 	writeVerdictColumns(&b, cols)
+	writeSkew(&b, cols)
 	writeFindings(&b, t.findings)
 	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
 	if len(t.unseen) > 0 {

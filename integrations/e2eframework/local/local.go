@@ -129,7 +129,7 @@ func (p *Provider) WithName(name string) support.E2EClusterProvider {
 }
 
 // WithVersion implements support.E2EClusterProvider: the kube-apiserver
-// version (1.31.x to 1.36.x), built from source on first use.
+// version (1.31.x to 1.37.x), built from source on first use.
 func (p *Provider) WithVersion(version string) support.E2EClusterProvider {
 	p.config.Version = version
 	return p

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSkew: a run over several kube-apiserver versions gets a table of
+// client-go rows and server columns, each cell with its counts, failing
+// scenarios and skew; a run over one server gets none.
+func TestSkew(t *testing.T) {
+	cols := []column{
+		{ClientGo: "v0.37.2", Kube: "v1.36.3", Cells: map[string]cell{"S1 a": {Outcome: "passed"}, "S18 b": {Outcome: "failed"}, "S18 c": {Outcome: "failed"}}},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Cells: map[string]cell{"S1 a": {Outcome: "passed"}, "S18 b": {Outcome: "passed"}}},
+		{ClientGo: "v0.35.10", Kube: "v1.37.2", Error: "resolve modules"},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Gates: gateSet{{Name: "AtomicFIFO"}}, Cells: map[string]cell{"S1 a": {Outcome: "failed"}}},
+	}
+	var b strings.Builder
+	writeSkew(&b, cols)
+	doc := b.String()
+	for _, want := range []string{
+		"| client-go | kube-apiserver v1.36.3 | kube-apiserver v1.37.2 |\n",
+		"| v0.35.10 | - | did not run (-2) |\n",
+		"| v0.37.2 | 1 / 2: S18 (+1) | 2 / 0 (0) |\n",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("skew table lacks %q:\n%s", want, doc)
+		}
+	}
+	b.Reset()
+	writeSkew(&b, cols[1:2])
+	if b.Len() != 0 {
+		t.Errorf("one server version, yet a skew table:\n%s", b.String())
+	}
+}
