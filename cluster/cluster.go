@@ -114,6 +114,21 @@ type APIServerController interface {
 	RestartAPIServer(ctx context.Context, i int, mode StopMode) error
 }
 
+// APIServerUpgrader clusters can run one of their kube-apiservers at another
+// version in place: the same address, certificates, flags and etcd, as a
+// control-plane upgrade replaces one member at a time.
+type APIServerUpgrader interface {
+	APIServerController
+	// SwitchAPIServer stops apiserver i (mode; one stopped already, by
+	// StopAPIServer, is left so), starts kube-apiserver version in its
+	// place and returns when it is ready. The version's
+	// binary must be built already: the error of one that is not says how
+	// to build it.
+	SwitchAPIServer(ctx context.Context, i int, version string, mode StopMode) error
+	// APIServerVersion is the version apiserver i runs.
+	APIServerVersion(i int) string
+}
+
 // EtcdController can stop and start the cluster's etcd, keeping its data.
 type EtcdController interface {
 	StopEtcd(ctx context.Context, mode StopMode) error

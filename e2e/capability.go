@@ -39,9 +39,15 @@ var (
 		a, ok := c.(cluster.APIServerController)
 		return ok && a.NumAPIServers() >= 2
 	}}
+	// CapabilityAPIServerUpgrade: two or more kube-apiservers, each run at
+	// another version in place (a rolling control-plane upgrade).
+	CapabilityAPIServerUpgrade = Capability{"apiserver-upgrade", func(c cluster.Cluster) bool {
+		u, ok := c.(cluster.APIServerUpgrader)
+		return ok && u.NumAPIServers() >= 2
+	}}
 )
 
-var capabilities = []Capability{CapabilityAPIServerRestart, CapabilityEtcdCompaction, CapabilityEtcdSnapshot, CapabilityCertRotation, CapabilityHA}
+var capabilities = []Capability{CapabilityAPIServerRestart, CapabilityEtcdCompaction, CapabilityEtcdSnapshot, CapabilityCertRotation, CapabilityHA, CapabilityAPIServerUpgrade}
 
 // capabilityNamed is the capability a label names.
 func capabilityNamed(name string) (Capability, bool) {

@@ -195,6 +195,39 @@ func DeletesObserved(rec Record, deleted []Object) error {
 	return nil
 }
 
+// EndsObserved returns nil when the end of every deleted object (by key
+// and UID) reached a handler: a Delete of it (or its tombstone), or an
+// Update from it to another UID under the same key, which is how a relist
+// that finds the name recreated tells of it (the documented behaviour, S7:
+// shared_informer.go processDeltas); else an error naming the missed ones.
+// It also returns how many ends came as such an Update.
+func EndsObserved(rec Record, deleted []Object) (replaced int, err error) {
+	deletes, updates := map[[2]string]bool{}, map[[2]string]bool{}
+	for _, e := range rec.Events {
+		switch {
+		case e.Kind == Delete:
+			deletes[[2]string{e.Key, e.UID}] = true
+		case e.UIDChanged():
+			updates[[2]string{e.Key, e.OldUID}] = true
+		}
+	}
+	var missed []string
+	for _, d := range deleted {
+		k := [2]string{d.Key, d.UID}
+		switch {
+		case deletes[k]:
+		case updates[k]:
+			replaced++
+		default:
+			missed = append(missed, fmt.Sprintf("%s (uid %s)", d.Key, d.UID))
+		}
+	}
+	if len(missed) > 0 {
+		return replaced, fmt.Errorf("deleted on the server, yet no handler heard the end (neither a Delete nor an Update to another UID): %s", strings.Join(missed, ", "))
+	}
+	return replaced, nil
+}
+
 // LeakCheck snapshots the goroutines running now; its Find reports the ones
 // started since that are still running (after, say, Factory.Shutdown).
 type LeakCheck struct {

@@ -189,3 +189,23 @@ func TestStackOrTypedAndTyped(t *testing.T) {
 		}
 	}
 }
+
+// TestEndsObserved: an object's end is heard as a Delete of its UID or as
+// an Update from its UID to another under the same key; anything else
+// (an Update keeping the UID, a Delete of another UID) is missed.
+func TestEndsObserved(t *testing.T) {
+	rec := probe.Record{Events: []probe.Event{
+		{Kind: probe.Delete, Key: "ns/a", UID: "a1"},
+		{Kind: probe.Update, Key: "ns/b", OldUID: "b1", UID: "b2"},
+		{Kind: probe.Update, Key: "ns/c", OldUID: "c1", UID: "c1"},
+		{Kind: probe.Delete, Key: "ns/d", UID: "d2"},
+	}}
+	replaced, err := probe.EndsObserved(rec, []probe.Object{{Key: "ns/a", UID: "a1"}, {Key: "ns/b", UID: "b1"}})
+	if err != nil || replaced != 1 {
+		t.Errorf("a deleted, b replaced: replaced %d, err %v", replaced, err)
+	}
+	_, err = probe.EndsObserved(rec, []probe.Object{{Key: "ns/c", UID: "c1"}, {Key: "ns/d", UID: "d1"}})
+	if err == nil || !strings.Contains(err.Error(), "ns/c (uid c1), ns/d (uid d1)") {
+		t.Errorf("c updated in place, d's other UID deleted: err %v, want both missed", err)
+	}
+}

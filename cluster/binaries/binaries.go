@@ -94,6 +94,39 @@ var (
 // reused.
 const recipe = "r1"
 
+// EnvUpgradeFrom names the kube-apiserver version a rolling upgrade (S25)
+// starts from; default PreviousRelease's pin of the minor before the
+// cluster's.
+const EnvUpgradeFrom = "KUBE_UPGRADE_FROM"
+
+// pinnedReleases are the kube-apiserver patches the suite pins per minor:
+// each builds from the module proxy's staging modules (1.31 and 1.32 lack
+// some there) and passes `make test`.
+var pinnedReleases = map[int]string{33: "v1.33.13", 34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.2"}
+
+// PreviousRelease is the kube-apiserver version to upgrade from to reach
+// version: $KUBE_UPGRADE_FROM, else the pinned patch of the minor before
+// version's.
+func PreviousRelease(version string) (string, error) {
+	if from := os.Getenv(EnvUpgradeFrom); from != "" {
+		v, err := Versions{KubeAPIServer: from}.Normalize()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", EnvUpgradeFrom, err)
+		}
+		return v.KubeAPIServer, nil
+	}
+	m := releaseVersionRE.FindStringSubmatch(version)
+	if m == nil {
+		return "", fmt.Errorf("kube-apiserver version %q is not a release version like v1.37.2", version)
+	}
+	minor, _ := strconv.Atoi(m[2])
+	prev, ok := pinnedReleases[minor-1]
+	if !ok {
+		return "", fmt.Errorf("no pinned kube-apiserver release of 1.%d to upgrade %s from (set %s)", minor-1, version, EnvUpgradeFrom)
+	}
+	return prev, nil
+}
+
 // Supported kube-apiserver minor versions.
 const (
 	MinKubeMinor = 31
@@ -211,6 +244,26 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 		return Paths{}, fmt.Errorf("build etcd %s: %w", v.Etcd, err)
 	}
 	return p, nil
+}
+
+// Built is the kube-apiserver binary of version in the cache, built
+// earlier by Ensure (or `go run ./hack/build-binaries -kube-version
+// VERSION`), and the version normalised; an error says how to build one that
+// is not there. It builds nothing: a build takes minutes.
+func Built(version string, opts Options) (path, normalized string, err error) {
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", "", err
+	}
+	v, err := Versions{KubeAPIServer: version}.Normalize()
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(opts.CacheDir, "bin", recipe, "kube-apiserver", v.KubeAPIServer, KubeAPIServer)
+	if err := checkExecutable(path); err != nil {
+		return "", "", fmt.Errorf("kube-apiserver %s is not built (build it with `go run ./hack/build-binaries -kube-version %s`, a few minutes once): %w", v.KubeAPIServer, v.KubeAPIServer, err)
+	}
+	return path, v.KubeAPIServer, nil
 }
 
 func fromAssets(ctx context.Context, dir string) (Paths, error) {

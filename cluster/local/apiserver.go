@@ -3,6 +3,7 @@ package local
 // kube-apiserver processes: their flags, start, stop and restart, and their addresses (cluster.APIServerController).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/internal/ports"
@@ -28,6 +30,9 @@ type apiserver struct {
 	down func()
 	// etcdLink is the fault proxy between it and etcd (Options.EtcdLinks).
 	etcdLink *faultproxy.Proxy
+	// bin and version, when set, are the kube-apiserver it runs instead of
+	// the cluster's (SwitchAPIServer).
+	bin, version string
 }
 
 // up closes a's faultlog window, if a stop opened one.
@@ -155,7 +160,7 @@ func (c *Cluster) startAPIServersReady(ctx context.Context, idx []int, readyz st
 		}
 		p := &process.Process{
 			Name:    fmt.Sprintf("kube-apiserver-%d", i),
-			Path:    c.bins.KubeAPIServer,
+			Path:    cmp.Or(a.bin, c.bins.KubeAPIServer),
 			Args:    c.apiserverArgs(a),
 			LogPath: filepath.Join(c.logs, fmt.Sprintf("kube-apiserver-%d.log", i)),
 			// Its start allocates much and keeps little: with the Go
@@ -218,4 +223,44 @@ func (c *Cluster) RestartAPIServer(ctx context.Context, i int, mode cluster.Stop
 		return fmt.Errorf("restart kube-apiserver-%d: %w", i, err)
 	}
 	return c.startAPIServersLocked(ctx, []int{i})
+}
+
+// SwitchAPIServer implements cluster.APIServerUpgrader: apiserver i stops
+// (mode; one already stopped stays so) and starts again from the kube-apiserver binary of version, built
+// in the binaries cache (binaries.Built; the cluster's own version needs
+// nothing built), with the same port, certificates, flags and etcd.
+func (c *Cluster) SwitchAPIServer(ctx context.Context, i int, version string, mode cluster.StopMode) error {
+	bin, v := "", c.bins.Versions.KubeAPIServer
+	if version != v {
+		var err error
+		if bin, v, err = binaries.Built(version, binaries.Options{}); err != nil {
+			return fmt.Errorf("switch kube-apiserver-%d to %s: %w", i, version, err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.apiservers) {
+		return fmt.Errorf("switch kube-apiserver: no apiserver %d (have %d)", i, len(c.apiservers))
+	}
+	a := c.apiservers[i]
+	if a.proc != nil && a.proc.Running() {
+		if err := c.stopAPIServerLocked(ctx, i, mode); err != nil {
+			return fmt.Errorf("switch kube-apiserver-%d to %s: %w", i, version, err)
+		}
+	}
+	a.bin, a.version = bin, v
+	if v == c.bins.Versions.KubeAPIServer {
+		a.bin, a.version = "", ""
+	}
+	return c.startAPIServersLocked(ctx, []int{i})
+}
+
+// APIServerVersion implements cluster.APIServerUpgrader.
+func (c *Cluster) APIServerVersion(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.apiservers) {
+		return ""
+	}
+	return cmp.Or(c.apiservers[i].version, c.bins.Versions.KubeAPIServer)
 }

@@ -144,6 +144,7 @@ type etcdMember struct {
 var (
 	_ cluster.Cluster             = (*Cluster)(nil)
 	_ cluster.APIServerController = (*Cluster)(nil)
+	_ cluster.APIServerUpgrader   = (*Cluster)(nil)
 	_ cluster.EtcdController      = (*Cluster)(nil)
 	_ cluster.EtcdCompactor       = (*Cluster)(nil)
 	_ cluster.EtcdSnapshotter     = (*Cluster)(nil)

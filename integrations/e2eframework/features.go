@@ -17,7 +17,7 @@
 //
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
-// There is a feature for every Describe of the Ginkgo suite (S1-S24, S26-S34; two
+// There is a feature for every Describe of the Ginkgo suite (S1-S34; two
 // each for S4 and S6), named after it, with an assessment
 // for each entry of its tables on the typed stack, in the sync modes the
 // entry runs in. Each runs the same function as the Ginkgo spec of the
@@ -183,7 +183,7 @@ func apply(opts []Option) options {
 	return o
 }
 
-// All is every scenario feature (S1-S24, S26-S34, as the Ginkgo suite's Describes:
+// All is every scenario feature (S1-S34, as the Ginkgo suite's Describes:
 // two each for S4 and S6) with the given options, in scenario order.
 // Each has an assessment per entry of its Ginkgo tables on the typed
 // stack, in the sync modes the table uses; those whose cluster lacks what
@@ -217,6 +217,7 @@ func All(opts ...Option) []features.Feature {
 		ResyncWithWrites(opts...),
 		ShutdownOutlivesWatches(opts...),
 		LaggingAPIServer(opts...),
+		RollingUpgrade(opts...),
 		CancelledCall(opts...),
 		ListWithoutWatch(opts...),
 		WaitForCacheSync(opts...),

@@ -50,9 +50,6 @@ func TestAllScenarios(t *testing.T) {
 		}
 	}
 	for i := 1; i <= 34; i++ {
-		if i == 25 {
-			continue // S25 is kept for the rolling control-plane upgrade
-		}
 		if id := fmt.Sprintf("S%d", i); !scenarios[id] {
 			t.Errorf("no feature for %s", id)
 		}

@@ -30,6 +30,7 @@ var (
 	needsCompaction = e2e.CapabilityEtcdCompaction
 	needsSnapshot   = e2e.CapabilityEtcdSnapshot
 	needsCerts      = e2e.CapabilityCertRotation
+	needsUpgrade    = e2e.CapabilityAPIServerUpgrade
 )
 
 // APIServerRestart is S1: kube-apiserver 0 of two stops (gracefully, then
@@ -453,6 +454,23 @@ func LaggingAPIServer(opts ...Option) features.Feature {
 	sc := scenario{id: "S24", name: "S24 a relist through a lagging kube-apiserver", needs: []e2e.Capability{needsHA}, disruptive: true}
 	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
 		scenarios.LaggingAPIServer(ctx, s, nil)
+	}).Feature()
+}
+
+// RollingUpgrade is S25: both kube-apiservers of two run the previous
+// minor's kube-apiserver, then each in turn is stopped gracefully and
+// started from the cluster's own version on the same address; the informer
+// must resume on the other version at each step, converge, deliver every
+// delete and relist only where the server told it to. It needs a cluster of
+// two kube-apiservers with the fast-graceful-shutdown profile whose backend
+// runs another version in place (local), and the version to upgrade from
+// built (`go run ./hack/build-binaries -kube-version VERSION`); it skips,
+// saying why, on others.
+func RollingUpgrade(opts ...Option) features.Feature {
+	o := apply(opts)
+	sc := scenario{id: "S25", name: "S25 rolling control-plane upgrade", needs: []e2e.Capability{needsUpgrade}, disruptive: true}
+	return o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
+		scenarios.RollingUpgrade(ctx, s, scenarios.UpgradeInput{})
 	}).Feature()
 }
 

@@ -125,4 +125,5 @@ var (
 	NeedsEtcdSnapshot     = e2e.CapabilityEtcdSnapshot.Label()
 	NeedsHA               = e2e.CapabilityHA.Label()
 	NeedsCertRotation     = e2e.CapabilityCertRotation.Label()
+	NeedsAPIServerUpgrade = e2e.CapabilityAPIServerUpgrade.Label()
 )
