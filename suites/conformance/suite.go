@@ -1,5 +1,5 @@
 // Package conformance holds the scenario specs of docs/scenarios.md
-// (S1-S24, S26-S30), each labelled with its scenario and with what it needs of the
+// (S1-S34), each labelled with its scenario and with what it needs of the
 // backend (capability labels), with the negative controls that prove each
 // assertion family can fail.
 //
