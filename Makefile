@@ -129,8 +129,12 @@ export CLIENT_GO KUBE_VERSIONS GATES
 MATRIX_GOTOOLCHAIN ?= go1.27.3
 export MATRIX_GOTOOLCHAIN
 
+.PHONY: binaries-upgrade
+binaries-upgrade: ## Build also the kube-apiserver S25's rolling upgrade starts from (the previous minor's pinned patch, or KUBE_UPGRADE_FROM).
+	$(GO) run ./hack/build-binaries -upgrade
+
 .PHONY: e2e-slow
-e2e-slow: ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack; reports in $(ARTIFACTS)/slow.
+e2e-slow: binaries-upgrade ## Run the specs labelled slow (a minute or more each, or kube-apiserver's 15 s compaction poll), but not long, on the typed stack; reports in $(ARTIFACTS)/slow.
 	$(MAKE) e2e LABEL_FILTER='slow && !long && !extra-stack' ARTIFACTS=$(ARTIFACTS)/slow
 
 .PHONY: e2e-long

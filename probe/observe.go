@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"mime"
@@ -63,9 +64,9 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		}
 	}
 	type group struct {
-		first                    Request
-		queries, types, statuses []string
-		n                        int
+		first                               Request
+		queries, types, encodings, statuses []string
+		n                                   int
 	}
 	groups := map[string]*group{}
 	initial := "" // the group of the informer's first request (its initial sync)
@@ -87,6 +88,9 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		if r.ContentType != "" && r.Status >= 200 && r.Status < 300 {
 			g.types = addOnce(g.types, MediaNames(r.ContentType))
 		}
+		if r.Status >= 200 && r.Status < 300 {
+			g.encodings = addOnce(g.encodings, cmp.Or(r.ContentEncoding, "identity"))
+		}
 		g.statuses = addOnce(g.statuses, statusOf(r))
 	}
 	for _, t := range slices.Sorted(maps.Keys(groups)) {
@@ -98,6 +102,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		valued(t+": first request's query", []string{orNone(g.first.Query)}, other)
 		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, other)
 		valued(t+": Content-Type of 2xx answers", sorted(g.types), other)
+		valued(t+": Content-Encoding of 2xx answers", sorted(g.encodings), other)
 		valued(t+": queries", sorted(g.queries), true)
 		valued(t+": statuses", sorted(g.statuses), true)
 		out = append(out, report.Varying(report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls)))

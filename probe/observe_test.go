@@ -29,7 +29,8 @@ func TestObservations(t *testing.T) {
 		Requests: []Request{
 			{Method: "GET", Path: "/api/v1/namespaces/ns-x1/pods", Query: "limit=500&resourceVersion=0", Accept: "application/vnd.kubernetes.protobuf, */*",
 				ContentType: "application/vnd.kubernetes.protobuf", Status: 200, Start: at(0.1), End: at(0.2)},
-			{Method: "GET", Path: "/api/v1/namespaces/ns-x1/pods", Watch: true, Query: "watch=true", Status: 200, Start: at(0.3), End: at(2), ErrorCode: 410, ErrorReason: "Expired"},
+			{Method: "GET", Path: "/api/v1/namespaces/ns-x1/pods", Watch: true, Query: "watch=true", Status: 200, Start: at(0.3), End: at(2), ErrorCode: 410, ErrorReason: "Expired",
+				ContentEncoding: "gzip"},
 			{Method: "GET", Path: "/api/v1/namespaces/ns-x1/pods", Query: "limit=500&resourceVersion=<rv>", Status: 200, Start: at(3), End: at(3.1)},
 		},
 		Events: []Event{
@@ -44,11 +45,13 @@ func TestObservations(t *testing.T) {
 		got[o.What] = o
 	}
 	for what, want := range map[string]string{
-		"GET list /api/v1/namespaces/<ns>/pods: queries":                     "limit=500&resourceVersion=0 | limit=500&resourceVersion=<rv>",
-		"GET list /api/v1/namespaces/<ns>/pods: first request's query":       "limit=500&resourceVersion=0",
-		"GET list /api/v1/namespaces/<ns>/pods: first request's Accept":      "protobuf, */*",
-		"GET list /api/v1/namespaces/<ns>/pods: Content-Type of 2xx answers": "protobuf",
-		"GET watch /api/v1/namespaces/<ns>/pods: statuses":                   "200, then ERROR event 410 Expired",
+		"GET list /api/v1/namespaces/<ns>/pods: queries":                          "limit=500&resourceVersion=0 | limit=500&resourceVersion=<rv>",
+		"GET list /api/v1/namespaces/<ns>/pods: first request's query":            "limit=500&resourceVersion=0",
+		"GET list /api/v1/namespaces/<ns>/pods: first request's Accept":           "protobuf, */*",
+		"GET list /api/v1/namespaces/<ns>/pods: Content-Type of 2xx answers":      "protobuf",
+		"GET list /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers":  "identity",
+		"GET watch /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers": "gzip",
+		"GET watch /api/v1/namespaces/<ns>/pods: statuses":                        "200, then ERROR event 410 Expired",
 		"watch error handler":                    "Expired: Get <url>: too old resource version: N (N)",
 		"informer resourceVersion when synced":   "newer than every object it saw",
 		"informer resourceVersion when stopping": "the newest object's it saw",
@@ -107,7 +110,7 @@ func TestObservationsVary(t *testing.T) {
 		{Method: "GET", Path: "/api/v1/pods", Watch: true, Query: "watch=true", Status: 200}}, Events: []Event{{Kind: Add}}}
 	for _, o := range Observations("pods", "", rec) {
 		initial := strings.HasPrefix(o.What, "GET list ")
-		want := !(initial && (strings.Contains(o.What, "first request's") || strings.Contains(o.What, "Content-Type")))
+		want := !(initial && (strings.Contains(o.What, "first request's") || strings.Contains(o.What, "Content-Type") || strings.Contains(o.What, "Content-Encoding")))
 		if o.Varies != want {
 			t.Errorf("%s: varies %t, want %t", o.What, o.Varies, want)
 		}

@@ -77,6 +77,9 @@ type Request struct {
 	// encoding of the informer stack under test (protobuf, JSON, CBOR).
 	Accept      string `json:"accept,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
+	// ContentEncoding is the answer's body encoding ("gzip"; "" for
+	// none), also when net/http decompressed it on its own.
+	ContentEncoding string `json:"contentEncoding,omitempty"`
 	// Query is the request's query in comparable form (QueryShape): its
 	// parameters sorted, with the values that differ between runs of the
 	// same code (resource versions, timeouts, continue tokens, selectors)

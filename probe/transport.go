@@ -84,7 +84,15 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return nil, err
 	}
 	contentType := resp.Header.Get("Content-Type")
-	t.rec.updateRequest(id, func(r *Request) { r.Status, r.ContentType = resp.StatusCode, contentType })
+	encoding := resp.Header.Get("Content-Encoding")
+	if resp.Uncompressed {
+		// net/http asked for gzip itself, decompressed the body and
+		// removed the header.
+		encoding = "gzip"
+	}
+	t.rec.updateRequest(id, func(r *Request) {
+		r.Status, r.ContentType, r.ContentEncoding = resp.StatusCode, contentType, encoding
+	})
 	body := &recordingBody{rc: resp.Body, rec: t.rec, id: id}
 	if r.Watch && resp.StatusCode == http.StatusOK {
 		body.startDecoder(contentType)

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -239,7 +241,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	restore, held := env.Proxy.StallAfter(stallAfterBytes)
 	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
 	big := e2e.Pod(env.Namespace, "big")
-	big.Annotations = map[string]string{"informer-conformance/padding": strings.Repeat("x", midFrameAnnotationBytes)}
+	big.Annotations = map[string]string{"informer-conformance/padding": incompressible(midFrameAnnotationBytes)}
 	_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, big, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(writer.CoreV1().Pods(env.Namespace).Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})).To(Succeed())
@@ -265,6 +267,18 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	next := rec.Requests[stalled.ID]
 	Expect(next.Watch && !next.SendInitialEvents).To(BeTrue(), "a plain watch follows the stalled one: %+v", next)
 	Expect(resourceVersion(next.ResourceVersion)).To(BeNumerically(">=", resourceVersion(stalled.ResourceVersion)), "watch #%d resumes from the stalled watch's resourceVersion or later", next.ID)
+}
+
+// incompressible is n characters of random base64: a padding gzip cannot
+// shrink much. kube-apiserver 1.37 compresses a streaming list's stream for
+// a client that accepts gzip (Go's transport asks by itself): the
+// WatchListCompression gate, beta and on, kubernetes PRs #139308 and
+// #140140; a repeated character would shrink the event below the stall's
+// byte count.
+func incompressible(n int) string {
+	b := make([]byte, n*3/4+3)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)[:n]
 }
 
 // frameObserver watches the protobuf watch bodies of a client, below

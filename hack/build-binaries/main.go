@@ -1,8 +1,10 @@
 // Command build-binaries builds (or finds in the cache) the kube-apiserver,
 // etcd and etcdutl binaries the local backend runs, and prints their paths.
 //
-//	go run ./hack/build-binaries [-kube-version v1.36.3] [-etcd-version v3.6.16] [-print-key]
+//	go run ./hack/build-binaries [-kube-version v1.36.3] [-etcd-version v3.6.16] [-upgrade] [-print-key]
 //
+// -upgrade also builds the kube-apiserver a rolling upgrade to that version
+// starts from (S25: binaries.PreviousRelease, $KUBE_UPGRADE_FROM).
 // Versions default to $KUBE_VERSION / $ETCD_VERSION, then to the pinned
 // defaults. -print-key builds nothing and prints the cache key of those
 // binaries (binaries.CacheKey): the reusable workflow keys its cache with
@@ -24,6 +26,7 @@ import (
 func main() {
 	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.37.x)")
 	etcd := flag.String("etcd-version", os.Getenv(binaries.EnvEtcdVersion), "etcd version (3.5.x or 3.6.x)")
+	upgrade := flag.Bool("upgrade", false, "also build the kube-apiserver a rolling upgrade to that version starts from ("+binaries.EnvUpgradeFrom+", default the previous minor's pinned patch)")
 	printKey := flag.Bool("print-key", false, "print the cache key of the binaries (recipe and versions) and build nothing")
 	flag.Parse()
 	if *printKey {
@@ -43,4 +46,20 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("kube-apiserver %s\netcd %s\netcdutl %s\n", p.KubeAPIServer, p.Etcd, p.Etcdutl)
+	if *upgrade {
+		from, err := binaries.PreviousRelease(p.Versions.KubeAPIServer)
+		if err == nil {
+			_, err = binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: from, Etcd: p.Versions.Etcd}, binaries.Options{Progress: os.Stderr})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build-binaries: the kube-apiserver to upgrade from:", err)
+			os.Exit(1)
+		}
+		path, _, err := binaries.Built(from, binaries.Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build-binaries:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("kube-apiserver (upgrade from) %s\n", path)
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 // S25: the scenario, and what it expects of client-go, is
 // scenarios.RollingUpgrade.
-var _ = Describe("S25 rolling control-plane upgrade", Label("apiserver-upgrade"), Disruptive, NeedsAPIServerUpgrade, func() {
+var _ = Describe("S25 rolling control-plane upgrade", Label("apiserver-upgrade"), Disruptive, Slow, NeedsAPIServerUpgrade, func() {
 	e2e.DescribeSyncModes("each kube-apiserver upgraded in turn: the watch resumes on the other version, nothing missed, no needless relist",
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.RollingUpgrade(ctx, m.Setup(), scenarios.UpgradeInput{})
