@@ -177,20 +177,30 @@ func killAndFailOver(ctx context.Context, env *e2e.Env, c apiServers, w *PodWrit
 // server within failoverBound of the last write, records the bound in the
 // timeline and returns how long the store took.
 func convergesThroughFailover(ctx context.Context, env *e2e.Env, pods *e2e.Observed, server probe.Lister) time.Duration {
+	ginkgo.GinkgoHelper()
+	return convergesWithin(ctx, env, pods, server, failoverBound, "converged through the failover, from the last write", FailoverConverged)
+}
+
+// convergesWithin waits for the informer's store to equal the server
+// within bound of now (the last write), records the bound (named what) in
+// the timeline, met or missed, and returns how long the store took; the
+// failure message starts with assertion (a negative control matches it).
+func convergesWithin(ctx context.Context, env *e2e.Env, pods *e2e.Observed, server probe.Lister, bound time.Duration, what, assertion string) time.Duration {
+	ginkgo.GinkgoHelper()
 	start := time.Now()
 	converged := false
 	defer func() {
 		if !converged { // the bound failed the spec: the timeline shows it missed
-			env.RecordBound("converged through the failover, from the last write", start, time.Now(), failoverBound, false)
+			env.RecordBound(what, start, time.Now(), bound, false)
 		}
 	}()
 	Eventually(ctx, func(ctx context.Context) error {
 		return probe.Converged(ctx, pods.Informer.GetStore(), server)
-	}).WithTimeout(failoverBound).WithPolling(50*time.Millisecond).Should(Succeed(),
-		FailoverConverged+" within %s of the last write (record and logs: %s)", failoverBound, pods.Dir)
+	}).WithTimeout(bound).WithPolling(50*time.Millisecond).Should(Succeed(),
+		assertion+" within %s of the last write (record and logs: %s)", bound, pods.Dir)
 	converged = true
 	recovery := time.Since(start)
-	env.RecordBound("converged through the failover, from the last write", start, start.Add(recovery), failoverBound, true)
+	env.RecordBound(what, start, start.Add(recovery), bound, true)
 	return recovery
 }
 

@@ -137,7 +137,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	}
 	deleted := w.stop()
 
-	recovery := convergesAfterUpgrade(ctx, env, pods, server)
+	recovery := convergesWithin(ctx, env, pods, server, upgradeConvergeBound, "converged after the rolling upgrade, from the last write", UpgradeConverged)
 	if pods.HandlerChecked {
 		env.EventuallyHandlersConverged(ctx, pods.Name, pods.Recorder, server, pods.Dir)
 	}
@@ -202,26 +202,6 @@ func switchAPIServer(ctx context.Context, env *e2e.Env, u cluster.APIServerUpgra
 	end()
 	Expect(u.APIServerVersion(i)).To(Equal(version))
 	waitAuthorised(ctx, env, i)
-}
-
-// convergesAfterUpgrade waits for the store to equal the server within
-// upgradeConvergeBound of the last write and records the bound.
-func convergesAfterUpgrade(ctx context.Context, env *e2e.Env, pods *e2e.Observed, server probe.Lister) time.Duration {
-	start := time.Now()
-	converged := false
-	defer func() {
-		if !converged {
-			env.RecordBound("converged after the rolling upgrade, from the last write", start, time.Now(), upgradeConvergeBound, false)
-		}
-	}()
-	Eventually(ctx, func(ctx context.Context) error {
-		return probe.Converged(ctx, pods.Informer.GetStore(), server)
-	}).WithTimeout(upgradeConvergeBound).WithPolling(50*time.Millisecond).Should(Succeed(),
-		UpgradeConverged+" within %s of the last write (record and logs: %s)", upgradeConvergeBound, pods.Dir)
-	converged = true
-	recovery := time.Since(start)
-	env.RecordBound("converged after the rolling upgrade, from the last write", start, start.Add(recovery), upgradeConvergeBound, true)
-	return recovery
 }
 
 // churn creates, deletes and recreates pods under upgradeNames names,
