@@ -91,6 +91,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		os.Exit(compareMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "skew" {
+		os.Exit(skewMain(os.Args[2:]))
+	}
 	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })

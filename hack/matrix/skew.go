@@ -1,14 +1,98 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 )
+
+// skewMain is `matrix skew -doc PATH -command CMD MATRIX.JSON`: the
+// version-skew document of a matrix run over several kube-apiserver
+// versions, naming its run (the command given, the suite's commit, the
+// date of matrix.json and this machine's cores), then the skew table,
+// then the failing specs of each column.
+func skewMain(args []string) int {
+	fset := flag.NewFlagSet("matrix skew", flag.ContinueOnError)
+	doc := fset.String("doc", "docs/version-skew.md", "the document to write")
+	command := fset.String("command", "", "the command that ran the matrix, as the document names it")
+	if err := fset.Parse(args); err != nil || fset.NArg() != 1 || *command == "" {
+		fmt.Fprintln(fset.Output(), "usage: matrix skew -doc PATH -command 'make matrix ...' MATRIX.JSON")
+		return 2
+	}
+	data, err := os.ReadFile(fset.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix skew:", err)
+		return 1
+	}
+	var cols []column
+	if err := json.Unmarshal(data, &cols); err != nil {
+		fmt.Fprintln(os.Stderr, "matrix skew:", fset.Arg(0), err)
+		return 1
+	}
+	fi, err := os.Stat(fset.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix skew:", err)
+		return 1
+	}
+	var b strings.Builder
+	writeSkewDoc(&b, cols, *command, fi.ModTime(), runtime.NumCPU())
+	if err := os.MkdirAll(filepath.Dir(*doc), 0o755); err == nil {
+		err = os.WriteFile(*doc, []byte(b.String()), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix skew:", err)
+		return 1
+	}
+	step("version skew: %s", *doc)
+	return 0
+}
+
+// writeSkewDoc writes the version-skew document: how it was produced, the
+// table, and per column the specs that failed with their first line.
+func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.Time, cores int) {
+	var commits []string
+	for _, c := range cols {
+		if short := c.Commit[:min(len(c.Commit), 7)]; short != "" && !slices.Contains(commits, short) {
+			commits = append(commits, short)
+		}
+	}
+	b.WriteString("# Version skew: client-go against kube-apiserver\n\n")
+	fmt.Fprintf(b, "Produced %s", date.UTC().Format("2006-01-02 15:04 UTC"))
+	if len(commits) > 0 {
+		fmt.Fprintf(b, " from the suite at commit %s", strings.Join(commits, ", "))
+	}
+	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
+	writeSkew(b, cols)
+	b.WriteString("\n## Failing specs per column\n\n")
+	for _, c := range cols {
+		if c.NotApplicable != "" || len(c.Gates) > 0 {
+			continue
+		}
+		if c.Error != "" {
+			fmt.Fprintf(b, "- %s: did not run: %s\n", c.name(), mdCell(c.Error))
+			continue
+		}
+		_, _, failed := countOutcomes(c)
+		if len(failed) == 0 {
+			fmt.Fprintf(b, "- %s: none\n", c.name())
+			continue
+		}
+		fmt.Fprintf(b, "- %s:\n", c.name())
+		for _, f := range failed {
+			fmt.Fprintf(b, "  - %s: %s\n", f, mdCell(c.Cells[f].Failure))
+		}
+	}
+}
 
 // writeSkew writes the skew table of a run with more than one kube-apiserver
 // version: a row per client-go version, a column per kube-apiserver version,

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSkew: a run over several kube-apiserver versions gets a table of
@@ -31,5 +32,26 @@ func TestSkew(t *testing.T) {
 	writeSkew(&b, cols[1:2])
 	if b.Len() != 0 {
 		t.Errorf("one server version, yet a skew table:\n%s", b.String())
+	}
+}
+
+// TestSkewDoc: the document names its run and lists each column's failures.
+func TestSkewDoc(t *testing.T) {
+	cols := []column{
+		{ClientGo: "v0.37.2", Kube: "v1.36.3", Commit: "0123456789abcdef", Cells: map[string]cell{"S3 x": {Outcome: "failed", Failure: "timed out | waiting"}}},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Commit: "0123456789abcdef", Cells: map[string]cell{"S3 x": {Outcome: "passed"}}},
+	}
+	var b strings.Builder
+	writeSkewDoc(&b, cols, "make matrix KUBE_VERSIONS='v1.36.3 v1.37.2'", time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC), 2)
+	doc := b.String()
+	for _, want := range []string{
+		"Produced 2026-11-27 18:00 UTC from the suite at commit 0123456 on a machine with 2 cores, by\n\n```\nmake matrix KUBE_VERSIONS='v1.36.3 v1.37.2'\n```\n",
+		"| v0.37.2 | 0 / 1: S3 (+1) | 1 / 0 (0) |\n",
+		"- client-go v0.37.2 / kube-apiserver v1.36.3:\n  - S3 x: timed out \\| waiting\n",
+		"- client-go v0.37.2 / kube-apiserver v1.37.2: none\n",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
 	}
 }
