@@ -12,6 +12,7 @@
 package binaries
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,10 @@ type Options struct {
 	AssetsDir string
 	// Progress receives one line per build step; nil discards them.
 	Progress io.Writer
+	// KubeReleases is where kube-apiserver release binaries are fetched
+	// from before building one (default $INFORMER_CONFORMANCE_KUBE_RELEASES,
+	// then DefaultKubeReleases; "none": build only).
+	KubeReleases string
 }
 
 var (
@@ -210,6 +215,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	o.KubeReleases = cmp.Or(o.KubeReleases, os.Getenv(EnvKubeReleases), DefaultKubeReleases)
 	return o, nil
 }
 
@@ -234,6 +240,13 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 		Versions:      v,
 	}
 	if err := ensureBuilt(ctx, opts, "kube-apiserver-"+v.KubeAPIServer, []string{p.KubeAPIServer}, func(work string) error {
+		err := fetchKubeAPIServer(ctx, opts.KubeReleases, v.KubeAPIServer, p.KubeAPIServer, opts.Progress)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errNoDownload) {
+			fmt.Fprintf(opts.Progress, "kube-apiserver %s: no release binary (%v): building it from source\n", v.KubeAPIServer, err)
+		}
 		return buildKubeAPIServer(ctx, opts.Progress, work, v.KubeAPIServer, filepath.Dir(p.KubeAPIServer))
 	}); err != nil {
 		return Paths{}, fmt.Errorf("build kube-apiserver %s: %w", v.KubeAPIServer, err)
