@@ -73,7 +73,7 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 	}
 	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
 	writeSkew(b, cols)
-	b.WriteString("\n## Failing specs per column\n\n")
+	b.WriteString("\n## Failing specs per column\n\nEach with the entry of hack/matrix/verdicts.go that explains it on that client-go, whatever the server: a failure no entry explains may be the server version's.\n\n")
 	for _, c := range cols {
 		if c.NotApplicable != "" || len(c.Gates) > 0 {
 			continue
@@ -89,7 +89,11 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 		}
 		fmt.Fprintf(b, "- %s:\n", c.name())
 		for _, f := range failed {
-			fmt.Fprintf(b, "  - %s: %s\n", f, mdCell(c.Cells[f].Failure))
+			why := "**no entry of hack/matrix/verdicts.go explains it on this client-go: the server's doing, or unknown**"
+			if vs := explain(verdicts, f, c); len(vs) > 0 {
+				why = fmt.Sprintf("the client-go's (%s: %s)", vs[0].Kind, vs[0].Upstream)
+			}
+			fmt.Fprintf(b, "  - %s: %s; failure: %s\n", f, why, mdCell(c.Cells[f].Failure))
 		}
 	}
 }

@@ -40,6 +40,7 @@ func TestSkewDoc(t *testing.T) {
 	cols := []column{
 		{ClientGo: "v0.37.2", Kube: "v1.36.3", Commit: "0123456789abcdef", Cells: map[string]cell{"S3 x": {Outcome: "failed", Failure: "timed out | waiting"}}},
 		{ClientGo: "v0.37.2", Kube: "v1.37.2", Commit: "0123456789abcdef", Cells: map[string]cell{"S3 x": {Outcome: "passed"}}},
+		{ClientGo: "v0.35.10", Kube: "v1.37.2", Cells: map[string]cell{"S18 a consumer slower than the events the watch keeps being read LIST+WATCH": {Outcome: "failed"}}},
 	}
 	var b strings.Builder
 	writeSkewDoc(&b, cols, "make matrix KUBE_VERSIONS='v1.36.3 v1.37.2'", time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC), 2)
@@ -47,8 +48,9 @@ func TestSkewDoc(t *testing.T) {
 	for _, want := range []string{
 		"Produced 2026-11-27 18:00 UTC from the suite at commit 0123456 on a machine with 2 cores, by\n\n```\nmake matrix KUBE_VERSIONS='v1.36.3 v1.37.2'\n```\n",
 		"| v0.37.2 | 0 / 1: S3 (+1) | 1 / 0 (0) |\n",
-		"- client-go v0.37.2 / kube-apiserver v1.36.3:\n  - S3 x: timed out \\| waiting\n",
+		"- client-go v0.37.2 / kube-apiserver v1.36.3:\n  - S3 x: **no entry of hack/matrix/verdicts.go explains it on this client-go: the server's doing, or unknown**; failure: timed out \\| waiting\n",
 		"- client-go v0.37.2 / kube-apiserver v1.37.2: none\n",
+		"  - S18 a consumer slower than the events the watch keeps being read LIST+WATCH: the client-go's (documented change: kubernetes PR #136008",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document lacks %q:\n%s", want, doc)
