@@ -74,7 +74,8 @@ type UpgradeInput struct {
 func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
 	u := e2e.Require[cluster.APIServerUpgrader](env.Backend, "run a kube-apiserver at another version in place")
-	to := u.APIServerVersion(0)
+	// The cluster's own version, whatever an earlier spec left running.
+	to := e2e.Require[cluster.ServerVersioner](env.Backend, "say its kube-apiserver version").ServerVersion()
 	from, err := binaries.PreviousRelease(to)
 	if err != nil {
 		ginkgo.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
