@@ -22,7 +22,7 @@ func TestNormalize(t *testing.T) {
 		{Versions{}, Versions{DefaultKubeVersion, DefaultEtcdVersion}, ""},
 		{Versions{"1.31.14", "3.5.21"}, Versions{"v1.31.14", "v3.5.21"}, ""},
 		{Versions{"v1.30.2", ""}, Versions{}, "not supported: choose 1.31.x to 1.37.x"},
-		{Versions{"v1.37.0", ""}, Versions{}, "not supported"},
+		{Versions{"v1.38.0", ""}, Versions{}, "not supported"},
 		{Versions{"latest", ""}, Versions{}, "not a release version"},
 		{Versions{"", "v3.4.30"}, Versions{}, "etcd version v3.4.30 is not supported"},
 		{Versions{"", "main"}, Versions{}, "etcd version \"main\" is not a release version"},
@@ -316,5 +316,21 @@ func TestCacheKey(t *testing.T) {
 	}
 	if _, err := CacheKey(Versions{KubeAPIServer: "latest"}); err == nil || !strings.Contains(err.Error(), "not a release version") {
 		t.Errorf("CacheKey(latest) = %v, want the version refused", err)
+	}
+}
+
+// TestPreviousRelease: the pinned patch of the minor before, or
+// KUBE_UPGRADE_FROM; an error where no minor before is pinned.
+func TestPreviousRelease(t *testing.T) {
+	t.Setenv(EnvUpgradeFrom, "")
+	if got, err := PreviousRelease("v1.37.2"); err != nil || got != "v1.36.3" {
+		t.Errorf("PreviousRelease(v1.37.2) = %q, %v; want v1.36.3", got, err)
+	}
+	if _, err := PreviousRelease("v1.33.13"); err == nil || !strings.Contains(err.Error(), "no pinned kube-apiserver release of 1.32") {
+		t.Errorf("PreviousRelease(v1.33.13): err %v, want none pinned", err)
+	}
+	t.Setenv(EnvUpgradeFrom, "1.34.4")
+	if got, err := PreviousRelease("v1.37.2"); err != nil || got != "v1.34.4" {
+		t.Errorf("with %s=1.34.4: %q, %v", EnvUpgradeFrom, got, err)
 	}
 }
