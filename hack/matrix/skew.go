@@ -46,7 +46,8 @@ func skewMain(args []string) int {
 	}
 	var b strings.Builder
 	writeSkewDoc(&b, cols, *command, fi.ModTime(), runtime.NumCPU())
-	if err := os.MkdirAll(filepath.Dir(*doc), 0o755); err == nil {
+	err = os.MkdirAll(filepath.Dir(*doc), 0o755)
+	if err == nil {
 		err = os.WriteFile(*doc, []byte(b.String()), 0o644)
 	}
 	if err != nil {
