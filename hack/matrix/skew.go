@@ -61,12 +61,7 @@ func skewMain(args []string) int {
 // writeSkewDoc writes the version-skew document: how it was produced, the
 // table, and per column the specs that failed with their first line.
 func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.Time, cores int) {
-	var commits []string
-	for _, c := range cols {
-		if short := c.Commit[:min(len(c.Commit), 7)]; short != "" && !slices.Contains(commits, short) {
-			commits = append(commits, short)
-		}
-	}
+	commits := shortCommits(cols)
 	b.WriteString("# Version skew: client-go against kube-apiserver\n\n")
 	fmt.Fprintf(b, "Produced %s", date.UTC().Format("2006-01-02 15:04 UTC"))
 	if len(commits) > 0 {
@@ -178,4 +173,16 @@ func skewOf(clientGo, kube string) string {
 		return fmt.Sprintf("+%d", d)
 	}
 	return strconv.Itoa(d)
+}
+
+// shortCommits are the suite's commits the columns ran at, abbreviated,
+// each once, in column order.
+func shortCommits(cols []column) []string {
+	var commits []string
+	for _, c := range cols {
+		if short := c.Commit[:min(len(c.Commit), 7)]; short != "" && !slices.Contains(commits, short) {
+			commits = append(commits, short)
+		}
+	}
+	return commits
 }

@@ -475,12 +475,7 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 // how to read it, and the summary counts.
 func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t verdictTally) {
 	b.WriteString("# client-go releases: what each release changes for informers\n\n")
-	var commits []string
-	for _, c := range cols {
-		if short := c.Commit[:min(len(c.Commit), 7)]; short != "" && !slices.Contains(commits, short) {
-			commits = append(commits, short)
-		}
-	}
+	commits := shortCommits(cols)
 	at := ""
 	if len(commits) > 0 {
 		at = " from the suite at commit " + strings.Join(commits, ", ")
