@@ -234,7 +234,7 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 	}
 	bin := filepath.Join(opts.CacheDir, "bin", recipe)
 	p := Paths{
-		KubeAPIServer: filepath.Join(bin, "kube-apiserver", v.KubeAPIServer, KubeAPIServer),
+		KubeAPIServer: kubeAPIServerPath(opts.CacheDir, v.KubeAPIServer),
 		Etcd:          filepath.Join(bin, "etcd", v.Etcd, Etcd),
 		Etcdutl:       filepath.Join(bin, "etcd", v.Etcd, Etcdutl),
 		Versions:      v,
@@ -259,6 +259,12 @@ func Ensure(ctx context.Context, v Versions, opts Options) (Paths, error) {
 	return p, nil
 }
 
+// kubeAPIServerPath is where the cache under cacheDir holds kube-apiserver
+// version (normalised), built or fetched.
+func kubeAPIServerPath(cacheDir, version string) string {
+	return filepath.Join(cacheDir, "bin", recipe, "kube-apiserver", version, KubeAPIServer)
+}
+
 // Built is the kube-apiserver binary of version in the cache, built
 // earlier by Ensure (or `go run ./hack/build-binaries -kube-version
 // VERSION`), and the version normalised; an error says how to build one that
@@ -272,7 +278,7 @@ func Built(version string, opts Options) (path, normalized string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(opts.CacheDir, "bin", recipe, "kube-apiserver", v.KubeAPIServer, KubeAPIServer)
+	path = kubeAPIServerPath(opts.CacheDir, v.KubeAPIServer)
 	if err := checkExecutable(path); err != nil {
 		return "", "", fmt.Errorf("kube-apiserver %s is not built (build it with `go run ./hack/build-binaries -kube-version %s`, a few minutes once): %w", v.KubeAPIServer, v.KubeAPIServer, err)
 	}
@@ -487,7 +493,7 @@ func EnsureNodeCommands(ctx context.Context, version string, opts Options) (stri
 		// is the same binary (upstream's main, the same ldflags): it is
 		// not linked again.
 		names := NodeCommands
-		local := filepath.Join(opts.CacheDir, "bin", recipe, "kube-apiserver", v.KubeAPIServer, KubeAPIServer)
+		local := kubeAPIServerPath(opts.CacheDir, v.KubeAPIServer)
 		reuse := allExecutable([]string{local})
 		if reuse {
 			names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == KubeAPIServer })

@@ -47,19 +47,15 @@ func main() {
 	}
 	fmt.Printf("kube-apiserver %s\netcd %s\netcdutl %s\n", p.KubeAPIServer, p.Etcd, p.Etcdutl)
 	if *upgrade {
+		var up binaries.Paths
 		from, err := binaries.PreviousRelease(p.Versions.KubeAPIServer)
 		if err == nil {
-			_, err = binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: from, Etcd: p.Versions.Etcd}, binaries.Options{Progress: os.Stderr})
+			up, err = binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: from, Etcd: p.Versions.Etcd}, binaries.Options{Progress: os.Stderr})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "build-binaries: the kube-apiserver to upgrade from:", err)
 			os.Exit(1)
 		}
-		path, _, err := binaries.Built(from, binaries.Options{})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "build-binaries:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("kube-apiserver (upgrade from) %s\n", path)
+		fmt.Printf("kube-apiserver (upgrade from) %s\n", up.KubeAPIServer)
 	}
 }

@@ -224,7 +224,7 @@ func TestNotApplicableColumnsAreNotRun(t *testing.T) {
 		{ClientGo: "v0.31.14", Gates: verdictGateSets[2]},
 		{ClientGo: "v0.99.0", Gates: verdictGateSets[2]},
 	}
-	cols, err := runPlan(context.Background(), t.TempDir(), config{}, t.TempDir(), nil, "v0.37.2", plan, gatesOf)
+	cols, err := runPlan(context.Background(), t.TempDir(), config{}, t.TempDir(), nil, "v0.37.2", plan, nil, gatesOf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -280,13 +280,14 @@ func run(ctx context.Context, cfg config) error {
 	// The versions the proxy lists, when the plan needs them; "next" is the
 	// newest pre-release of the next minor whose modules resolve here.
 	var listed, skipped []string
+	resolved := map[string]columnModules{} // by client-go version, resolved while planning
 	if cfg.verdicts || slices.Contains(cfg.clientGo, nextMinor) {
 		if listed, err = listClientGo(ctx, root); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(cfg.clientGo, nextMinor) {
-		if listed, skipped, err = dropUnresolvable(ctx, root, gomod, listed, filepath.Join(out, "modfiles")); err != nil {
+		if listed, skipped, err = dropUnresolvable(ctx, root, gomod, listed, filepath.Join(out, "modfiles"), resolved); err != nil {
 			return err
 		}
 		if newestPrerelease(listed) == "" && len(skipped) > 0 {
@@ -340,7 +341,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	gatesOf := func(version string) (knownGates, error) { return clientGoGates(ctx, root, version) }
-	cols, err := runPlan(ctx, root, cfg, out, gomod, pinned, plan, gatesOf)
+	cols, err := runPlan(ctx, root, cfg, out, gomod, pinned, plan, resolved, gatesOf)
 	if err != nil {
 		return err
 	}
@@ -433,12 +434,15 @@ func checkPassed(cols []column) error {
 // client-go's gates cannot be read with Error set; each other client-go
 // version's go.mod is resolved once, before its first column runs. A column
 // with the default gates needs no lookup.
-func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, gatesOf func(version string) (knownGates, error)) ([]column, error) {
+func runPlan(ctx context.Context, root string, cfg config, out string, gomod []byte, pinned string, plan []column, resolved map[string]columnModules, gatesOf func(version string) (knownGates, error)) ([]column, error) {
 	type prepared struct {
 		columnModules
 		err error
 	}
 	modfiles := map[string]prepared{}
+	for v, m := range resolved {
+		modfiles[v] = prepared{columnModules: m}
+	}
 	type lookedUp struct {
 		known knownGates
 		err   error
@@ -581,9 +585,15 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
+	contains := map[[2]string]bool{} // one git call per (commit, fix), not per spec
 	table := withSuiteDefects(verdicts, func(commit, fix string) bool {
+		k := [2]string{commit, fix}
+		if v, ok := contains[k]; ok {
+			return v
+		}
 		_, err := gitOutput(root, "merge-base", "--is-ancestor", fix, commit)
-		return err == nil
+		contains[k] = err == nil
+		return contains[k]
 	})
 	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, table)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -1105,14 +1115,12 @@ func (e *notServedError) Error() string {
 // that "next" is the newest pre-release that builds. It returns what it
 // took out, each with its reason, for the column to say. Other errors (no
 // toolchain for it) are returned: they are not the pre-release's.
-func dropUnresolvable(ctx context.Context, root string, gomod []byte, listed []string, dir string) ([]string, []string, error) {
+func dropUnresolvable(ctx context.Context, root string, gomod []byte, listed []string, dir string, resolved map[string]columnModules) ([]string, []string, error) {
 	return dropPrereleases(listed, func(next string) error {
-		step("client-go %s (the next minor's newest pre-release): resolving its module graph", next)
-		toolchain, err := toolchainFor(ctx, root, next)
-		if err != nil {
-			return err
+		m, err := resolveModules(ctx, root, gomod, next, dir)
+		if err == nil {
+			resolved[next] = m // its column uses them: no second resolution
 		}
-		_, _, err = writeModfile(ctx, root, gomod, next, dir, toolchain)
 		return err
 	})
 }
