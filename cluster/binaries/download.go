@@ -36,6 +36,12 @@ var errNoDownload = errors.New("no release binary to fetch")
 // downloadTimeout bounds one fetch (the binary is about 90 MB).
 const downloadTimeout = 5 * time.Minute
 
+// checksumTimeout bounds the first request, the release's .sha256: a
+// machine whose firewall drops packets to the release server (rather than
+// refusing them) learns it in this time, not in the kernel's connect
+// timeout or downloadTimeout, before it builds from source.
+var checksumTimeout = 30 * time.Second
+
 // maxChecksumBytes bounds the .sha256 file read.
 const maxChecksumBytes = 1 << 10
 
@@ -49,7 +55,9 @@ func fetchKubeAPIServer(ctx context.Context, base, version, dst string, progress
 	ctx, cancel := context.WithTimeout(ctx, downloadTimeout)
 	defer cancel()
 	url := fmt.Sprintf("%s/%s/bin/linux/%s/%s", strings.TrimSuffix(base, "/"), version, runtime.GOARCH, KubeAPIServer)
-	want, err := fetchChecksum(ctx, url+".sha256")
+	cctx, ccancel := context.WithTimeout(ctx, checksumTimeout)
+	want, err := fetchChecksum(cctx, url+".sha256")
+	ccancel()
 	if err != nil {
 		return err
 	}

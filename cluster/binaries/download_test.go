@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFetchKubeAPIServer: the download path against a local release
@@ -81,5 +83,40 @@ func TestFetchKubeAPIServer(t *testing.T) {
 	}
 	if err := fetchKubeAPIServer(context.Background(), "none", "v1.36.3", filepath.Join(dir, "x"), &progress); !errors.Is(err, errNoDownload) {
 		t.Errorf("base none: err %v, want errNoDownload", err)
+	}
+}
+
+// TestFetchKubeAPIServerSilentServer: a release server that accepts the
+// connection and never answers (a firewall that drops rather than refuses
+// looks the same to the dial's caller) costs checksumTimeout, then the
+// source build goes on; nothing is left behind.
+func TestFetchKubeAPIServerSilentServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kube-apiserver is released for linux only")
+	}
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	old := checksumTimeout
+	checksumTimeout = 200 * time.Millisecond
+	defer func() { checksumTimeout = old }()
+
+	dst := filepath.Join(t.TempDir(), "v1.36.3", KubeAPIServer)
+	start := time.Now()
+	err := fetchKubeAPIServer(context.Background(), srv.URL, "v1.36.3", dst, io.Discard)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("fetch from a server that never answers: %v, want the checksum's deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("fetch from a server that never answers took %s, want about checksumTimeout (%s)", d, checksumTimeout)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after a failed fetch: %v", dst, err)
 	}
 }
