@@ -116,13 +116,16 @@ E2E_LABELS = $(or $(LABEL_FILTER),!slow && !long && !extra-stack)
 # (a run that tests nothing fails), why specs skipped; the spec labels.
 RUNCHECK = $(GO) build -o $(CURDIR)/_bin/runcheck ./hack/runcheck && $(CURDIR)/_bin/runcheck
 
-# client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally kube-apiserver versions.
+# client-go versions for `make matrix` (v0.33 = newest v0.33.x), and optionally
+# kube-apiserver and etcd versions (each kube-apiserver on each etcd: a server
+# column each).
 CLIENT_GO ?= v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37 next
 KUBE_VERSIONS ?=
+ETCD_VERSIONS ?=
 # client-go feature gate sets for `make matrix`, a column each: ";" separated,
 # each "default" or "Name=false,Other=true" (KUBE_FEATURE_<Name> variables).
 GATES ?=
-export CLIENT_GO KUBE_VERSIONS GATES
+export CLIENT_GO KUBE_VERSIONS ETCD_VERSIONS GATES
 # The Go toolchain (GOTOOLCHAIN) of a matrix, verdict or bisect column whose
 # client-go needs a newer Go than the machine's (the next minor's
 # pre-releases: k8s.io/api v0.38.0-alpha.2 requires go 1.27).
@@ -162,7 +165,7 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=1 ARTIFACTS=$(ARTIFACTS)
 
 .PHONY: matrix
-matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
+matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., ETCD_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
 .PHONY: compare

@@ -71,6 +71,10 @@ type Backend struct {
 	// version). Unset, or "", a started cluster that implements
 	// ServerVersioner tells it.
 	KubeAPIServerVersion func() string
+	// EtcdVersion, when set, is the etcd version the backend's clusters
+	// run, known before any starts (the report's version); unset, or "",
+	// unknown.
+	EtcdVersion func() string
 	// PathEnv names the environment variables of files or directories
 	// the backend reads: the harness refuses relative ones (a test runs
 	// in its package's directory, not where the command was typed).

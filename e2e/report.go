@@ -40,7 +40,7 @@ func WriteReports(r ginkgo.Report) error {
 		specs = append(specs, sum)
 	}
 	cg := ClientGoInUse()
-	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Specs: specs})
+	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Etcd: EtcdVersion(), Specs: specs})
 }
 
 // addEntry adds a report entry to the spec's summary: the harness's data

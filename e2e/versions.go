@@ -69,6 +69,17 @@ func KubeAPIServerVersion() string {
 	return sharedVersion(d)
 }
 
+// EtcdVersion is the etcd version the specs run against, when the backend
+// knows it before its clusters start (the local backend: ETCD_VERSION or
+// the pinned default); "" if unknown.
+func EtcdVersion() string {
+	d, err := Backend()
+	if err != nil || d.EtcdVersion == nil {
+		return ""
+	}
+	return d.EtcdVersion()
+}
+
 // RequireVersions skips the current spec, saying why, when its
 // ComponentSemVerConstraints (ClientGo, KubeAPIServer, on the spec or a
 // container) exclude the versions in use. Suites call it from a top-level

@@ -24,7 +24,7 @@ func Merge(parts []SuiteSummary) (SuiteSummary, error) {
 	byName := map[string]SpecSummary{}
 	ranIn := map[string]int{}
 	for i, p := range parts {
-		if p.Suite != out.Suite || p.ClientGo != out.ClientGo || p.KubeAPIServer != out.KubeAPIServer || p.ClientGoReplacement != out.ClientGoReplacement || p.ClientGoUnknown != out.ClientGoUnknown {
+		if p.Suite != out.Suite || p.ClientGo != out.ClientGo || p.KubeAPIServer != out.KubeAPIServer || p.Etcd != out.Etcd || p.ClientGoReplacement != out.ClientGoReplacement || p.ClientGoUnknown != out.ClientGoUnknown {
 			return SuiteSummary{}, fmt.Errorf("report %d is of %s, report 1 of %s: not parts of one run", i+1, Title(p), Title(out))
 		}
 		if !maps.Equal(gateValues(p.ClientGoGates), gateValues(out.ClientGoGates)) {

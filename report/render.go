@@ -51,7 +51,8 @@ func Write(f Files, sum SuiteSummary) error {
 }
 
 // Title names the suite and the versions it ran with: "conformance
-// (client-go v0.36.6, kube-apiserver v1.36.3)", a replaced client-go with
+// (client-go v0.36.6, kube-apiserver v1.36.3, etcd v3.6.16)" (etcd when
+// known), a replaced client-go with
 // its replacement ("client-go v0.36.6 replaced by ../client-go (a local
 // directory)"), an unknown version as such ("client-go version unknown,
 // replaced by ..."; ClientGoUnknownLine says why, under the title).
@@ -71,7 +72,11 @@ func Title(sum SuiteSummary) string {
 	case sum.ClientGoUnknown != "" && sum.ClientGo != "":
 		clientGo += ", replacement unknown"
 	}
-	return fmt.Sprintf("%s (client-go %s, kube-apiserver %s)", sum.Suite, clientGo, orUnknown(sum.KubeAPIServer))
+	server := "kube-apiserver " + orUnknown(sum.KubeAPIServer)
+	if sum.Etcd != "" {
+		server += ", etcd " + sum.Etcd
+	}
+	return fmt.Sprintf("%s (client-go %s, %s)", sum.Suite, clientGo, server)
 }
 
 // ClientGoUnknownLine is the report's line saying what of client-go the

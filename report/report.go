@@ -166,6 +166,8 @@ type SuiteSummary struct {
 	// notes).
 	ClientGoGates map[string]Gate `json:"clientGoGates,omitempty"`
 	KubeAPIServer string          `json:"kubeAPIServer,omitempty"`
+	// Etcd is the etcd version, when the backend knew it.
+	Etcd string `json:"etcd,omitempty"`
 	// WatchListConsistencyDetector says whether client-go's watch-list
 	// consistency detector was on in the run (probe.DetectorState); each
 	// streaming-list spec's notes say it too (DetectorNote).

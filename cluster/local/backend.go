@@ -54,6 +54,13 @@ func init() {
 			}
 			return v.KubeAPIServer
 		},
+		EtcdVersion: func() string {
+			v, err := selectedVersions()
+			if err != nil {
+				return ""
+			}
+			return v.Etcd
+		},
 	})
 }
 

@@ -3,7 +3,7 @@
 // kube-apiserver version, and prints one table: a row per spec, a column per
 // version, each cell the outcome and the spec's re-initialisations.
 //
-//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-gates "default; AtomicFIFO=false"] [-label-filter '!slow']
+//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-etcd "v3.5.21 v3.6.16"] [-gates "default; AtomicFIFO=false"] [-label-filter '!slow']
 //
 // -gates adds a column per set of client-go feature gates (semicolon
 // separated; a set is comma separated Name=true|false, "default" for none),
@@ -69,6 +69,7 @@ var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go
 func main() {
 	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x, v0.38.0-alpha.2 a pre-release, \""+nextMinor+"\" the newest pre-release of the next minor); empty = go.mod's (-verdicts: "+defaultVerdictMinors+")")
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
+	etcd := flag.String("etcd", os.Getenv("ETCD_VERSIONS"), "etcd versions (3.5.x, 3.6.x), each a server column with each kube-apiserver version; empty = the pinned default")
 	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only (not with -verdicts, which plans its own)`)
 	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
@@ -113,7 +114,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "matrix:", err)
 		os.Exit(2)
 	}
-	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc, shard: sh, list: *list}
+	cfg := config{clientGo: fields(*clientGo), kube: fields(*kube), etcd: fields(*etcd), gates: gateSets, labels: *labels, procs: *procs, out: *out, suites: *suites, verdicts: *verdicts, doc: *doc, shard: sh, list: *list}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(report.ArtifactsRoot(), map[bool]string{false: "matrix", true: "verdicts"}[cfg.verdicts])
 	}
@@ -150,8 +151,8 @@ func main() {
 
 // config is what one invocation runs and where it writes.
 type config struct {
-	clientGo, kube []string
-	gates          []gateSet
+	clientGo, kube, etcd []string
+	gates                []gateSet
 	labels         string
 	// gateLabels is the label filter of a verdict run's gate columns.
 	gateLabels string
@@ -178,10 +179,33 @@ type config struct {
 	commit string
 }
 
-// column is one run: a client-go version against a kube-apiserver version.
+// server is what a column runs against: a kube-apiserver version and an
+// etcd version ("" = the pinned default, named by the column's report).
+type server struct{ Kube, Etcd string }
+
+// servers is every kube-apiserver version with every etcd version.
+func servers(kube, etcd []string) []server {
+	if len(kube) == 0 {
+		kube = []string{""}
+	}
+	if len(etcd) == 0 {
+		etcd = []string{""}
+	}
+	var s []server
+	for _, k := range kube {
+		for _, e := range etcd {
+			s = append(s, server{k, e})
+		}
+	}
+	return s
+}
+
+// column is one run: a client-go version against a kube-apiserver version
+// (on an etcd version).
 type column struct {
 	ClientGo string  `json:"clientGo"`
 	Kube     string  `json:"kubeAPIServer"`
+	Etcd     string  `json:"etcd,omitempty"`
 	Gates    gateSet `json:"gates,omitempty"`
 	// Error says why the suite did not run or did not report (a version that
 	// does not resolve or compile): every cell of the column is empty.
@@ -215,11 +239,14 @@ type column struct {
 }
 
 // name is the column's heading: its client-go version, and its
-// kube-apiserver version and gate set when it has them.
+// kube-apiserver version, etcd version and gate set when it has them.
 func (c column) name() string {
 	n := "client-go " + c.ClientGo
 	if c.Kube != "" {
 		n += " / kube-apiserver " + c.Kube
+	}
+	if c.Etcd != "" {
+		n += " / etcd " + c.Etcd
 	}
 	if len(c.Gates) > 0 {
 		n += " / " + c.Gates.String()
@@ -262,9 +289,6 @@ func run(ctx context.Context, cfg config) error {
 	if len(cfg.clientGo) == 0 {
 		cfg.clientGo = []string{pinned}
 	}
-	if len(cfg.kube) == 0 {
-		cfg.kube = []string{""}
-	}
 	if len(cfg.gates) == 0 {
 		cfg.gates = []gateSet{nil}
 	}
@@ -299,7 +323,7 @@ func run(ctx context.Context, cfg config) error {
 		if cfg.defaultGatesOnly {
 			gateSets = nil // e.g. first patches given as the versions
 		}
-		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, cfg.kube, firstPatchesOf(cfg.firstPatches)); err != nil {
+		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, servers(cfg.kube, cfg.etcd), firstPatchesOf(cfg.firstPatches)); err != nil {
 			return err
 		}
 		for i := range plan {
@@ -313,9 +337,9 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		for _, v := range versions {
-			for _, k := range cfg.kube {
+			for _, s := range servers(cfg.kube, cfg.etcd) {
 				for _, g := range cfg.gates {
-					plan = append(plan, column{ClientGo: v, Kube: k, Gates: g})
+					plan = append(plan, column{ClientGo: v, Kube: s.Kube, Etcd: s.Etcd, Gates: g})
 				}
 			}
 		}
@@ -333,10 +357,10 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return nil
 	}
-	for _, k := range cfg.kube {
-		step("kube-apiserver %s: building or finding the binaries", orDefault(k))
-		if err := goCmd(ctx, root, nil, os.Stderr, "run", "./hack/build-binaries", "-kube-version", k); err != nil {
-			return fmt.Errorf("binaries for kube-apiserver %s: %w", orDefault(k), err)
+	for _, s := range servers(cfg.kube, cfg.etcd) {
+		step("kube-apiserver %s, etcd %s: building or finding the binaries", orDefault(s.Kube), orDefault(s.Etcd))
+		if err := goCmd(ctx, root, nil, os.Stderr, "run", "./hack/build-binaries", "-kube-version", s.Kube, "-etcd-version", s.Etcd); err != nil {
+			return fmt.Errorf("binaries for kube-apiserver %s, etcd %s: %w", orDefault(s.Kube), orDefault(s.Etcd), err)
 		}
 	}
 
@@ -627,7 +651,11 @@ func gitOutput(dir string, args ...string) (string, error) {
 // columnDir is where a column's run writes its reports: out, then the
 // column's version, kube-apiserver and gate set.
 func columnDir(out string, col column) string {
-	return filepath.Join(out, report.SafeName(strings.TrimSpace(col.ClientGo+"_"+col.Kube+"_"+col.Gates.String())))
+	name := col.ClientGo + "_" + col.Kube
+	if col.Etcd != "" {
+		name += "_etcd" + col.Etcd
+	}
+	return filepath.Join(out, report.SafeName(strings.TrimSpace(name+"_"+col.Gates.String())))
 }
 
 // runColumn runs the suite once and reads the informer report it wrote.
@@ -651,6 +679,9 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	env := []string{report.EnvArtifacts + "=" + dir, "INFORMER_CONFORMANCE=1"}
 	if col.Kube != "" {
 		env = append(env, "KUBE_VERSION="+col.Kube)
+	}
+	if col.Etcd != "" {
+		env = append(env, "ETCD_VERSION="+col.Etcd)
 	}
 	if modfilePath != "" {
 		// -modfile is refused in workspace mode (go.work at the root).
@@ -696,6 +727,9 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	}
 	if col.Kube == "" {
 		col.Kube = s.KubeAPIServer
+	}
+	if col.Etcd == "" {
+		col.Etcd = s.Etcd
 	}
 	if err := col.Gates.check(s.ClientGoGates); err != nil {
 		col.Error = fmt.Sprintf("client-go %s: %v", col.ClientGo, err)
@@ -779,10 +813,11 @@ func newGrid(all []column) grid {
 	}
 	// Name a column by its client-go version alone unless the columns also
 	// differ in kube-apiserver version or gates.
-	kube, gates := map[string]bool{}, map[string]bool{}
+	kube, etcd, gates := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, c := range cols {
 		if c.Error == "" {
 			kube[c.Kube] = true
+			etcd[c.Etcd] = true
 			gates[c.Gates.String()] = true
 		}
 	}
@@ -790,6 +825,9 @@ func newGrid(all []column) grid {
 		l := c.ClientGo
 		if len(kube) > 1 {
 			l += " / kube-apiserver " + c.Kube
+		}
+		if len(etcd) > 1 {
+			l += " / etcd " + c.Etcd
 		}
 		if len(gates) > 1 {
 			l += " / " + c.Gates.String()

@@ -115,10 +115,13 @@ func parseShardBy(sh shard, by string) (shard, error) {
 type planned struct {
 	ClientGo string  `json:"clientGo"`
 	Kube     string  `json:"kubeAPIServer,omitempty"`
+	Etcd     string  `json:"etcd,omitempty"`
 	Gates    gateSet `json:"gates,omitempty"`
 }
 
-func (p planned) column() column { return column{ClientGo: p.ClientGo, Kube: p.Kube, Gates: p.Gates} }
+func (p planned) column() column {
+	return column{ClientGo: p.ClientGo, Kube: p.Kube, Etcd: p.Etcd, Gates: p.Gates}
+}
 
 // samePlanned says whether two shards planned the same column: the same
 // name, or, for the next minor's column, pre-releases of the same minor (a
@@ -130,14 +133,14 @@ func samePlanned(a, b planned) bool {
 	}
 	pre := semver.Prerelease(a.ClientGo) != "" && semver.Prerelease(b.ClientGo) != ""
 	return pre && semver.MajorMinor(a.ClientGo) == semver.MajorMinor(b.ClientGo) &&
-		a.Kube == b.Kube && a.Gates.String() == b.Gates.String()
+		a.Kube == b.Kube && a.Etcd == b.Etcd && a.Gates.String() == b.Gates.String()
 }
 
 // plannedOf is the plan as its column files record it.
 func plannedOf(plan []column) []planned {
 	ps := make([]planned, len(plan))
 	for i, c := range plan {
-		ps[i] = planned{ClientGo: c.ClientGo, Kube: c.Kube, Gates: c.Gates}
+		ps[i] = planned{ClientGo: c.ClientGo, Kube: c.Kube, Etcd: c.Etcd, Gates: c.Gates}
 	}
 	return ps
 }

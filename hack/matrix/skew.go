@@ -62,7 +62,7 @@ func skewMain(args []string) int {
 // table, and per column the specs that failed with their first line.
 func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.Time, cores int) {
 	commits := shortCommits(cols)
-	b.WriteString("# Version skew: client-go against kube-apiserver\n\n")
+	b.WriteString("# Version skew: client-go against kube-apiserver and etcd\n\n")
 	fmt.Fprintf(b, "Produced %s", date.UTC().Format("2006-01-02 15:04 UTC"))
 	if len(commits) > 0 {
 		fmt.Fprintf(b, " from the suite at commit %s", strings.Join(commits, ", "))
@@ -94,34 +94,52 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 	}
 }
 
-// writeSkew writes the skew table of a run with more than one kube-apiserver
-// version: a row per client-go version, a column per kube-apiserver version,
-// each cell the default-gate column's passed and failed specs, the
-// scenarios that failed, and the skew (the client's minor minus the
-// server's: client-go supports a server one minor older or newer,
+// writeSkew writes the skew table of a run with more than one server: a
+// row per client-go version, a column per kube-apiserver version (and etcd
+// version, when the run has several), each cell the default-gate column's
+// passed and failed specs, the scenarios that failed, and the skew (the
+// client's minor minus the server's: client-go supports a server one minor
+// older or newer,
 // https://github.com/kubernetes/client-go#compatibility-client-go---kubernetes-clusters).
-// It writes nothing when the run has one server version.
+// It writes nothing when the run has one server.
 func writeSkew(b *strings.Builder, cols []column) {
-	type key struct{ clientGo, kube string }
+	type key struct {
+		clientGo string
+		srv      server
+	}
 	cells := map[key]column{}
-	clients, servers := map[string]bool{}, map[string]bool{}
+	clients, srvs, etcds := map[string]bool{}, map[server]bool{}, map[string]bool{}
 	for _, c := range cols {
 		if len(c.Gates) > 0 || c.NotApplicable != "" || c.Kube == "" {
 			continue
 		}
-		cells[key{c.ClientGo, c.Kube}] = c
-		clients[c.ClientGo], servers[c.Kube] = true, true
+		s := server{c.Kube, c.Etcd}
+		cells[key{c.ClientGo, s}] = c
+		clients[c.ClientGo], srvs[s], etcds[c.Etcd] = true, true, true
 	}
-	if len(servers) < 2 {
+	if len(srvs) < 2 {
 		return
 	}
 	rows := slices.SortedFunc(maps.Keys(clients), semver.Compare)
-	heads := slices.SortedFunc(maps.Keys(servers), semver.Compare)
-	b.WriteString("\n## Version skew\n\nA row per client-go version, a column per kube-apiserver version (default gates): specs passed / failed, " +
+	heads := slices.SortedFunc(maps.Keys(srvs), func(a, b server) int {
+		if c := semver.Compare(a.Kube, b.Kube); c != 0 {
+			return c
+		}
+		return semver.Compare(a.Etcd, b.Etcd)
+	})
+	what := "a column per kube-apiserver version"
+	if len(etcds) > 1 {
+		what = "a column per kube-apiserver and etcd version"
+	}
+	b.WriteString("\n## Version skew\n\nA row per client-go version, " + what + " (default gates): specs passed / failed, " +
 		"the scenarios that failed, and the skew in brackets (client minor minus server minor; client-go supports a server " +
 		"one minor older or newer, and a client newer than its cluster is the common production case).\n\n| client-go |")
 	for _, h := range heads {
-		fmt.Fprintf(b, " kube-apiserver %s |", h)
+		fmt.Fprintf(b, " kube-apiserver %s", h.Kube)
+		if len(etcds) > 1 {
+			fmt.Fprintf(b, ", etcd %s", orDash(h.Etcd))
+		}
+		b.WriteString(" |")
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(heads)) + "\n")
 	for _, r := range rows {
@@ -132,7 +150,7 @@ func writeSkew(b *strings.Builder, cols []column) {
 				b.WriteString(" - |")
 				continue
 			}
-			fmt.Fprintf(b, " %s (%s) |", skewCell(c), skewOf(r, h))
+			fmt.Fprintf(b, " %s (%s) |", skewCell(c), skewOf(r, h.Kube))
 		}
 		b.WriteString("\n")
 	}

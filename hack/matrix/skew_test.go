@@ -28,6 +28,15 @@ func TestSkew(t *testing.T) {
 			t.Errorf("skew table lacks %q:\n%s", want, doc)
 		}
 	}
+	// Two etcd versions under one kube-apiserver: a column each.
+	b.Reset()
+	writeSkew(&b, []column{
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Etcd: "v3.6.16", Cells: map[string]cell{"S1 a": {Outcome: "passed"}}},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Etcd: "v3.5.21", Cells: map[string]cell{"S1 a": {Outcome: "failed"}}},
+	})
+	if want := "| client-go | kube-apiserver v1.37.2, etcd v3.5.21 | kube-apiserver v1.37.2, etcd v3.6.16 |\n|---|---|---|\n| v0.37.2 | 0 / 1: S1 (0) | 1 / 0 (0) |\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("etcd versions: skew table lacks %q:\n%s", want, b.String())
+	}
 	b.Reset()
 	writeSkew(&b, cols[1:2])
 	if b.Len() != 0 {

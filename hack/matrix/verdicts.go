@@ -259,12 +259,13 @@ func explain(table []verdict, spec string, col column) []verdict {
 // the proxy lists: per minor wanted (v0.33; a patch, v0.33.5, stands for
 // its minor's newest) its first patch (vX.Y.0, or the oldest release
 // listed) with its default gates, then its newest patch with its defaults
-// and with each gate set; each against every kube-apiserver version. Gate
+// and with each gate set; each against every server (kube-apiserver and
+// etcd versions). Gate
 // sets are planned whether or not they apply: runPlan lists the ones that
 // do not as not applicable.
-func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string, firstPatches func(minor string) bool) ([]column, error) {
-	if len(kube) == 0 {
-		kube = []string{""}
+func verdictPlan(listed, minors []string, gateSets []gateSet, srvs []server, firstPatches func(minor string) bool) ([]column, error) {
+	if len(srvs) == 0 {
+		srvs = []server{{}}
 	}
 	type versionGates struct {
 		version string
@@ -317,8 +318,8 @@ func verdictPlan(listed, minors []string, gateSets []gateSet, kube []string, fir
 	}
 	var cols []column
 	for _, p := range plan {
-		for _, k := range kube {
-			cols = append(cols, column{ClientGo: p.version, Kube: k, Gates: p.gates})
+		for _, s := range srvs {
+			cols = append(cols, column{ClientGo: p.version, Kube: s.Kube, Etcd: s.Etcd, Gates: p.gates})
 		}
 	}
 	return cols, nil
@@ -350,6 +351,9 @@ func verdictCommand(cfg config) string {
 	cmd := append(env, "go run ./hack/matrix -verdicts", "-client-go "+shellQuote(strings.Join(cfg.clientGo, " ")))
 	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
 		cmd = append(cmd, "-kube "+shellQuote(strings.Join(kube, " ")))
+	}
+	if etcd := slices.DeleteFunc(slices.Clone(cfg.etcd), func(e string) bool { return e == "" }); len(etcd) > 0 {
+		cmd = append(cmd, "-etcd "+shellQuote(strings.Join(etcd, " ")))
 	}
 	cmd = append(cmd, "-label-filter "+shellQuote(cfg.labels), fmt.Sprintf("-procs %d", cfg.procs))
 	if cfg.suites != "./suites/conformance" {
@@ -497,7 +501,7 @@ func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t ver
 // writeVerdictColumns writes the Columns section: a row per column with
 // its counts and failing specs, or why it did not run.
 func writeVerdictColumns(b *strings.Builder, cols []column) {
-	b.WriteString("## Columns\n\n| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("## Columns\n\n| client-go | kube-apiserver | etcd | gates | passed | failed | skipped | seconds | failing specs |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cols {
 		name := c.ClientGo
 		if c.Toolchain != "" {
@@ -509,7 +513,7 @@ func writeVerdictColumns(b *strings.Builder, cols []column) {
 		if len(c.Skipped) > 0 {
 			name += " (" + skippedNote(c.Skipped) + ")"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |", name, orDash(c.Kube), c.Gates)
+		fmt.Fprintf(b, "| %s | %s | %s | %s |", name, orDash(c.Kube), orDash(c.Etcd), c.Gates)
 		switch {
 		case c.NotApplicable != "":
 			fmt.Fprintf(b, " - | - | - | - | not applicable: %s |\n", mdCell(c.NotApplicable))

@@ -30,7 +30,7 @@ func TestVerdictPlan(t *testing.T) {
 		t.Errorf("plan\n%s\nwant\n%s", strings.Join(got, "; "), strings.Join(want, "; "))
 	}
 
-	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, []string{"v1.35.4", "v1.36.3"}, nil)
+	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, servers([]string{"v1.35.4", "v1.36.3"}, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,19 @@ func TestVerdictPlan(t *testing.T) {
 	}
 	if want := "v0.36.0 v1.35.4; v0.36.0 v1.36.3; v0.36.5 v1.35.4; v0.36.5 v1.36.3"; strings.Join(got, "; ") != want {
 		t.Errorf("a patch given, two kube-apiservers: %s, want %s", strings.Join(got, "; "), want)
+	}
+
+	// Two etcd versions: each kube-apiserver on each, named in the column.
+	cols, err = verdictPlan(listed, []string{"v0.36.5"}, nil, servers([]string{"v1.36.3"}, []string{"v3.5.21", "v3.6.16"}), func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, c := range cols {
+		got = append(got, c.name())
+	}
+	if want := "client-go v0.36.5 / kube-apiserver v1.36.3 / etcd v3.5.21; client-go v0.36.5 / kube-apiserver v1.36.3 / etcd v3.6.16"; strings.Join(got, "; ") != want {
+		t.Errorf("two etcd versions: %s, want %s", strings.Join(got, "; "), want)
 	}
 
 	// First patches named (VERDICT_GATES=none: no gate sets): one column each.
@@ -134,11 +147,11 @@ func TestVerdictDoc(t *testing.T) {
 		"Produced 2026-05-01 12:30 UTC on a machine with 2 cores, label filter `release-sensitive`, by\n\n```\ngo run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'\n```",
 		"the run exits non-zero only if a column errored or a failing spec is unexplained",
 		"4 columns: 2 ran, 1 not applicable, 1 errored. 2 failing (spec, column): 1 explained, 1 unexplained.",
-		"| client-go | kube-apiserver | gates | passed | failed | skipped | seconds | failing specs |",
-		"| v0.37.2 | v1.36.3 | default | 2 | 0 | 1 | 61 |  |\n",
-		"| v0.32.13 | v1.36.3 | default | 1 | 2 | 0 | 75 | " + s16 + "; " + s3 + " |\n",
-		"| v0.31.14 | - | AtomicFIFO=false | - | - | - | - | not applicable: client-go v0.31.14 has no AtomicFIFO gate |\n",
-		"| v0.99.0 | - | default | - | - | - | - | error: resolve modules for client-go v0.99.0: exit status 1 |\n",
+		"| client-go | kube-apiserver | etcd | gates | passed | failed | skipped | seconds | failing specs |",
+		"| v0.37.2 | v1.36.3 | - | default | 2 | 0 | 1 | 61 |  |\n",
+		"| v0.32.13 | v1.36.3 | - | default | 1 | 2 | 0 | 75 | " + s16 + "; " + s3 + " |\n",
+		"| v0.31.14 | - | - | AtomicFIFO=false | - | - | - | - | not applicable: client-go v0.31.14 has no AtomicFIFO gate |\n",
+		"| v0.99.0 | - | - | default | - | - | - | - | error: resolve modules for client-go v0.99.0: exit status 1 |\n",
 		"### S16 handler order across objects\n\n**documented change**. Upstream: kubernetes PR #129568 (RealFIFO), gate InOrderInformers",
 		"\n\nThe informer's queue is a DeltaFIFO",
 		"\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: keeps the server's order\n",
@@ -186,9 +199,9 @@ func TestVerdictCommand(t *testing.T) {
 	if got := verdictCommand(cfg); got != want {
 		t.Errorf("command %s, want %s", got, want)
 	}
-	cfg.kube = []string{"v1.36.3"}
-	if got := verdictCommand(cfg); !strings.Contains(got, "-kube 'v1.36.3'") {
-		t.Errorf("command %s lacks the kube-apiserver", got)
+	cfg.kube, cfg.etcd = []string{"v1.36.3"}, []string{"v3.5.21"}
+	if got := verdictCommand(cfg); !strings.Contains(got, "-kube 'v1.36.3' -etcd 'v3.5.21'") {
+		t.Errorf("command %s lacks the kube-apiserver or etcd", got)
 	}
 	cfg.defaultGatesOnly, cfg.firstPatches = true, "v0.31 v0.32"
 	if got := verdictCommand(cfg); !strings.HasPrefix(got, "VERDICT_GATES=none VERDICT_FIRST_PATCHES='v0.31 v0.32' go run ./hack/matrix -verdicts ") {
