@@ -6,7 +6,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 
 GO ?= go
-# kube-apiserver (1.31.x-1.37.x) and etcd (3.5.x, 3.6.x) versions; empty = pinned defaults.
+# kube-apiserver (1.31.x-1.37.x) and etcd (3.5.x-3.7.x) versions; empty = pinned defaults.
 KUBE_VERSION ?=
 ETCD_VERSION ?=
 export KUBE_VERSION ETCD_VERSION

@@ -40,7 +40,7 @@ const (
 const (
 	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.37.x).
 	EnvKubeVersion = "KUBE_VERSION"
-	// EnvEtcdVersion selects the etcd version (3.5.x or 3.6.x).
+	// EnvEtcdVersion selects the etcd version (3.5.x to 3.7.x).
 	EnvEtcdVersion = "ETCD_VERSION"
 	// EnvAssets names a directory holding prebuilt kube-apiserver, etcd and
 	// etcdutl; when set nothing is built, KUBE_VERSION and ETCD_VERSION are
@@ -138,6 +138,12 @@ const (
 	MaxKubeMinor = 37
 )
 
+// Supported etcd minor versions (3.5 to 3.7: kubeadm 1.37 runs etcd 3.7).
+const (
+	MinEtcdMinor = 5
+	MaxEtcdMinor = 7
+)
+
 // FromEnv returns the versions selected by KUBE_VERSION and ETCD_VERSION,
 // defaults filled in and validated.
 func FromEnv() (Versions, error) {
@@ -166,8 +172,8 @@ func (v Versions) Normalize() (Versions, error) {
 	if m == nil {
 		return v, fmt.Errorf("etcd version %q is not a release version like v3.6.16 (set %s)", v.Etcd, EnvEtcdVersion)
 	}
-	if minor, _ := strconv.Atoi(m[2]); m[1] != "3" || minor < 5 || minor > 6 {
-		return v, fmt.Errorf("etcd version %s is not supported: choose 3.5.x or 3.6.x (set %s)", v.Etcd, EnvEtcdVersion)
+	if minor, _ := strconv.Atoi(m[2]); m[1] != "3" || minor < MinEtcdMinor || minor > MaxEtcdMinor {
+		return v, fmt.Errorf("etcd version %s is not supported: choose 3.5.x to 3.7.x (set %s)", v.Etcd, EnvEtcdVersion)
 	}
 	if v.Etcd[0] != 'v' {
 		v.Etcd = "v" + v.Etcd

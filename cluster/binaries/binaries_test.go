@@ -26,7 +26,7 @@ func TestNormalize(t *testing.T) {
 		{Versions{"latest", ""}, Versions{}, "not a release version"},
 		{Versions{"", "v3.4.30"}, Versions{}, "etcd version v3.4.30 is not supported"},
 		{Versions{"", "main"}, Versions{}, "etcd version \"main\" is not a release version"},
-		{Versions{"", "2.0.0"}, Versions{}, "etcd version 2.0.0 is not supported: choose 3.5.x or 3.6.x"},
+		{Versions{"", "2.0.0"}, Versions{}, "etcd version 2.0.0 is not supported: choose 3.5.x to 3.7.x"},
 		{Versions{"2.0.0", ""}, Versions{}, "kube-apiserver version 2.0.0 is not supported: choose 1.31.x to 1.37.x"},
 	}
 	for _, c := range cases {

@@ -69,7 +69,7 @@ var k8sModules = []string{"k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go
 func main() {
 	clientGo := flag.String("client-go", os.Getenv("CLIENT_GO"), "client-go versions, space or comma separated (v0.33 = newest v0.33.x, v0.38.0-alpha.2 a pre-release, \""+nextMinor+"\" the newest pre-release of the next minor); empty = go.mod's (-verdicts: "+defaultVerdictMinors+")")
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
-	etcd := flag.String("etcd", os.Getenv("ETCD_VERSIONS"), "etcd versions (3.5.x, 3.6.x), each a server column with each kube-apiserver version; empty = the pinned default")
+	etcd := flag.String("etcd", os.Getenv("ETCD_VERSIONS"), "etcd versions (3.5.x to 3.7.x), each a server column with each kube-apiserver version; empty = the pinned default")
 	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only (not with -verdicts, which plans its own)`)
 	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
