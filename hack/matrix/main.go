@@ -153,7 +153,7 @@ func main() {
 type config struct {
 	clientGo, kube, etcd []string
 	gates                []gateSet
-	labels         string
+	labels               string
 	// gateLabels is the label filter of a verdict run's gate columns.
 	gateLabels string
 	// focus, when set, is ginkgo's --focus (matrix bisect's -spec).

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -69,6 +70,7 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 	}
 	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
 	writeSkew(b, cols)
+	writeServerSteps(b, cols, noise{Seconds: 2, Ratio: 0.5})
 	b.WriteString("\n## Failing specs per column\n\nEach with the entry of hack/matrix/verdicts.go that explains it on that client-go, whatever the server: a failure no entry explains may be the server version's.\n\n")
 	for _, c := range cols {
 		if c.NotApplicable != "" || len(c.Gates) > 0 {
@@ -203,4 +205,114 @@ func shortCommits(cols []column) []string {
 		}
 	}
 	return commits
+}
+
+// knownServerChanges are the observation changes between two servers (the
+// same client-go against two kube-apiserver or etcd versions) tied to the
+// upstream change that made them. Applies takes the versions of the
+// component that changed (Server).
+var knownServerChanges = []knownChange{
+	{
+		// Seen on every streaming-list informer: S3's padding had to
+		// become incompressible for its mid-frame stall to hold anything.
+		Server:   "kube-apiserver",
+		Pattern:  regexp.MustCompile(`: GET streaming list \S+: Content-Encoding of 2xx answers changed from "identity" to "gzip"`),
+		Applies:  addedIn("v1.37.0"),
+		Kind:     "documented change",
+		Upstream: "kubernetes PRs #139308 and #140140 (the WatchListCompression gate, beta and on in kube-apiserver 1.37): apiserver pkg/endpoints/handlers/watch.go compresses a streaming list's watch stream for a client that accepts gzip, which Go's net/http asks for on its own and decompresses (client-go sets no Accept-Encoding)",
+	},
+}
+
+// explainServerChange is the known server changes that explain a sentence
+// of the step of component from one version to the other.
+func explainServerChange(sentence, component, from, to string) []knownChange {
+	var out []knownChange
+	for _, k := range knownServerChanges {
+		if k.Server == component && strings.Contains(sentence, k.Contains) && (k.Pattern == nil || k.Pattern.MatchString(sentence)) && k.Applies(from, to) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// serverStep is two default-gate columns of one client-go against servers
+// that differ in one component: kube-apiserver (the same etcd) or etcd
+// (the same kube-apiserver), adjacent versions of it.
+type serverStep struct {
+	from, to column
+	// component is "kube-apiserver" or "etcd".
+	component string
+}
+
+// title names the step: "client-go v0.37.2: kube-apiserver v1.36.3 →
+// v1.37.2 (etcd v3.6.16)".
+func (s serverStep) title() string {
+	if s.component == "etcd" {
+		return fmt.Sprintf("client-go %s: etcd %s → %s (kube-apiserver %s)", s.from.ClientGo, orDash(s.from.Etcd), orDash(s.to.Etcd), s.from.Kube)
+	}
+	t := fmt.Sprintf("client-go %s: kube-apiserver %s → %s", s.from.ClientGo, s.from.Kube, s.to.Kube)
+	if s.from.Etcd != "" {
+		t += " (etcd " + s.from.Etcd + ")"
+	}
+	return t
+}
+
+// serverSteps pairs, per client-go version, the default-gate columns that
+// ran with reports against servers one component apart: each kube-apiserver
+// version with the next on the same etcd, each etcd version with the next
+// under the same kube-apiserver.
+func serverSteps(cols []column) []serverStep {
+	byClient := map[string][]column{}
+	for _, c := range cols {
+		if len(c.Gates) == 0 && c.Error == "" && c.NotApplicable == "" && c.Dir != "" && c.Kube != "" {
+			byClient[c.ClientGo] = append(byClient[c.ClientGo], c)
+		}
+	}
+	var steps []serverStep
+	adjacent := func(cs []column, component string, same, varies func(column) string) {
+		groups := map[string][]column{}
+		for _, c := range cs {
+			groups[same(c)] = append(groups[same(c)], c)
+		}
+		for _, k := range slices.SortedFunc(maps.Keys(groups), semver.Compare) {
+			g := groups[k]
+			slices.SortFunc(g, func(a, b column) int { return semver.Compare(varies(a), varies(b)) })
+			for i := 1; i < len(g); i++ {
+				if varies(g[i-1]) != varies(g[i]) {
+					steps = append(steps, serverStep{from: g[i-1], to: g[i], component: component})
+				}
+			}
+		}
+	}
+	kube := func(c column) string { return c.Kube }
+	etcd := func(c column) string { return c.Etcd }
+	for _, cg := range slices.SortedFunc(maps.Keys(byClient), semver.Compare) {
+		adjacent(byClient[cg], "kube-apiserver", etcd, kube)
+		adjacent(byClient[cg], "etcd", kube, etcd)
+	}
+	return steps
+}
+
+// writeServerSteps writes, per server step (serverSteps), what changed for
+// the same client-go; nothing when the columns ran against one server.
+func writeServerSteps(b *strings.Builder, cols []column, n noise) {
+	steps := serverSteps(cols)
+	if len(steps) == 0 {
+		return
+	}
+	b.WriteString("\n## What each server step changes\n\n")
+	b.WriteString("The same client-go against two servers one component apart (a kube-apiserver version and the next on the same etcd, " +
+		"an etcd version and the next under the same kube-apiserver), compared as `make compare` does: outcomes, re-initialisations and " +
+		"observations (one run a column, so the observations that vary between runs of the same code are only counted). " +
+		"An observation change is tied to its upstream change by hack/matrix/skew.go's knownServerChanges, or says it is not yet.\n\n")
+	for _, s := range steps {
+		fmt.Fprintf(b, "### %s\n\n", s.title())
+		from, to := s.from.Kube, s.to.Kube
+		if s.component == "etcd" {
+			from, to = s.from.Etcd, s.to.Etcd
+		}
+		writeComparison(b, s.from, s.to, func(sentence string) []knownChange {
+			return explainServerChange(sentence, s.component, from, to)
+		}, n)
+	}
 }

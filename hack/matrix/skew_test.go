@@ -66,3 +66,55 @@ func TestSkewDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSteps: per client-go, each kube-apiserver version with the next
+// on the same etcd and each etcd version with the next under the same
+// kube-apiserver; gate columns, errored columns and columns without reports
+// are left out.
+func TestServerSteps(t *testing.T) {
+	col := func(cg, kube, etcd string) column {
+		return column{ClientGo: cg, Kube: kube, Etcd: etcd, Dir: "/r/" + cg + kube + etcd}
+	}
+	cols := []column{
+		col("v0.37.2", "v1.37.2", "v3.6.16"),
+		col("v0.37.2", "v1.36.3", "v3.6.16"),
+		col("v0.37.2", "v1.36.3", "v3.5.35"),
+		col("v0.37.2", "v1.37.2", "v3.5.35"),
+		col("v0.36.6", "v1.36.3", "v3.6.16"),
+		{ClientGo: "v0.36.6", Kube: "v1.37.2", Etcd: "v3.6.16", Error: "resolve modules"},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Etcd: "v3.7.3"},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Etcd: "v3.7.3", Gates: gateSet{{Name: "AtomicFIFO"}}, Dir: "/r/g"},
+	}
+	var got []string
+	for _, s := range serverSteps(cols) {
+		got = append(got, s.title())
+	}
+	want := []string{
+		"client-go v0.37.2: kube-apiserver v1.36.3 → v1.37.2 (etcd v3.5.35)",
+		"client-go v0.37.2: kube-apiserver v1.36.3 → v1.37.2 (etcd v3.6.16)",
+		"client-go v0.37.2: etcd v3.5.35 → v3.6.16 (kube-apiserver v1.36.3)",
+		"client-go v0.37.2: etcd v3.5.35 → v3.6.16 (kube-apiserver v1.37.2)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("server steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if steps := serverSteps(cols[:1]); len(steps) != 0 {
+		t.Errorf("one server, yet steps: %v", steps)
+	}
+}
+
+// TestExplainServerChange: 1.37's gzip of streaming lists explains the
+// Content-Encoding change of a kube-apiserver step to 1.37, not an etcd
+// step, not a step within 1.36.
+func TestExplainServerChange(t *testing.T) {
+	sentence := `pods: GET streaming list /api/v1/namespaces/NS/pods: Content-Encoding of 2xx answers changed from "identity" to "gzip"`
+	if got := explainServerChange(sentence, "kube-apiserver", "v1.36.3", "v1.37.2"); len(got) != 1 {
+		t.Errorf("kube-apiserver v1.36.3 → v1.37.2: %d entries, want 1", len(got))
+	}
+	if got := explainServerChange(sentence, "etcd", "v3.5.35", "v3.6.16"); len(got) != 0 {
+		t.Errorf("an etcd step explained by a kube-apiserver change: %v", got)
+	}
+	if got := explainServerChange(sentence, "kube-apiserver", "v1.35.4", "v1.36.3"); len(got) != 0 {
+		t.Errorf("a step before 1.37 explained by 1.37's change: %v", got)
+	}
+}

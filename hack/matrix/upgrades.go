@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,6 +26,10 @@ type knownChange struct {
 	// Pattern, when set, must match the sentence too (for a change whose
 	// words are apart: "GET streaming list ... appeared").
 	Pattern *regexp.Regexp
+	// Server, for a change between two servers (knownServerChanges), is
+	// the component whose versions Applies takes: "kube-apiserver" or
+	// "etcd"; empty: client-go's.
+	Server string
 	// Applies says whether the entry explains the change from one version
 	// to the other.
 	Applies func(from, to string) bool
@@ -190,13 +196,36 @@ type upgradeStep struct {
 // patch to its newest (what its patches changed), a minor's newest to the
 // next minor's newest (an upgrade), and the newest release to the next
 // minor's pre-release (what the next release will change).
+// Against several servers, the steps are taken per server, each named.
 func upgradeSteps(cols []column) []upgradeStep {
-	var ran []column
+	byServer := map[server][]column{}
 	for _, c := range cols {
 		if len(c.Gates) == 0 && c.Error == "" && c.NotApplicable == "" && c.Dir != "" {
-			ran = append(ran, c)
+			s := server{c.Kube, c.Etcd}
+			byServer[s] = append(byServer[s], c)
 		}
 	}
+	srvs := slices.SortedFunc(maps.Keys(byServer), func(a, b server) int {
+		return cmp.Or(semver.Compare(a.Kube, b.Kube), semver.Compare(a.Etcd, b.Etcd))
+	})
+	var steps []upgradeStep
+	for _, s := range srvs {
+		ss := clientGoSteps(byServer[s])
+		if len(srvs) > 1 {
+			for i := range ss {
+				ss[i].what += ", against kube-apiserver " + orDash(s.Kube)
+				if s.Etcd != "" {
+					ss[i].what += " on etcd " + s.Etcd
+				}
+			}
+		}
+		steps = append(steps, ss...)
+	}
+	return steps
+}
+
+// clientGoSteps is upgradeSteps for columns against one server.
+func clientGoSteps(ran []column) []upgradeStep {
 	slices.SortFunc(ran, func(a, b column) int { return semver.Compare(a.ClientGo, b.ClientGo) })
 	var steps []upgradeStep
 	var prevNewest *column
@@ -238,50 +267,59 @@ func writeUpgradeSteps(b *strings.Builder, cols []column, n noise) {
 		"An observation change is tied to its upstream change by hack/matrix/upgrades.go's knownChanges, or says it is not yet.\n\n")
 	for _, s := range steps {
 		fmt.Fprintf(b, "### %s → %s (%s)\n\n", s.from.ClientGo, s.to.ClientGo, s.what)
-		base, err := loadSide(s.from.Dir)
-		if err != nil {
-			fmt.Fprintf(b, "Not compared: %v.\n\n", err)
+		writeComparison(b, s.from, s.to, func(sentence string) []knownChange {
+			return explainChange(sentence, s.from.ClientGo, s.to.ClientGo)
+		}, n)
+	}
+}
+
+// writeComparison writes what changed from one column to the other, as
+// `make compare` compares two runs; explain ties an observation change's
+// sentence to its upstream changes.
+func writeComparison(b *strings.Builder, from, to column, explain func(sentence string) []knownChange, n noise) {
+	base, err := loadSide(from.Dir)
+	if err != nil {
+		fmt.Fprintf(b, "Not compared: %v.\n\n", err)
+		return
+	}
+	head, err := loadSide(to.Dir)
+	if err != nil {
+		fmt.Fprintf(b, "Not compared: %v.\n\n", err)
+		return
+	}
+	c := compareRuns(base, head, n)
+	lines := 0
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(b, "%s:\n\n", title)
+		for _, it := range items {
+			fmt.Fprintf(b, "- %s\n", it)
+		}
+		b.WriteString("\n")
+		lines += len(items)
+	}
+	list("Outcomes changed for the worse", c.outcomes)
+	list("Fixed", c.fixed)
+	list("Ran in the newer only", c.onlyHead)
+	list("Re-initialisations", c.causes)
+	var obs []string
+	for i, line := range observationLines(c.observations) {
+		known := explain(c.observations[i].sentence)
+		if len(known) == 0 {
+			obs = append(obs, line+" — not yet tied to an upstream change")
 			continue
 		}
-		head, err := loadSide(s.to.Dir)
-		if err != nil {
-			fmt.Fprintf(b, "Not compared: %v.\n\n", err)
-			continue
+		for _, k := range known {
+			obs = append(obs, fmt.Sprintf("%s — **%s**: %s", line, k.Kind, k.Upstream))
 		}
-		c := compareRuns(base, head, n)
-		lines := 0
-		list := func(title string, items []string) {
-			if len(items) == 0 {
-				return
-			}
-			fmt.Fprintf(b, "%s:\n\n", title)
-			for _, it := range items {
-				fmt.Fprintf(b, "- %s\n", it)
-			}
-			b.WriteString("\n")
-			lines += len(items)
-		}
-		list("Outcomes changed for the worse", c.outcomes)
-		list("Fixed", c.fixed)
-		list("Ran in the newer only", c.onlyHead)
-		list("Re-initialisations", c.causes)
-		var obs []string
-		for i, line := range observationLines(c.observations) {
-			known := explainChange(c.observations[i].sentence, s.from.ClientGo, s.to.ClientGo)
-			if len(known) == 0 {
-				obs = append(obs, line+" — not yet tied to an upstream change")
-				continue
-			}
-			for _, k := range known {
-				obs = append(obs, fmt.Sprintf("%s — **%s**: %s", line, k.Kind, k.Upstream))
-			}
-		}
-		list("Observations", obs)
-		if c.varyingObservations > 0 {
-			fmt.Fprintf(b, "(%d observations that vary between runs of the same code differ too; a series a side would tell which changed.)\n\n", c.varyingObservations)
-		}
-		if lines == 0 {
-			fmt.Fprintf(b, "No change: %d specs, the same outcomes, re-initialisations and observations.\n\n", len(head.specs))
-		}
+	}
+	list("Observations", obs)
+	if c.varyingObservations > 0 {
+		fmt.Fprintf(b, "(%d observations that vary between runs of the same code differ too; a series a side would tell which changed.)\n\n", c.varyingObservations)
+	}
+	if lines == 0 {
+		fmt.Fprintf(b, "No change: %d specs, the same outcomes, re-initialisations and observations.\n\n", len(head.specs))
 	}
 }

@@ -42,6 +42,24 @@ func TestUpgradeSteps(t *testing.T) {
 	}
 }
 
+// TestUpgradeStepsPerServer: against two servers, client-go steps pair
+// columns of the same server only, each step naming its server.
+func TestUpgradeStepsPerServer(t *testing.T) {
+	cols := []column{
+		{ClientGo: "v0.36.6", Kube: "v1.36.3", Dir: "/a"},
+		{ClientGo: "v0.36.6", Kube: "v1.37.2", Dir: "/b"},
+		{ClientGo: "v0.37.2", Kube: "v1.36.3", Dir: "/c"},
+		{ClientGo: "v0.37.2", Kube: "v1.37.2", Dir: "/d"},
+	}
+	var got []string
+	for _, s := range upgradeSteps(cols) {
+		got = append(got, s.from.Dir+">"+s.to.Dir+" ("+s.what+")")
+	}
+	if want := "/a>/c (v0.36 to v0.37, against kube-apiserver v1.36.3); /b>/d (v0.36 to v0.37, against kube-apiserver v1.37.2)"; strings.Join(got, "; ") != want {
+		t.Errorf("steps %s\nwant  %s", strings.Join(got, "; "), want)
+	}
+}
+
 // TestUpgradeStepMemory: S34's streaming-list peak with a stripping
 // transform dropping from v0.34.2 to v0.34.3 is tied to its upstream
 // change.

@@ -392,6 +392,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	writeSkew(&b, cols)
 	writeFindings(&b, t.findings)
 	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	writeServerSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
 	if len(t.unseen) > 0 {
 		b.WriteString("## Explained but not seen\n\nAn entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much. Per entry, the columns and the specs that passed there.\n\n")
 		writeGrouped(&b, t.unseen, "###", false)
