@@ -154,8 +154,11 @@ type Cluster struct {
 	stopped    map[int]bool // kube-apiservers stopped by StopAPIServer
 	// down ends the faultlog window of a stopped or restarting
 	// kube-apiserver, by index (absent when none is open).
-	down   map[int]func()
-	closed bool
+	down map[int]func()
+	// switched is the kube-apiserver version of each apiserver
+	// SwitchAPIServer moved off the node image's, by index.
+	switched map[int]string
+	closed   bool
 
 	// unregister ends the deletion of the cluster on parent death.
 	unregister func()
@@ -205,7 +208,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c := &Cluster{
 		name: name, image: image, ownImage: own, d: d, dir: dir, owner: owner,
 		artifacts: opts.ArtifactsDir, progress: opts.Progress, profile: opts.Profile, apiservers: max(opts.APIServers, 1),
-		stopped: map[int]bool{}, down: map[int]func(){},
+		stopped: map[int]bool{}, down: map[int]func(){}, switched: map[int]string{},
 		provider:   kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(newLogger(opts.Progress))),
 		kubeconfig: map[cluster.User]string{},
 	}
@@ -739,6 +742,7 @@ func (c *Cluster) Close(context.Context) error {
 
 var (
 	_ cluster.APIServerController = (*Cluster)(nil)
+	_ cluster.APIServerUpgrader   = (*Cluster)(nil)
 	_ cluster.EtcdCompactor       = (*Cluster)(nil)
 	_ cluster.EtcdSnapshotter     = (*Cluster)(nil)
 	_ cluster.CertRotator         = (*Cluster)(nil)

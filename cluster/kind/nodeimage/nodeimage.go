@@ -450,15 +450,7 @@ func (b *builder) componentImages(ctx context.Context, components map[string]str
 		}
 	}()
 	imp := func(ref string, files map[string]string, entrypoint string) error {
-		var buf bytes.Buffer
-		if err := tarFiles(&buf, files); err != nil {
-			return err
-		}
-		_, err := b.d.Run(ctx, &buf, "import",
-			"--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin",
-			"--change", fmt.Sprintf("ENTRYPOINT [%q]", entrypoint),
-			"--change", "LABEL "+LabelOwner+"=kind-component",
-			"-", ref)
+		err := importImage(ctx, b.d, ref, files, entrypoint)
 		if err == nil {
 			refs = append(refs, ref)
 		}
@@ -481,6 +473,37 @@ func (b *builder) componentImages(ctx context.Context, components map[string]str
 		}
 	}
 	_, err := b.d.Run(ctx, nil, append([]string{"save", "-o", out}, refs...)...)
+	return err
+}
+
+// SaveComponentImage writes to out (docker save's format) the image ref of
+// one control-plane binary, made as the node image's own control-plane
+// images are (a single static binary at /usr/local/bin, run by bare name):
+// how another version's kube-apiserver reaches a node (kind's
+// LoadImageArchive). The tag, upstream's name, does not stay in the host's
+// Docker.
+func SaveComponentImage(ctx context.Context, d *docker.Docker, ref, bin, out string) error {
+	name := filepath.Base(bin)
+	if err := importImage(ctx, d, ref, map[string]string{"usr/local/bin/" + name: bin}, "/usr/local/bin/"+name); err != nil {
+		return err
+	}
+	defer func() { _, _ = d.Run(context.WithoutCancel(ctx), nil, "rmi", "--force", ref) }()
+	_, err := d.Run(ctx, nil, "save", "-o", out, ref)
+	return err
+}
+
+// importImage makes the image ref of files (path in the image -> file on
+// disk) with entrypoint, labelled as this project's.
+func importImage(ctx context.Context, d *docker.Docker, ref string, files map[string]string, entrypoint string) error {
+	var buf bytes.Buffer
+	if err := tarFiles(&buf, files); err != nil {
+		return err
+	}
+	_, err := d.Run(ctx, &buf, "import",
+		"--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+		"--change", fmt.Sprintf("ENTRYPOINT [%q]", entrypoint),
+		"--change", "LABEL "+LabelOwner+"=kind-component",
+		"-", ref)
 	return err
 }
 
