@@ -340,7 +340,7 @@ e2eframework: binaries ## Test the e2e-framework providers (integrations/e2efram
 e2eframework-compare: kind-image ## Time creating a kind cluster through this module's kind provider and through e2e-framework's own (kind CLI), same image and configuration.
 	cd integrations/e2eframework && INFORMER_CONFORMANCE_COMPARE_KIND=1 $(GO) test -count=1 -v -timeout 20m -run TestCompareWithE2EFrameworkKind ./kind/
 
-# kind backend. KIND_NODE_IMAGE=kindest/node:v1.36.x uses a published image
+# kind backend. KIND_NODE_IMAGE=kindest/node:v1.37.x uses a published image
 # instead of the one kind-image builds (where a registry is reachable).
 KIND_NODE_IMAGE ?=
 export KIND_NODE_IMAGE

@@ -32,7 +32,7 @@ import (
 
 // Defaults used when neither Versions fields nor the environment say otherwise.
 const (
-	DefaultKubeVersion = "v1.36.3"
+	DefaultKubeVersion = "v1.37.2"
 	DefaultEtcdVersion = "v3.6.16"
 )
 

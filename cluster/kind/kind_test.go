@@ -37,7 +37,11 @@ func needDockerAndImage(t *testing.T) *docker.Docker {
 	}
 	image := os.Getenv(EnvNodeImage)
 	if image == "" {
-		image = nodeimage.Tag(binaries.DefaultKubeVersion)
+		v, err := binaries.FromEnv() // KUBE_VERSION's image, as the backend picks it
+		if err != nil {
+			t.Fatal(err)
+		}
+		image = nodeimage.Tag(v.KubeAPIServer)
 	}
 	if !d.ImageExists(context.Background(), image) && os.Getenv(EnvNodeImage) != "" {
 		if _, err := d.Run(context.Background(), nil, "pull", image); err != nil {

@@ -46,8 +46,8 @@ type Provider struct {
 // the kubeadm and kubelet settings its node image needs); pass kind
 // configurations to e2e-framework's own kind provider.
 //
-//	version: v1.36.3                  # kube-apiserver: picks the built node image
-//	image: kindest/node:v1.36.3       # a published node image instead (default KIND_NODE_IMAGE)
+//	version: v1.37.2                  # kube-apiserver: picks the built node image
+//	image: kindest/node:v1.37.2       # a published node image instead (default KIND_NODE_IMAGE)
 //	artifactsDir: /tmp/logs           # where exported logs go
 //	apiservers: 2                     # control-plane nodes behind kind's load balancer (1-3)
 //	profile: no-watch-cache           # kube-apiserver flag profile (fixtures/profiles), "+" joins several

@@ -46,7 +46,11 @@ func needKind(t *testing.T) {
 	}
 	image := os.Getenv(backend.EnvNodeImage)
 	if image == "" {
-		image = nodeimage.Tag(binaries.DefaultKubeVersion)
+		v, err := binaries.FromEnv() // KUBE_VERSION's image, as the backend picks it
+		if err != nil {
+			t.Fatal(err)
+		}
+		image = nodeimage.Tag(v.KubeAPIServer)
 	}
 	if !d.ImageExists(context.Background(), image) {
 		skip("kind provider test: node image %s not here (make kind-image)", image)
