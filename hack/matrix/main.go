@@ -597,6 +597,22 @@ func findColumnDirs(cols []column, root string) error {
 	return nil
 }
 
+// gitContains says whether the checkout at root has fix in commit's
+// history (withSuiteDefects' fixed): one git call per (commit, fix), not
+// per spec.
+func gitContains(root string) func(commit, fix string) bool {
+	contains := map[[2]string]bool{}
+	return func(commit, fix string) bool {
+		k := [2]string{commit, fix}
+		if v, ok := contains[k]; ok {
+			return v
+		}
+		_, err := gitOutput(root, "merge-base", "--is-ancestor", fix, commit)
+		contains[k] = err == nil
+		return contains[k]
+	}
+}
+
 // writeVerdicts writes the verdict document of a -verdicts run and fails
 // if a column errored or a failing spec is unexplained.
 func writeVerdicts(cfg config, root string, cols []column) error {
@@ -609,16 +625,7 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
-	contains := map[[2]string]bool{} // one git call per (commit, fix), not per spec
-	table := withSuiteDefects(verdicts, func(commit, fix string) bool {
-		k := [2]string{commit, fix}
-		if v, ok := contains[k]; ok {
-			return v
-		}
-		_, err := gitOutput(root, "merge-base", "--is-ancestor", fix, commit)
-		contains[k] = err == nil
-		return contains[k]
-	})
+	table := withSuiteDefects(verdicts, gitContains(root))
 	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, table)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)

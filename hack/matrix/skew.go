@@ -45,8 +45,13 @@ func skewMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "matrix skew:", err)
 		return 1
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix skew:", err)
+		return 1
+	}
 	var b strings.Builder
-	writeSkewDoc(&b, cols, *command, fi.ModTime(), runtime.NumCPU())
+	writeSkewDoc(&b, cols, withSuiteDefects(verdicts, gitContains(root)), *command, fi.ModTime(), runtime.NumCPU())
 	err = os.MkdirAll(filepath.Dir(*doc), 0o755)
 	if err == nil {
 		err = os.WriteFile(*doc, []byte(b.String()), 0o644)
@@ -60,8 +65,10 @@ func skewMain(args []string) int {
 }
 
 // writeSkewDoc writes the version-skew document: how it was produced, the
-// table, and per column the specs that failed with their first line.
-func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.Time, cores int) {
+// table, what each server step changed, and per column the specs that
+// failed with their first line and the entry of table (the verdicts and
+// the suite's own defects) that explains it.
+func writeSkewDoc(b *strings.Builder, cols []column, table []verdict, command string, date time.Time, cores int) {
 	commits := shortCommits(cols)
 	b.WriteString("# Version skew: client-go against kube-apiserver and etcd\n\n")
 	fmt.Fprintf(b, "Produced %s", date.UTC().Format("2006-01-02 15:04 UTC"))
@@ -71,7 +78,7 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
 	writeSkew(b, cols)
 	writeServerSteps(b, cols, noise{Seconds: 2, Ratio: 0.5})
-	b.WriteString("\n## Failing specs per column\n\nEach with the entry of hack/matrix/verdicts.go that explains it on that client-go, whatever the server: a failure no entry explains may be the server version's.\n\n")
+	b.WriteString("\n## Failing specs per column\n\nEach with the entry of hack/matrix/verdicts.go that explains it on that client-go, whatever the server, or the defect of this suite it is (fixed since the run): a failure no entry explains may be the server version's.\n\n")
 	for _, c := range cols {
 		if c.NotApplicable != "" || len(c.Gates) > 0 {
 			continue
@@ -88,8 +95,11 @@ func writeSkewDoc(b *strings.Builder, cols []column, command string, date time.T
 		fmt.Fprintf(b, "- %s:\n", c.name())
 		for _, f := range failed {
 			why := "**no entry of hack/matrix/verdicts.go explains it on this client-go: the server's doing, or unknown**"
-			if vs := explain(verdicts, f, c); len(vs) > 0 {
+			if vs := explain(table, f, c); len(vs) > 0 {
 				why = fmt.Sprintf("the client-go's (%s: %s)", vs[0].Kind, vs[0].Upstream)
+				if vs[0].Kind == suiteDefectKind {
+					why = fmt.Sprintf("a defect of this suite, neither the client-go's nor the server's (%s: %s)", vs[0].Upstream, vs[0].Why)
+				}
 			}
 			fmt.Fprintf(b, "  - %s: %s; failure: %s\n", f, why, mdCell(c.Cells[f].Failure))
 		}

@@ -52,7 +52,7 @@ func TestSkewDoc(t *testing.T) {
 		{ClientGo: "v0.35.10", Kube: "v1.37.2", Cells: map[string]cell{"S18 a consumer slower than the events the watch keeps being read LIST+WATCH": {Outcome: "failed"}}},
 	}
 	var b strings.Builder
-	writeSkewDoc(&b, cols, "make matrix KUBE_VERSIONS='v1.36.3 v1.37.2'", time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC), 2)
+	writeSkewDoc(&b, cols, verdicts, "make matrix KUBE_VERSIONS='v1.36.3 v1.37.2'", time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC), 2)
 	doc := b.String()
 	for _, want := range []string{
 		"Produced 2026-11-27 18:00 UTC from the suite at commit 0123456 on a machine with 2 cores, by\n\n```\nmake matrix KUBE_VERSIONS='v1.36.3 v1.37.2'\n```\n",
