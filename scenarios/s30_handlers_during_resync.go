@@ -58,6 +58,14 @@ const (
 	S30SyncBound     = 2 * time.Second
 	S30SlowCall      = 10 * time.Millisecond
 	S30IndexDelay    = 2 * time.Millisecond
+	// S30WriteGap paces the writer: at most a write every 8 ms (about 300
+	// in the 2.5 s). Unpaced, a fast apiserver took 650-800 writes, more
+	// than the informer's index calls (S30IndexDelay each) keep up with:
+	// the resync's delta (v0.36+: one SyncAll, controller.go
+	// processDeltas) then queued behind them past the 2.5 s, S30 saw one
+	// resync and tested nothing (found by a server matrix run, 3 columns
+	// of 6).
+	S30WriteGap = 8 * time.Millisecond
 )
 
 // s30Index is S30's index function: S30IndexDelay per call, so that a
@@ -799,11 +807,13 @@ type s30Writer struct {
 // run writes until stop closes (between two writes) or ctx ends (also
 // inside one).
 func (w *s30Writer) run(ctx context.Context, stop <-chan struct{}) {
+	pace := time.NewTicker(S30WriteGap)
+	defer pace.Stop()
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
 			return
-		default:
+		case <-pace.C:
 		}
 		if err := w.write(ctx, i); err != nil {
 			if ctx.Err() == nil {
@@ -938,8 +948,10 @@ func sameResourceVersion(old, obj any) bool {
 }
 
 // S30StuckInResync is a negative control's broken controller: it adds and
-// removes handlers under a lock of its own, which its existing handler 2
-// takes in its first resync call and holds, blocked, until S30 returns
+// removes handlers under a lock of its own, which its existing handler 1
+// (not the slow one: behind its backlog, handler 2 reached no resync within
+// the 2.5 s when the writes outran it) takes in its first resync call and
+// holds, blocked, until S30 returns
 // (Release). The next AddEventHandler never gets to client-go: a deadlock
 // of the controller's making, the shape of one inside client-go, which the
 // watchdog must report.
@@ -958,7 +970,7 @@ func S30StuckInResync() S30Controller {
 			return inf.RemoveEventHandler(reg)
 		},
 		Wrap: func(h cache.ResourceEventHandler, existing bool, n int) cache.ResourceEventHandler {
-			if existing && n == 2 {
+			if existing && n == 1 {
 				return &stuckInResync{next: h, mu: &mu, release: release}
 			}
 			return h
