@@ -70,6 +70,9 @@ type specResult struct {
 	causes     string    // re-initialisations by cause, all informers, summed over the runs (report.Counts)
 	recoveries []float64 // per run, the longest of its informers' recoveries
 	failure    string
+	// control: the spec is a negative control (a deliberately broken
+	// client: what it observes is the broken client's, not client-go's).
+	control bool
 	// observations are its observations by key, over the runs that ran it.
 	observations map[string]*observed
 }
@@ -117,6 +120,7 @@ func loadSide(dir string) (runSpecs, error) {
 				acc.outcome = one.outcome
 				causes[name] = map[report.Cause]int{}
 			}
+			acc.control = acc.control || one.control
 			if one.ran() {
 				acc.ranIn++
 				if acc.observations == nil {
@@ -150,6 +154,7 @@ func loadSide(dir string) (runSpecs, error) {
 // oneRun is a spec in one run, as loadRun reads it.
 type oneRun struct {
 	outcome      string
+	control      bool
 	byCause      map[report.Cause]int
 	recoveries   []float64
 	failure      string
@@ -179,7 +184,7 @@ func loadRun(dir string) (runOf, error) {
 			r.clientGo = s.ClientGo
 		}
 		for _, sp := range s.Specs {
-			one := oneRun{outcome: sp.Outcome, failure: firstLine(sp.Failure), byCause: map[report.Cause]int{}, observations: sp.Observations}
+			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), byCause: map[report.Cause]int{}, observations: sp.Observations}
 			recovery := 0.0
 			for _, n := range sp.Informers {
 				for c, k := range n.Reinitialisations {

@@ -92,9 +92,11 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 	varying := 0
 	for _, s := range slices.Sorted(maps.Keys(base.specs)) {
 		b, h := base.specs[s], head.specs[s]
-		if !b.ran() || !h.ran() || b.outcome != h.outcome {
+		if !b.ran() || !h.ran() || b.outcome != h.outcome || b.control || h.control {
 			// A changed outcome is listed as such; what a spec failing on
-			// one side saw before it stopped is not comparable.
+			// one side saw before it stopped is not comparable; a negative
+			// control observes its deliberately broken client, which no
+			// upstream change explains.
 			continue
 		}
 		keys := map[string]bool{}

@@ -135,3 +135,30 @@ func TestVaryingObservationsNeedSeries(t *testing.T) {
 		t.Errorf("series: listed %v, counted %d; want the change listed", cs, n)
 	}
 }
+
+// TestControlsObservationsNotCompared: a negative control's observations
+// are its broken client's: a change there is not listed (the spec beside
+// it, no control, is).
+func TestControlsObservationsNotCompared(t *testing.T) {
+	root := t.TempDir()
+	obs := func(v string) report.Observation { return report.Valued("pods", "statuses", v) }
+	control := func(v string) report.SpecSummary {
+		s := observedSpec("S1 fails when broken", obs(v))
+		s.Labels = []string{report.LabelNegativeControl}
+		return s
+	}
+	base := writeRun(t, root, "base", "v0.36.6", control("200"), observedSpec("S1 sound", obs("200")))
+	head := writeRun(t, root, "head", "v0.37.2", control("200, 410"), observedSpec("S1 sound", obs("200, 410")))
+	b, err := loadSide(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := loadSide(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, _ := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5})
+	if len(changes) != 1 || strings.Join(changes[0].specs, ",") != "S1 sound" {
+		t.Errorf("changes %+v, want one, of the sound spec only", changes)
+	}
+}
