@@ -33,7 +33,7 @@ import (
 // Defaults used when neither Versions fields nor the environment say otherwise.
 const (
 	DefaultKubeVersion = "v1.37.2"
-	DefaultEtcdVersion = "v3.6.16"
+	DefaultEtcdVersion = "v3.7.3"
 )
 
 // Environment variables read by FromEnv and Ensure.

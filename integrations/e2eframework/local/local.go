@@ -61,7 +61,7 @@ type Provider struct {
 //	etcdLinks: true                    # a fault proxy between each kube-apiserver and etcd (S24)
 //	profile: fast-graceful-shutdown    # fixtures/profiles name(s) joined by "+", or a file
 //	version: v1.36.3                   # kube-apiserver; default KUBE_VERSION, then v1.37.2
-//	etcdVersion: v3.6.16               # default ETCD_VERSION, then v3.6.16
+//	etcdVersion: v3.7.3                # default ETCD_VERSION, then v3.7.3
 //	path: /opt/k8s/bin                 # prebuilt kube-apiserver, etcd, etcdutl (default: build them)
 //	artifactsDir: /tmp/logs            # the processes' logs (default: <artifacts root>/<cluster name>)
 type Config struct {
