@@ -28,6 +28,21 @@ func writeRun(t *testing.T, parent, name, clientGo string, specs ...report.SpecS
 	return dir
 }
 
+// loadSides loads two runs' directories as compare does, failing the test
+// on an error.
+func loadSides(t *testing.T, base, head string) (runSpecs, runSpecs) {
+	t.Helper()
+	b, err := loadSide(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := loadSide(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, h
+}
+
 func spec(name, outcome string, recovery float64, causes map[report.Cause]int) report.SpecSummary {
 	return report.SpecSummary{Spec: name, Outcome: outcome, Informers: []report.Numbers{{Informer: "pods", Reinitialisations: causes, RecoverySeconds: recovery}}}
 }
@@ -50,14 +65,7 @@ func TestCompareTwoRuns(t *testing.T) {
 		spec("S8 resync", "passed", 0.5, nil),
 		spec("S9 sync", "passed", 0, nil),
 	)
-	b, err := loadSide(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := loadSide(head)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, h := loadSides(t, base, head)
 	n := noise{Seconds: 2, Ratio: 0.5}
 	c := compareRuns(b, h, n)
 	if !c.changed() {
@@ -97,14 +105,7 @@ func TestCompareSeries(t *testing.T) {
 		}
 		writeRun(t, filepath.Join(root, "head"), "run-"+string(rune('a'+i)), "v0.36.6", spec("S6 restore", "passed", r, nil), spec("S2 blackhole", outcome, 50, nil))
 	}
-	b, err := loadSide(filepath.Join(root, "base"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := loadSide(filepath.Join(root, "head"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, h := loadSides(t, filepath.Join(root, "base"), filepath.Join(root, "head"))
 	if b.runs != 3 || h.runs != 2 {
 		t.Fatalf("runs %d and %d, want 3 and 2", b.runs, h.runs)
 	}
@@ -138,14 +139,7 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 		spec("S14 bookmark", "skipped", 0, nil),
 		spec("S19 transform", "passed", 0, nil),
 	)
-	b, err := loadSide(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := loadSide(head)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, h := loadSides(t, base, head)
 	n := noise{Seconds: 2, Ratio: 0.5}
 	c := compareRuns(b, h, n)
 	if c.fails(false) {
@@ -173,10 +167,7 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 		report.SpecSummary{Spec: "S14 bookmark", Outcome: "failed", Failure: "no bookmark\nmore"},
 		spec("S22 writes", "failed", 0, nil),
 	)
-	h, err = loadSide(newer)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h = loadSides(t, base, newer)
 	c = compareRuns(b, h, n)
 	if !c.fails(false) {
 		t.Errorf("S14 failed in HEAD only, yet the comparison passes: %+v", c)

@@ -149,14 +149,7 @@ func TestControlsObservationsNotCompared(t *testing.T) {
 	}
 	base := writeRun(t, root, "base", "v0.36.6", control("200"), observedSpec("S1 sound", obs("200")))
 	head := writeRun(t, root, "head", "v0.37.2", control("200, 410"), observedSpec("S1 sound", obs("200, 410")))
-	b, err := loadSide(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := loadSide(head)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, h := loadSides(t, base, head)
 	changes, _ := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5})
 	if len(changes) != 1 || strings.Join(changes[0].specs, ",") != "S1 sound" {
 		t.Errorf("changes %+v, want one, of the sound spec only", changes)
