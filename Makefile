@@ -165,7 +165,7 @@ soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then
 	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=1 ARTIFACTS=$(ARTIFACTS)
 
 .PHONY: matrix
-matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., ETCD_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow'); prints a table.
+matrix: binaries ## Run the suite once per client-go version (CLIENT_GO=..., KUBE_VERSIONS=..., ETCD_VERSIONS=..., GATES='default; AtomicFIFO=false', LABEL_FILTER default '!slow && !extra-stack'); prints a table.
 	$(GO) run ./hack/matrix -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(or $(LABEL_FILTER),!slow && !extra-stack)' -out=$(ARTIFACTS)/matrix
 
 .PHONY: compare

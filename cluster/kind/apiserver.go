@@ -3,6 +3,7 @@ package kind
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -275,8 +276,9 @@ func (c *Cluster) waitReadyOn(ctx context.Context, server string) error {
 // Recover implements cluster.Recoverer for a cluster its specs share: a
 // spec that failed between StopAPIServer and StartAPIServer (or one that
 // ends on a stopped apiserver) leaves a kube-apiserver stopped, so its
-// manifest goes back; then every node container (the load balancer's too)
-// must be running and /readyz ok. The error names what is wrong (a node
+// manifest goes back; one a failed upgrade left at another version
+// (SwitchAPIServer) runs the node image's again; then every node container
+// (the load balancer's too) must be running and /readyz ok. The error names what is wrong (a node
 // container killed: its state and exit code).
 func (c *Cluster) Recover(ctx context.Context) error {
 	out, err := c.d.Run(ctx, nil, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+c.name, "--format", "{{.Names}}")
@@ -310,6 +312,14 @@ func (c *Cluster) Recover(ctx context.Context) error {
 	for _, i := range stopped {
 		if err := c.StartAPIServer(ctx, i); err != nil {
 			return fmt.Errorf("restart the %s a failed spec left stopped: %w", c.apiserverName(i), err)
+		}
+	}
+	c.mu.Lock()
+	switched := slices.Sorted(maps.Keys(c.switched))
+	c.mu.Unlock()
+	for _, i := range switched {
+		if err := c.SwitchAPIServer(ctx, i, c.version, cluster.Hard); err != nil {
+			return fmt.Errorf("switch the %s a failed spec left at another version back to %s: %w", c.apiserverName(i), c.version, err)
 		}
 	}
 	return c.waitReady(ctx)

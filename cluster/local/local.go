@@ -435,8 +435,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 
 // Recover implements cluster.Recoverer, for a cluster that outlives the
 // scenario that broke it (the e2e-framework provider's): it starts etcd
-// and every kube-apiserver that is not running, and returns once they are
-// ready. A running control plane is left alone.
+// and every kube-apiserver that is not running, an apiserver a failed
+// upgrade left at another version (SwitchAPIServer) again at the
+// cluster's own, and returns once they are ready. A running control plane
+// of its own version is left alone.
 func (c *Cluster) Recover(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -450,7 +452,16 @@ func (c *Cluster) Recover(ctx context.Context) error {
 	}
 	var stopped []int
 	for i, a := range c.apiservers {
-		if a.proc == nil || !a.proc.Running() {
+		running := a.proc != nil && a.proc.Running()
+		if a.version != "" {
+			if running {
+				if err := c.stopAPIServerLocked(ctx, i, cluster.Hard); err != nil {
+					return fmt.Errorf("recover kube-apiserver-%d from %s: %w", i, a.version, err)
+				}
+			}
+			a.bin, a.version, running = "", "", false
+		}
+		if !running {
 			stopped = append(stopped, i)
 		}
 	}

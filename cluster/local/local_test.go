@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
 	"github.com/informer-conformance/informer-conformance/fixtures"
@@ -540,6 +541,41 @@ func TestClosedClusterRefusesWork(t *testing.T) {
 	}
 	if err := c.StartAPIServer(ctx, 0); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("start after close: want 'closed', got %v", err)
+	}
+}
+
+// TestRecoverSwitchedAPIServer: an apiserver a failed upgrade left at
+// another version runs the cluster's own again after Recover (skipped
+// without the previous minor's build: make binaries-upgrade).
+func TestRecoverSwitchedAPIServer(t *testing.T) {
+	c := startCluster(t, local.Options{})
+	own := c.ServerVersion()
+	from, err := binaries.PreviousRelease(own)
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, _, err := binaries.Built(from, binaries.Options{}); err != nil {
+		t.Skipf("kube-apiserver %s not built (make binaries-upgrade): %v", from, err)
+	}
+	ctx := testCtx(t)
+	if err := c.SwitchAPIServer(ctx, 0, from, cluster.Graceful); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.APIServerVersion(0); got != from {
+		t.Fatalf("after the switch: %s, want %s", got, from)
+	}
+	if err := c.Recover(ctx); err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	if got := c.APIServerVersion(0); got != own {
+		t.Errorf("after Recover: %s, want the cluster's own %s", got, own)
+	}
+	v, err := clientset(t, c, cluster.Admin, c.APIServerURL(0)).Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GitVersion != own {
+		t.Errorf("the apiserver says %s after Recover, want %s", v.GitVersion, own)
 	}
 }
 

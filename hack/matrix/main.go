@@ -3,7 +3,7 @@
 // kube-apiserver version, and prints one table: a row per spec, a column per
 // version, each cell the outcome and the spec's re-initialisations.
 //
-//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.35.4 v1.36.3"] [-etcd "v3.5.21 v3.6.16"] [-gates "default; AtomicFIFO=false"] [-label-filter '!slow']
+//	go run ./hack/matrix -client-go "v0.31 v0.33 v0.35 v0.37" [-kube "v1.36.3 v1.37.2"] [-etcd "v3.5.35 v3.7.3"] [-gates "default; AtomicFIFO=false"] [-label-filter '!slow && !extra-stack']
 //
 // -gates adds a column per set of client-go feature gates (semicolon
 // separated; a set is comma separated Name=true|false, "default" for none),
@@ -71,7 +71,7 @@ func main() {
 	kube := flag.String("kube", os.Getenv("KUBE_VERSIONS"), "kube-apiserver versions; empty = the pinned default")
 	etcd := flag.String("etcd", os.Getenv("ETCD_VERSIONS"), "etcd versions (3.5.x to 3.7.x), each a server column with each kube-apiserver version; empty = the pinned default")
 	gates := flag.String("gates", os.Getenv("GATES"), `client-go feature gate sets, ";" separated, each "Name=false,Other=true" or "default"; empty = defaults only (not with -verdicts, which plans its own)`)
-	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
+	labels := flag.String("label-filter", envOr("LABEL_FILTER", "!slow && !extra-stack"), "ginkgo label filter (-verdicts: $VERDICT_LABELS, or "+defaultVerdictLabels+")")
 	procs := flag.Int("procs", 4, "ginkgo parallel processes")
 	out := flag.String("out", "", "output directory; empty = $"+report.EnvArtifacts+"/matrix (-verdicts: .../verdicts), _artifacts if unset")
 	suites := flag.String("suites", "./suites/conformance", "suite packages")

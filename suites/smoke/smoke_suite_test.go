@@ -1,7 +1,7 @@
 // Package smoke holds the first end-to-end spec: the control plane is real,
 // the informer is built the way controllers build it, and every instrument
 // (fault proxy, probe, classifier, checks, reports) is in the path. The
-// scenarios (S1-S15, docs/scenarios.md) are in suites/conformance.
+// scenarios (every one in docs/scenarios.md) are in suites/conformance.
 package smoke
 
 import (
