@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,29 +37,65 @@ type rule struct {
 	Why   string
 }
 
-var rules = []rule{
-	{From: "cluster", Not: []string{"e2e", "scenarios", "suites", "report", "hack", "integrations"}, Tests: true,
-		Why: "cluster/ is plain Go the harness and the tools build on: it never imports the harness, the scenarios, the suites or the report"},
-	{From: "report", Not: []string{"cluster", "e2e", "probe", "scenarios", "suites", "hack", "integrations"}, Tests: true,
-		Why: "report/ is the reports as data: tools read it without linking the harness, client-go's informers or a backend"},
-	{From: "cluster/local", Not: []string{"cluster/kind", "cluster/existing"},
-		Why: "backends never import each other"},
-	{From: "cluster/kind", Not: []string{"cluster/local", "cluster/existing"},
-		Why: "backends never import each other"},
-	{From: "cluster/existing", Not: []string{"cluster/local", "cluster/kind"},
-		Why: "backends never import each other (tests may start a local cluster to point it at)"},
-	{From: "cluster/profile", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"}, Tests: true,
-		Why: "flag profiles are what every backend reads (each renders them its own way): package profile imports none of them"},
-	{From: "e2e", Not: []string{"scenarios", "suites", "hack", "integrations"}, Tests: true,
-		Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
-	{From: "e2e", Not: []string{"cluster/local", "cluster/kind", "cluster/existing", "cluster/backends"},
-		Why: "the harness selects a backend by name among those registered (cluster.RegisterBackend): the suites import the backends, the harness names none (its tests may)"},
-	{From: "probe", Not: []string{"cluster", "e2e", "scenarios", "suites", "hack", "integrations"},
-		Why: "probe, the informer recorder, is plain Go any harness uses: it never imports the Ginkgo harness or a backend (its tests may start a cluster)"},
-	{From: "scenarios", Not: []string{"suites", "hack", "integrations"}, Tests: true,
-		Why: "scenarios are framework-neutral: the Ginkgo suites and the e2e-framework features call them, not the other way"},
-	{From: "", Except: []string{"hack"}, Not: []string{"hack"}, Tests: true,
-		Why: "hack/ holds tools: nothing outside it imports them"},
+// backendsPkg registers every backend of the module: its imports of the
+// module's own packages are the backends (backendsOf).
+const backendsPkg = "cluster/backends"
+
+// rulesFor are the rules for a module whose backends are backends (their
+// packages, relative to the module, as backendsPkg imports them).
+func rulesFor(backends []string) []rule {
+	rs := []rule{
+		{From: "cluster", Not: []string{"e2e", "scenarios", "suites", "report", "hack", "integrations"}, Tests: true,
+			Why: "cluster/ is plain Go the harness and the tools build on: it never imports the harness, the scenarios, the suites or the report"},
+		{From: "report", Not: []string{"cluster", "e2e", "probe", "scenarios", "suites", "hack", "integrations"}, Tests: true,
+			Why: "report/ is the reports as data: tools read it without linking the harness, client-go's informers or a backend"},
+	}
+	for _, b := range backends {
+		others := slices.DeleteFunc(slices.Clone(backends), func(o string) bool { return o == b })
+		rs = append(rs, rule{From: b, Not: others,
+			Why: "backends never import each other (their tests may: the existing backend's start a local cluster to point it at)"})
+	}
+	withRegistry := append(slices.Clone(backends), backendsPkg)
+	return append(rs,
+		rule{From: "cluster/profile", Not: withRegistry, Tests: true,
+			Why: "flag profiles are what every backend reads (each renders them its own way): package profile imports none of them"},
+		rule{From: "e2e", Not: []string{"scenarios", "suites", "hack", "integrations"}, Tests: true,
+			Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
+		rule{From: "e2e", Not: withRegistry,
+			Why: "the harness selects a backend by name among those registered (cluster.RegisterBackend): the suites import the backends, the harness names none (its tests may)"},
+		rule{From: "probe", Not: []string{"cluster", "e2e", "scenarios", "suites", "hack", "integrations"},
+			Why: "probe, the informer recorder, is plain Go any harness uses: it never imports the Ginkgo harness or a backend (its tests may start a cluster)"},
+		rule{From: "scenarios", Not: []string{"suites", "hack", "integrations"}, Tests: true,
+			Why: "scenarios are framework-neutral: the Ginkgo suites and the e2e-framework features call them, not the other way"},
+		rule{From: "", Except: []string{"hack"}, Not: []string{"hack"}, Tests: true,
+			Why: "hack/ holds tools: nothing outside it imports them"},
+	)
+}
+
+// backendsOf are the backends backendsPkg registers: its imports of the
+// module's packages under cluster/, sorted; an error when the module has
+// no such package or it imports none.
+func backendsOf(pkgs []pkg) ([]string, error) {
+	for _, p := range pkgs {
+		if p.Module == nil {
+			continue
+		}
+		if r, ok := rel(p.Module.Path, p.ImportPath); !ok || r != backendsPkg {
+			continue
+		}
+		var out []string
+		for _, imp := range p.Imports {
+			if to, ok := rel(p.Module.Path, imp); ok && under(to, "cluster") {
+				out = append(out, to)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s imports no backend of the module", backendsPkg)
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	return nil, fmt.Errorf("no package %s: the backends are read from its imports", backendsPkg)
 }
 
 // pkg is what go list says of a package.
@@ -80,7 +117,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "importrules:", err)
 		os.Exit(2)
 	}
-	broken := check(pkgs)
+	backends, err := backendsOf(pkgs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "importrules:", err)
+		os.Exit(2)
+	}
+	broken := check(pkgs, rulesFor(backends))
 	for _, b := range broken {
 		fmt.Println(b)
 	}
@@ -117,8 +159,8 @@ func list(dir string) ([]pkg, error) {
 	return pkgs, nil
 }
 
-// check returns each import of pkgs that breaks a rule, sorted.
-func check(pkgs []pkg) []string {
+// check returns each import of pkgs that breaks one of rules, sorted.
+func check(pkgs []pkg, rules []rule) []string {
 	var broken []string
 	for _, p := range pkgs {
 		if p.Module == nil {

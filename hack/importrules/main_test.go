@@ -46,7 +46,7 @@ func TestCheckFindsEveryBrokenFloor(t *testing.T) {
 		p("scenarios/sub", []string{"suites/conformance"}),
 		p("suites/smoke", []string{"hack/matrix"}),
 	}
-	got := check(pkgs)
+	got := check(pkgs, rulesFor([]string{"cluster/existing", "cluster/kind", "cluster/local"}))
 	want := []string{
 		"cluster/kind/nodeimage imports cluster/local",
 		"cluster/local imports e2e",
@@ -79,7 +79,38 @@ func TestThisModuleKeepsItsFloors(t *testing.T) {
 	if len(pkgs) < 20 {
 		t.Fatalf("go list found %d packages, want this module's (20 or more)", len(pkgs))
 	}
-	for _, b := range check(pkgs) {
+	backends, err := backendsOf(pkgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"cluster/existing", "cluster/kind", "cluster/local"}; !slices.Equal(backends, want) {
+		t.Errorf("backends %v, want %v", backends, want)
+	}
+	for _, b := range check(pkgs, rulesFor(backends)) {
 		t.Error(b)
+	}
+}
+
+// TestBackendsOf: the backends are what cluster/backends imports of the
+// module's cluster/ packages; a module without it, or one importing none,
+// is an error.
+func TestBackendsOf(t *testing.T) {
+	got, err := backendsOf([]pkg{
+		p("cluster/local", nil),
+		p("cluster/backends", []string{"cluster/zeta", "cluster/alpha"}),
+	})
+	if err != nil || !slices.Equal(got, []string{"cluster/alpha", "cluster/zeta"}) {
+		t.Errorf("backendsOf = %v, %v", got, err)
+	}
+	// A new backend gets the rules at once: alpha may not import zeta.
+	broken := check([]pkg{p("cluster/alpha", []string{"cluster/zeta"})}, rulesFor(got))
+	if len(broken) != 1 || !strings.HasPrefix(broken[0], "cluster/alpha imports cluster/zeta: backends never import each other") {
+		t.Errorf("a backend importing another: %v", broken)
+	}
+	if _, err := backendsOf([]pkg{p("cluster/local", nil)}); err == nil {
+		t.Error("no cluster/backends, no error")
+	}
+	if _, err := backendsOf([]pkg{p("cluster/backends", []string{"report"})}); err == nil {
+		t.Error("cluster/backends importing no backend, no error")
 	}
 }
