@@ -186,6 +186,7 @@ func TestTitleNamesTheClientGoReplacement(t *testing.T) {
 		want string
 	}{
 		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3"}, "c (client-go v0.36.6, kube-apiserver v1.36.3)"},
+		{SuiteSummary{Suite: "c", ClientGo: "v0.37.2", KubeAPIServer: "v1.37.2", Etcd: "v3.7.3"}, "c (client-go v0.37.2, kube-apiserver v1.37.2, etcd v3.7.3)"},
 		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoReplacement: "github.com/acme/client-go v0.36.6-acme.1", KubeAPIServer: "v1.36.3"},
 			"c (client-go v0.36.6 replaced by github.com/acme/client-go v0.36.6-acme.1, kube-apiserver v1.36.3)"},
 		{SuiteSummary{Suite: "c", ClientGo: "v0.36.6", ClientGoReplacement: "../client-go (a local directory)"}, "c (client-go v0.36.6 replaced by ../client-go (a local directory), kube-apiserver version unknown)"},

@@ -41,6 +41,11 @@ func TestMergeParts(t *testing.T) {
 	if _, err := Merge([]SuiteSummary{a, other}); err == nil || !strings.Contains(err.Error(), "not parts of one run") {
 		t.Errorf("two client-go versions = %v", err)
 	}
+	etcd := part()
+	etcd.Etcd = "v3.5.35"
+	if _, err := Merge([]SuiteSummary{a, etcd}); err == nil || !strings.Contains(err.Error(), "not parts of one run") {
+		t.Errorf("two etcd versions = %v", err)
+	}
 	unknown := part()
 	unknown.ClientGo, unknown.ClientGoUnknown = "", "go.mod file not found"
 	if _, err := Merge([]SuiteSummary{a, unknown}); err == nil || !strings.Contains(err.Error(), "not parts of one run") {
