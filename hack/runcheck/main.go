@@ -10,6 +10,9 @@
 //	                              them with the base branch's)
 //	runcheck labels REPORT.json   list each suite's spec labels (from a --dry-run report: Ginkgo's own
 //	                              `ginkgo labels` reads only literal Label("...") arguments)
+//	runcheck page OUT 'COMMAND=REPORT.json'...
+//	                              write the measured page (docs/measured.md): each run's counts, wall
+//	                              time, cluster starts and slowest specs, with the machine and commit
 //
 // Exit status: 0 fine, 1 the check failed, 2 usage or an unreadable report.
 package main
@@ -33,6 +36,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "page" {
+		os.Exit(pageMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,205 @@
+package main
+
+// The measured page: the numbers of named runs, written from their Ginkgo
+// reports, so the docs link to one generated page instead of repeating
+// numbers that drift.
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/informer-conformance/informer-conformance/report/timing"
+)
+
+// pageRun is one run the page names: the command that ran it and its
+// Ginkgo JSON report.
+type pageRun struct {
+	command, report string
+}
+
+// machine is what the page says of the machine the runs ran on.
+type machine struct {
+	cores  int
+	memory string // "24 GiB"; "" unknown
+}
+
+// pageMain is `runcheck page OUT 'COMMAND=REPORT.json'...`: the page of the
+// runs whose reports exist (a missing one is named, not an error: a
+// session that ran only some of them); fails when none does.
+func pageMain(args []string, stdout, stderr *os.File) int {
+	if len(args) < 2 {
+		fmt.Fprintln(stderr, "usage: runcheck page OUT 'COMMAND=REPORT.json'...")
+		return 2
+	}
+	var runs []pageRun
+	for _, a := range args[1:] {
+		command, path, ok := strings.Cut(a, "=")
+		if !ok || command == "" || path == "" {
+			fmt.Fprintf(stderr, "runcheck page: %q is not COMMAND=REPORT.json\n", a)
+			return 2
+		}
+		runs = append(runs, pageRun{command: command, report: path})
+	}
+	commit := ""
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	page, err := measuredPage(runs, commit, machine{cores: runtime.NumCPU(), memory: memTotal()})
+	if err != nil {
+		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Dir(args[0]), 0o755); err != nil {
+		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
+		return 1
+	}
+	if err := os.WriteFile(args[0], []byte(page), 0o644); err != nil {
+		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "runcheck: measured page %s\n", args[0])
+	return 0
+}
+
+// measuredPage renders the page: how it was made (the newest report's
+// date, the suite's commit, the machine), a row per run, then each run's
+// slowest specs.
+func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
+	type loaded struct {
+		pageRun
+		s    summary
+		wall time.Duration
+	}
+	var got []loaded
+	var missing []string
+	var newest time.Time
+	for _, r := range runs {
+		fi, err := os.Stat(r.report)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("`%s` (no report at %s)", r.command, r.report))
+			continue
+		}
+		reports, err := readReports(r.report)
+		if err != nil {
+			return "", err
+		}
+		var wall time.Duration
+		for _, rep := range reports {
+			wall += rep.RunTime
+		}
+		got = append(got, loaded{pageRun: r, s: summarize(reports), wall: wall})
+		if fi.ModTime().After(newest) {
+			newest = fi.ModTime()
+		}
+	}
+	if len(got) == 0 {
+		return "", fmt.Errorf("none of the runs has a report: %s", strings.Join(missing, "; "))
+	}
+	var b strings.Builder
+	b.WriteString("# Measured\n\n")
+	b.WriteString("The numbers of the suite's own runs, written by `make measured` (`hack/runcheck page`) from their Ginkgo reports; " +
+		"the README and the other docs link here instead of repeating them.\n\n")
+	fmt.Fprintf(&b, "Runs ended by %s", newest.UTC().Format("2006-01-02 15:04 UTC"))
+	if commit != "" {
+		fmt.Fprintf(&b, ", the suite at commit %s", commit)
+	}
+	fmt.Fprintf(&b, ", on a machine with %d cores", m.cores)
+	if m.memory != "" {
+		fmt.Fprintf(&b, " and %s", m.memory)
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("| run | passed | failed | skipped | wall time | spec time | cluster starts (p50, p95; share of spec time) |\n|---|---|---|---|---|---|---|\n")
+	for _, g := range got {
+		specTime, starts := 0.0, []float64{}
+		for _, r := range g.s.ran {
+			specTime += r.seconds
+			if sec, ok := r.phases[timing.ClusterStart]; ok {
+				starts = append(starts, sec)
+			}
+		}
+		startCell := "none"
+		if len(starts) > 0 {
+			slices.Sort(starts)
+			var sum float64
+			for _, s := range starts {
+				sum += s
+			}
+			startCell = fmt.Sprintf("%d (%.1f s, %.1f s; %s)", len(starts), quantile(starts, 0.5), quantile(starts, 0.95), percent(sum, specTime))
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %s | %.0f s | %s |\n", g.command, g.s.passed, g.s.failed, g.s.skipped, minSec(g.wall), specTime, startCell)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "\nNot in this page's runs: %s.\n", strings.Join(missing, "; "))
+	}
+	for _, g := range got {
+		fmt.Fprintf(&b, "\n## `%s`\n\n", g.command)
+		if g.s.skipped > 0 {
+			b.WriteString("Skipped, and why:\n\n")
+			for _, reason := range slices.Sorted(func(yield func(string) bool) {
+				for r := range g.s.skips {
+					if r != notSelected && !yield(r) {
+						return
+					}
+				}
+			}) {
+				fmt.Fprintf(&b, "- %d: %s\n", g.s.skips[reason], strings.ReplaceAll(reason, "\n", " "))
+			}
+			b.WriteString("\n")
+		}
+		ran := slices.Clone(g.s.ran)
+		slices.SortStableFunc(ran, func(x, y ranSpec) int {
+			switch {
+			case x.seconds > y.seconds:
+				return -1
+			case x.seconds < y.seconds:
+				return 1
+			}
+			return strings.Compare(x.text, y.text)
+		})
+		n := min(5, len(ran))
+		fmt.Fprintf(&b, "The %d slowest specs:\n\n", n)
+		for _, r := range ran[:n] {
+			fmt.Fprintf(&b, "- %.1f s: %s\n", r.seconds, r.text)
+		}
+	}
+	return b.String(), nil
+}
+
+// minSec spells a duration as "3 min 57 s" (or "42 s").
+func minSec(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	if s < 60 {
+		return fmt.Sprintf("%d s", s)
+	}
+	return fmt.Sprintf("%d min %d s", s/60, s%60)
+}
+
+// memTotal is the machine's memory ("24 GiB", from /proc/meminfo), "" where
+// it cannot be read.
+func memTotal() string {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			if err != nil {
+				return ""
+			}
+			return fmt.Sprintf("%.0f GiB", kb/(1<<20))
+		}
+	}
+	return ""
+}
