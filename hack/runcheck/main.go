@@ -310,16 +310,7 @@ func (s summary) timeString() string {
 		fmt.Fprintf(&b, "; %s %.0f s (%s)", n, phases[n], percent(phases[n], total))
 	}
 	b.WriteString("\n")
-	ran := slices.Clone(s.ran)
-	slices.SortStableFunc(ran, func(x, y ranSpec) int {
-		switch {
-		case x.seconds > y.seconds:
-			return -1
-		case x.seconds < y.seconds:
-			return 1
-		}
-		return strings.Compare(x.text, y.text)
-	})
+	ran := slowestFirst(s.ran)
 	fmt.Fprintf(&b, "runcheck: the %d slowest specs:\n", min(slowest, len(ran)))
 	for _, r := range ran[:min(slowest, len(ran))] {
 		var parts []string
@@ -332,6 +323,21 @@ func (s summary) timeString() string {
 		fmt.Fprintf(&b, "  %6.1f s  %s (%s)\n", r.seconds, r.text, strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// slowestFirst is a copy of ran, the slowest first (then by text).
+func slowestFirst(ran []ranSpec) []ranSpec {
+	out := slices.Clone(ran)
+	slices.SortStableFunc(out, func(x, y ranSpec) int {
+		switch {
+		case x.seconds > y.seconds:
+			return -1
+		case x.seconds < y.seconds:
+			return 1
+		}
+		return strings.Compare(x.text, y.text)
+	})
+	return out
 }
 
 // quantile is the q-quantile of sorted (nearest rank).

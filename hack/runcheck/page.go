@@ -154,16 +154,7 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 			}
 			b.WriteString("\n")
 		}
-		ran := slices.Clone(g.s.ran)
-		slices.SortStableFunc(ran, func(x, y ranSpec) int {
-			switch {
-			case x.seconds > y.seconds:
-				return -1
-			case x.seconds < y.seconds:
-				return 1
-			}
-			return strings.Compare(x.text, y.text)
-		})
+		ran := slowestFirst(g.s.ran)
 		n := min(5, len(ran))
 		fmt.Fprintf(&b, "The %d slowest specs:\n\n", n)
 		for _, r := range ran[:n] {
