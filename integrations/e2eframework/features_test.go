@@ -2,6 +2,7 @@ package e2eframework
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -55,6 +56,9 @@ func TestAllScenarios(t *testing.T) {
 	// The catalogue names every scenario ("## S25 A rolling control-plane
 	// upgrade"): each has a feature, and each feature a catalogue entry.
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "scenarios.md"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("the catalogue is not here (the module outside its repository, as a dependency): %v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
