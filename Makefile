@@ -60,10 +60,9 @@ export KUBE_WATCHLIST_INCONSISTENCY_DETECTOR
 # other than the typed one (label extra-stack): `make e2e-stacks` runs them.
 LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
-# (backoffs, timeouts, restarts), so 4 processes suit even 2 cores: the
-# default 117 specs take 4.6 min there with 4 (measured 2026-11-25, the
-# client-side specs sharing clusters). -p picks from the CPU count. On
-# kind, KIND_PROCS.
+# (backoffs, timeouts, restarts), so 4 processes suit even 2 cores (the
+# default suite's time with 4 there: docs/measured.md). -p picks from the
+# CPU count. On kind, KIND_PROCS.
 GINKGO_PROCS ?= $(if $(filter kind,$(BACKEND)),$(KIND_PROCS),-procs=4)
 # Extra ginkgo flags, e.g. --no-color or -v.
 GINKGO_FLAGS ?=
