@@ -36,6 +36,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -182,6 +183,14 @@ type config struct {
 // server is what a column runs against: a kube-apiserver version and an
 // etcd version ("" = the pinned default, named by the column's report).
 type server struct{ Kube, Etcd string }
+
+// compareServers orders servers by kube-apiserver version, then etcd's.
+func compareServers(a, b server) int {
+	return cmp.Or(semver.Compare(a.Kube, b.Kube), semver.Compare(a.Etcd, b.Etcd))
+}
+
+// server is what the column ran against.
+func (c column) server() server { return server{c.Kube, c.Etcd} }
 
 // servers is every kube-apiserver version with every etcd version.
 func servers(kube, etcd []string) []server {

@@ -125,7 +125,7 @@ func writeSkew(b *strings.Builder, cols []column) {
 		if len(c.Gates) > 0 || c.NotApplicable != "" || c.Kube == "" {
 			continue
 		}
-		s := server{c.Kube, c.Etcd}
+		s := c.server()
 		cells[key{c.ClientGo, s}] = c
 		clients[c.ClientGo], srvs[s], etcds[c.Etcd] = true, true, true
 	}
@@ -133,12 +133,7 @@ func writeSkew(b *strings.Builder, cols []column) {
 		return
 	}
 	rows := slices.SortedFunc(maps.Keys(clients), semver.Compare)
-	heads := slices.SortedFunc(maps.Keys(srvs), func(a, b server) int {
-		if c := semver.Compare(a.Kube, b.Kube); c != 0 {
-			return c
-		}
-		return semver.Compare(a.Etcd, b.Etcd)
-	})
+	heads := slices.SortedFunc(maps.Keys(srvs), compareServers)
 	what := "a column per kube-apiserver version"
 	if len(etcds) > 1 {
 		what = "a column per kube-apiserver and etcd version"

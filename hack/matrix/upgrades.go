@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -201,13 +200,10 @@ func upgradeSteps(cols []column) []upgradeStep {
 	byServer := map[server][]column{}
 	for _, c := range cols {
 		if len(c.Gates) == 0 && c.Error == "" && c.NotApplicable == "" && c.Dir != "" {
-			s := server{c.Kube, c.Etcd}
-			byServer[s] = append(byServer[s], c)
+			byServer[c.server()] = append(byServer[c.server()], c)
 		}
 	}
-	srvs := slices.SortedFunc(maps.Keys(byServer), func(a, b server) int {
-		return cmp.Or(semver.Compare(a.Kube, b.Kube), semver.Compare(a.Etcd, b.Etcd))
-	})
+	srvs := slices.SortedFunc(maps.Keys(byServer), compareServers)
 	var steps []upgradeStep
 	for _, s := range srvs {
 		ss := clientGoSteps(byServer[s])

@@ -266,22 +266,16 @@ func (s summary) timeString() string {
 	if len(s.ran) == 0 {
 		return ""
 	}
-	var total float64
+	total, starts := s.specSeconds()
 	phases := map[string]float64{}
-	var starts []float64
 	for _, r := range s.ran {
-		total += r.seconds
 		for name, sec := range r.phases {
 			phases[name] += sec
-		}
-		if sec, ok := r.phases[timing.ClusterStart]; ok {
-			starts = append(starts, sec)
 		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "runcheck: time: %d %s ran for %.0f s in all; cluster starts: %d", len(s.ran), plural(len(s.ran), "spec"), total, len(starts))
 	if len(starts) > 0 {
-		slices.Sort(starts)
 		fmt.Fprintf(&b, " (p50 %.1f s, p95 %.1f s)", quantile(starts, 0.5), quantile(starts, 0.95))
 	}
 	if len(s.clusterFrom) > 0 {
@@ -323,6 +317,19 @@ func (s summary) timeString() string {
 		fmt.Fprintf(&b, "  %6.1f s  %s (%s)\n", r.seconds, r.text, strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// specSeconds is the time the specs that ran took in all, and each one's
+// cluster start, sorted.
+func (s summary) specSeconds() (total float64, starts []float64) {
+	for _, r := range s.ran {
+		total += r.seconds
+		if sec, ok := r.phases[timing.ClusterStart]; ok {
+			starts = append(starts, sec)
+		}
+	}
+	slices.Sort(starts)
+	return total, starts
 }
 
 // slowestFirst is a copy of ran, the slowest first (then by text).

@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
 // pageRun is one run the page names: the command that ran it and its
@@ -118,16 +117,9 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 	b.WriteString(".\n\n")
 	b.WriteString("| run | passed | failed | skipped | wall time | spec time | cluster starts (p50, p95; share of spec time) |\n|---|---|---|---|---|---|---|\n")
 	for _, g := range got {
-		specTime, starts := 0.0, []float64{}
-		for _, r := range g.s.ran {
-			specTime += r.seconds
-			if sec, ok := r.phases[timing.ClusterStart]; ok {
-				starts = append(starts, sec)
-			}
-		}
+		specTime, starts := g.s.specSeconds()
 		startCell := "none"
 		if len(starts) > 0 {
-			slices.Sort(starts)
 			var sum float64
 			for _, s := range starts {
 				sum += s
@@ -143,14 +135,10 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 		fmt.Fprintf(&b, "\n## `%s`\n\n", g.command)
 		if g.s.skipped > 0 {
 			b.WriteString("Skipped, and why:\n\n")
-			for _, reason := range slices.Sorted(func(yield func(string) bool) {
-				for r := range g.s.skips {
-					if r != notSelected && !yield(r) {
-						return
-					}
+			for _, reason := range slices.Sorted(maps.Keys(g.s.skips)) {
+				if reason != notSelected {
+					fmt.Fprintf(&b, "- %d: %s\n", g.s.skips[reason], strings.ReplaceAll(reason, "\n", " "))
 				}
-			}) {
-				fmt.Fprintf(&b, "- %d: %s\n", g.s.skips[reason], strings.ReplaceAll(reason, "\n", " "))
 			}
 			b.WriteString("\n")
 		}

@@ -457,8 +457,8 @@ func (b *builder) componentImages(ctx context.Context, components map[string]str
 		return err
 	}
 	for ref, bin := range components {
-		name := filepath.Base(bin)
-		if err := imp(ref, map[string]string{"usr/local/bin/" + name: bin}, "/usr/local/bin/"+name); err != nil {
+		files, entrypoint := binaryImage(bin)
+		if err := imp(ref, files, entrypoint); err != nil {
 			return err
 		}
 	}
@@ -483,13 +483,21 @@ func (b *builder) componentImages(ctx context.Context, components map[string]str
 // LoadImageArchive). The tag, upstream's name, does not stay in the host's
 // Docker.
 func SaveComponentImage(ctx context.Context, d *docker.Docker, ref, bin, out string) error {
-	name := filepath.Base(bin)
-	if err := importImage(ctx, d, ref, map[string]string{"usr/local/bin/" + name: bin}, "/usr/local/bin/"+name); err != nil {
+	files, entrypoint := binaryImage(bin)
+	if err := importImage(ctx, d, ref, files, entrypoint); err != nil {
 		return err
 	}
 	defer func() { _, _ = d.Run(context.WithoutCancel(ctx), nil, "rmi", "--force", ref) }()
 	_, err := d.Run(ctx, nil, "save", "-o", out, ref)
 	return err
+}
+
+// binaryImage is the content and entrypoint of a control-plane component's
+// image: its one static binary at /usr/local/bin (kubeadm's static pods
+// run it by bare name).
+func binaryImage(bin string) (files map[string]string, entrypoint string) {
+	name := filepath.Base(bin)
+	return map[string]string{"usr/local/bin/" + name: bin}, "/usr/local/bin/" + name
 }
 
 // importImage makes the image ref of files (path in the image -> file on
