@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -306,7 +307,7 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 		c.waitForWatch(inf)
 		// What the server "sent", first: the client cannot have it before.
 		inf.tap.add(served{at: time.Now(), rv: mustRV(bookmarkRV), what: "the bookmark's", bookmark: true})
-		Expect(inf.streams.InjectBookmark(httpfault.WatchStreams, func() runtime.Object { return &corev1.Pod{} }, bookmarkRV)).To(Equal(1), "a BOOKMARK reached the %s's watch", inf.name)
+		Expect(inf.streams.InjectBookmark(httpfault.WatchStreams, s31Bookmark, bookmarkRV)).To(Equal(1), "a BOOKMARK reached the %s's watch", inf.name)
 	}
 	c.settle(ctx, s31Stage{
 		name: "bookmark", assertion: RVAtBookmark,
@@ -852,26 +853,63 @@ func listsAheadAfter(after int) func(*rest.Config) *rest.Config {
 // (a stream injector of its own, recording no fault: it is the client
 // under test).
 func brokenStream(rewrite func(*httpfault.Event) bool) func(*rest.Config) *rest.Config {
+	return brokenStreamFrom(func() func(*httpfault.Event) bool { return rewrite })
+}
+
+// brokenStreamFrom is brokenStream with a rewrite of its own for each
+// client it breaks (one that remembers what its watches brought).
+func brokenStreamFrom(newRewrite func() func(*httpfault.Event) bool) func(*rest.Config) *rest.Config {
 	return func(cfg *rest.Config) *rest.Config {
 		s := &httpfault.StreamInjector{}
-		s.RewriteEvents(httpfault.WatchStreams, rewrite)
+		s.RewriteEvents(httpfault.WatchStreams, newRewrite())
 		return s.Instrument(cfg)
 	}
 }
 
-// LoseWatchEvents is a negative control's broken client: its watches lose
-// every event after a streaming list's initial ones but an ERROR (a proxy
-// that stops passing them on): BOOKMARKs too, which would otherwise move
-// the version on (kube-apiserver sends one soon after a streaming list's
-// initial events).
-var LoseWatchEvents = brokenStream(func(e *httpfault.Event) bool {
-	return e.Initial || e.InitialEventsEnd || e.Type == watch.Error
+// S31InjectedAnnotation marks the BOOKMARK S31 injects (its object's
+// annotation), which the server's own never carry.
+const S31InjectedAnnotation = "conformance.informer-conformance.io/s31-bookmark"
+
+// s31Bookmark is the object of the BOOKMARK S31 injects: a pod marked
+// S31InjectedAnnotation (the injector sets its resourceVersion).
+func s31Bookmark() runtime.Object {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{S31InjectedAnnotation: "true"}}}
+}
+
+// LoseWatchEvents is a negative control's broken client: from the first
+// object event after its initial ones (a streaming list's), its watches
+// lose every event but an ERROR (a proxy that stops passing them on):
+// BOOKMARKs too, which would otherwise move the version past the writes.
+// What came before passes: kube-apiserver sends a BOOKMARK soon after a
+// streaming list's initial events, at a version other namespaces' writes
+// may have moved on (a shared cluster's), and losing it would fail the
+// initial sync's assertion before the writes' one.
+var LoseWatchEvents = brokenStreamFrom(func() func(*httpfault.Event) bool {
+	var losing atomic.Bool
+	return func(e *httpfault.Event) bool {
+		if !e.Initial && e.Type != watch.Bookmark && e.Type != watch.Error {
+			losing.Store(true)
+		}
+		return !losing.Load() || e.Initial || e.InitialEventsEnd || e.Type == watch.Error
+	}
 })
 
 // DropBookmarks is a negative control's broken client: its watches lose
-// every BOOKMARK but a streaming list's initial-events-end one.
-var DropBookmarks = brokenStream(func(e *httpfault.Event) bool {
-	return e.Type != watch.Bookmark || e.InitialEventsEnd
+// the BOOKMARK S31 injects and every BOOKMARK after it. The server's own
+// before it pass (one comes soon after a streaming list's initial events,
+// at a version a shared cluster may have moved on: losing it would fail
+// an earlier assertion than the bookmark's).
+var DropBookmarks = brokenStreamFrom(func() func(*httpfault.Event) bool {
+	var dropping atomic.Bool
+	return func(e *httpfault.Event) bool {
+		if e.Type != watch.Bookmark || e.InitialEventsEnd {
+			return true
+		}
+		if m, err := meta.Accessor(e.Object); err == nil && m.GetAnnotations()[S31InjectedAnnotation] != "" {
+			dropping.Store(true)
+		}
+		return !dropping.Load()
+	}
 })
 
 // StaleBookmarks is a negative control's broken client: every BOOKMARK but
