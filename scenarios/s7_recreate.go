@@ -10,6 +10,49 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S7Recreate is S7's value: every informer stack in both sync modes, and
+// its negative controls.
+var S7Recreate = Register(Scenario{
+	ID: "S7", Title: "same-name pod recreated while disconnected", Labels: []string{"recreate", "compaction"},
+	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text: "converges and tells the handler the old object ended (Delete or UID-changing Update)", Sample: true,
+			Entries: []Entry{{Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				RecreatedWhileDisconnected(ctx, s, in.Probe())
+			}}},
+		},
+		{
+			Text: "fails when the handler drops updates and deletes",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true})
+			},
+			Fails: []string{OldObjectEnded}, Because: "the S7 assertion catches a handler that never hears of it",
+		},
+		// The same broken handler on the custom resource: unstructured
+		// objects, another decoder, the same assertion.
+		{
+			Text: "fails when the handler drops updates and deletes (" + s7CRD.Name + ")", Mode: s7CRD,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true})
+			},
+			Fails: []string{OldObjectEnded}, Because: "the S7 assertion catches a handler that never hears of the custom resource's end",
+		},
+		// The handler hears the initial list and nothing after: the store
+		// still converges (the relist's Replace), the handler calls do not.
+		{
+			Text: "fails when the relist fixes the store but tells no handler",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: InitialListOnly})
+			},
+			Fails: []string{e2e.HandlersAddUp}, Because: "the handler check catches a relist no handler heard of",
+		},
+	},
+})
+
+// s7CRD is the custom resource's stack in streaming-list mode.
+var s7CRD = e2e.StreamingList.OnStack(probe.StackDynamicCRD)
+
 // S7 (seed 003 scenario 5): a pod (on the CRD stacks a custom resource) is
 // deleted and recreated under the same name (new UID) while the informer is cut off, and etcd's history is
 // compacted, so the informer must re-initialise. It must converge, and the

@@ -39,6 +39,7 @@
 package e2eframework
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -60,6 +61,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/internal/provider"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
 // Suite names the report of the features run in a process.
@@ -241,6 +243,67 @@ func Quick(opts ...Option) []features.Feature {
 		}
 	}
 	return quick
+}
+
+// Feature is sc's feature (scenarios.All has every scenario): an
+// assessment per entry of its tables and per single spec that is not a
+// negative control, on the typed stack, in the sync modes it runs in
+// (the options' SyncModes narrow them), named as the entry (its Feature
+// name where it has one) followed by the mode. The options' handler and
+// health check reach the scenario as its scenarios.Input.
+func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
+	o := apply(opts)
+	in := scenarios.Input{Handler: o.handler, ReadIdle: o.readIdle, Ping: o.ping}
+	type assessment struct {
+		e   entry
+		run func(context.Context, e2e.Setup, scenarios.Input)
+	}
+	var all []assessment
+	contextSpeed, inContext := scenarios.Fast, ""
+	for _, s := range sc.Specs {
+		if s.Context != inContext {
+			inContext, contextSpeed = s.Context, s.Speed
+		}
+		if s.Control() {
+			continue
+		}
+		speed := scenarios.Slower(contextSpeed, s.Speed)
+		if s.Entries == nil {
+			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed)}
+			if s.Mode.Name != "" {
+				e.modes = []e2e.SyncMode{s.Mode}
+			}
+			all = append(all, assessment{e, s.Run})
+			continue
+		}
+		for _, se := range s.Entries {
+			if se.Feature == "-" {
+				continue
+			}
+			var modes []e2e.SyncMode
+			for _, m := range se.ModesOf() {
+				if m.Stack.OrTyped() == probe.StackTyped {
+					modes = append(modes, m)
+				}
+			}
+			if len(modes) == 0 {
+				continue
+			}
+			all = append(all, assessment{entry{
+				name: cmp.Or(se.Feature, se.Name), modes: modes, speed: string(scenarios.Slower(speed, se.Speed)),
+				clientGo: se.ClientGo, defaultFlags: se.DefaultFlags,
+			}, se.Run})
+		}
+	}
+	slow := len(all) > 0
+	for _, a := range all {
+		slow = slow && a.e.speed != ""
+	}
+	b := o.builder(scenario{id: sc.ID, name: sc.Name(), needs: sc.Needs, disruptive: sc.Disruptive, slow: slow})
+	for _, a := range all {
+		b = o.perMode(b, sc.Name(), a.e, func(ctx context.Context, s e2e.Setup) { a.run(ctx, s, in) })
+	}
+	return b.Feature()
 }
 
 // scenario is what a feature is named and labelled after: a Describe of

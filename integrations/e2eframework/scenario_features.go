@@ -2,14 +2,12 @@ package e2eframework
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/onsi/gomega"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/scenarios"
@@ -40,17 +38,7 @@ var (
 // kube-apiservers with the fast-graceful-shutdown profile
 // (local.WithAPIServers(2), local.WithProfile("fast-graceful-shutdown")),
 // and skips on others.
-func APIServerRestart(opts ...Option) features.Feature {
-	o := apply(opts)
-	sc := scenario{id: "S1", name: "S1 kube-apiserver restart", needs: []e2e.Capability{needsRestart, needsHA}, disruptive: true}
-	b := o.builder(sc)
-	for _, stop := range []cluster.StopMode{cluster.Graceful, cluster.Hard} {
-		b = o.perMode(b, sc.name, entry{name: fmt.Sprintf("%s stop", stop)}, func(ctx context.Context, s e2e.Setup) {
-			scenarios.APIServerRestart(ctx, s, scenarios.RestartInput{Stop: stop})
-		})
-	}
-	return b.Feature()
-}
+func APIServerRestart(opts ...Option) features.Feature { return Feature(scenarios.S1Restart, opts...) }
 
 // Blackhole is S2: the informers' HTTP/2 connection goes silent (the fault
 // proxy drops its bytes both ways); client-go's health check must notice
@@ -221,14 +209,7 @@ func RelistAfterRestore(opts ...Option) features.Feature {
 // SameNameRecreate is S7: a pod is deleted and recreated under the same
 // name while the informer is cut off and etcd is compacted; the informer
 // must converge and its handler hear that the old object ended.
-func SameNameRecreate(opts ...Option) features.Feature {
-	o := apply(opts)
-	sc := scenario{id: "S7", name: "S7 same-name pod recreated while disconnected", needs: []e2e.Capability{needsCompaction}, disruptive: true}
-	b := o.perMode(o.builder(sc), sc.name, entry{}, func(ctx context.Context, s e2e.Setup) {
-		scenarios.RecreatedWhileDisconnected(ctx, s, o.probe())
-	})
-	return b.Feature()
-}
+func SameNameRecreate(opts ...Option) features.Feature { return Feature(scenarios.S7Recreate, opts...) }
 
 // Resync is S8: a resync re-delivers every object from the indexer and
 // sends no request to the apiserver.

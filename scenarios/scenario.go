@@ -1,0 +1,233 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/probe"
+)
+
+// Scenario is one scenario of docs/scenarios.md as the suites run it: the
+// one definition from which the Ginkgo specs (suites/conformance) and the
+// e2e-framework features (integrations/e2eframework) are made, with the
+// same names, labels, needs, sync modes, speeds and negative controls. A
+// scenario of the catalogue is one value, or two where it has two parts
+// (S4, S6): one Ginkgo Describe and one feature each.
+//
+// Adding a scenario: its body (a function of this package), its value
+// (registered with Register, next to the body) and its entry in
+// docs/scenarios.md (a heading "## S<n> ..."); nothing else. Tests fail
+// when a catalogued scenario has no value or a value no catalogue entry.
+type Scenario struct {
+	// ID is the catalogue's ("S5"): the key of the reports, the matrix and
+	// the verdicts, and the features' scenario label.
+	ID string
+	// Title follows the ID in the Describe's and the feature's name
+	// ("etcd compaction": "S5 etcd compaction").
+	Title string
+	// Labels are the scenario's own labels ("compaction").
+	Labels []string
+	// Needs is what every spec of the scenario needs of the cluster beyond
+	// a kubeconfig; a spec may need more (Spec.Needs).
+	Needs []e2e.Capability
+	// Disruptive: the scenario breaks the control plane itself (restarts,
+	// compaction, restore), not only the client's connection.
+	Disruptive bool
+	// Specs are its specs and tables of specs, in order.
+	Specs []Spec
+
+	// file and line are where the value was registered (the Ginkgo
+	// specs' code location).
+	file string
+	line int
+}
+
+// Name is the Describe's and the feature's name: the ID, then the title.
+func (s Scenario) Name() string { return s.ID + " " + s.Title }
+
+// Location is where the value was registered.
+func (s Scenario) Location() (file string, line int) { return s.file, s.line }
+
+// Speed is how long a spec takes by design.
+type Speed string
+
+const (
+	// Fast: seconds (the default).
+	Fast Speed = ""
+	// Slow: minutes; the default runs leave it out (`!slow`).
+	Slow Speed = "slow"
+	// Long: five minutes or more because client-go waits that long by
+	// design (a fixed period no option shortens); slow too.
+	Long Speed = "long"
+)
+
+// Spec is a spec of a scenario, or a table of them (Entries).
+type Spec struct {
+	// Context, when set, is the Ginkgo Context the spec is in ("when etcd
+	// is compacted while the informer is watching"): specs in a row with
+	// the same Context share one, as do their Needs and Speed, which are
+	// the first's.
+	Context string
+	// Text is the table's description, or the single spec's text.
+	Text string
+	// Entries make the spec a table: a spec per entry and sync mode.
+	Entries []Entry
+	// Run, without Entries, is the single spec, in Mode.
+	Run func(ctx context.Context, s e2e.Setup, in Input)
+	// Mode is the single spec's sync mode (with its stack); the zero mode
+	// leaves client-go in its default mode (a negative control whose broken
+	// client does not depend on it).
+	Mode e2e.SyncMode
+	// Needs is what the spec (every spec of the Context) needs beyond the
+	// scenario's needs.
+	Needs []e2e.Capability
+	// Speed of every spec of the table (or of the Context).
+	Speed Speed
+	// Sample labels the single spec, or every spec of the table, sample.
+	Sample bool
+	// Fails makes the single spec a negative control: it passes only if
+	// Run fails with a message containing one of these (the assertion
+	// families: ResumesWatch, ...), for the reason Because gives.
+	Fails []string
+	// Because says what catching the broken client proves.
+	Because string
+	// Feature is the name of the single spec's e2e-framework assessments
+	// (before the mode) where it differs from Text.
+	Feature string
+	// Attempts, above 1, lets a spec try again (Ginkgo FlakeAttempts),
+	// where a fault can be masked by something the spec cannot control;
+	// Because says what.
+	Attempts int
+}
+
+// Slower is the slower of a and b.
+func Slower(a, b Speed) Speed {
+	rank := map[Speed]int{Fast: 0, Slow: 1, Long: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// Control says whether the spec is a negative control.
+func (s Spec) Control() bool { return len(s.Fails) > 0 }
+
+// Entry is a row of a table: a spec per sync mode it runs in.
+type Entry struct {
+	// Name comes before the mode in the spec's text ("graceful (SIGTERM)":
+	// "graceful (SIGTERM), streaming list"); "" for the mode alone.
+	Name string
+	// Modes are the sync modes (with their stacks) it runs in; nil for
+	// both on the typed stack (BothModes). AllStacks is both on every
+	// informer stack.
+	Modes []e2e.SyncMode
+	// Speed, Sample: as the table's, for this entry.
+	Speed  Speed
+	Sample bool
+	// ClientGo constrains the client-go in use (">= 0.36.0"): an older one
+	// skips, saying so.
+	ClientGo string
+	// Feature is the name of its e2e-framework assessments (before the
+	// mode) where it differs from Name: the features of the first release
+	// keep theirs. "-" leaves the entry out of the feature.
+	Feature string
+	// DefaultFlags, when set, says why the entry needs kube-apiserver's
+	// default flags where a front end could give it a cluster of any
+	// profile (the e2e-framework features: the cluster is the
+	// environment's); there it skips on another profile, saying so.
+	DefaultFlags string
+	// Run is the spec's body.
+	Run func(ctx context.Context, s e2e.Setup, in Input)
+}
+
+// Input is what a front end may change in a scenario besides its client
+// (e2e.Setup): the e2e-framework features' options. The Ginkgo specs give
+// the zero Input.
+type Input struct {
+	// Handler wraps the event handler of the informer under test, in the
+	// scenarios whose assertions are about what a handler hears, which
+	// then turn the probe's own handler check off.
+	Handler func(cache.ResourceEventHandler) cache.ResourceEventHandler
+	// ReadIdle and Ping set client-go's HTTP/2 health check where a
+	// scenario is about it (S2).
+	ReadIdle, Ping *time.Duration
+}
+
+// Probe is the probe.Options of in: its Handler, the probe's handler check
+// off with it.
+func (in Input) Probe() probe.Options {
+	return probe.Options{WrapHandler: in.Handler, NoHandlerCheck: in.Handler != nil}
+}
+
+// BothModes are the two sync modes on the typed stack.
+var BothModes = []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch}
+
+// AllStacks are both sync modes on every informer stack, the typed first.
+var AllStacks = func() []e2e.SyncMode {
+	var modes []e2e.SyncMode
+	for _, stack := range probe.Stacks {
+		for _, m := range BothModes {
+			modes = append(modes, m.OnStack(stack))
+		}
+	}
+	return modes
+}()
+
+// ModesOf are the sync modes e runs in.
+func (e Entry) ModesOf() []e2e.SyncMode {
+	if e.Modes == nil {
+		return BothModes
+	}
+	return e.Modes
+}
+
+var (
+	registryMu sync.Mutex
+	registry   []Scenario
+)
+
+// Register adds s to the scenarios (All) and returns it; each scenario's
+// file registers its value. It panics on a value without ID or title, or
+// on a name registered twice (a programming error).
+func Register(s Scenario) Scenario {
+	_, s.file, s.line, _ = runtime.Caller(1)
+	if idNumber(s.ID) == 0 || s.Title == "" {
+		panic(fmt.Sprintf("scenarios.Register: scenario %q %q: want an ID S<n> and a title", s.ID, s.Title))
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if slices.ContainsFunc(registry, func(r Scenario) bool { return r.Name() == s.Name() }) {
+		panic(fmt.Sprintf("scenarios.Register: %s registered twice", s.Name()))
+	}
+	registry = append(registry, s)
+	return s
+}
+
+// All are the registered scenarios in catalogue order (S1, S2, ..., S10,
+// ...; a scenario's parts in their files' order).
+func All() []Scenario {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	all := slices.Clone(registry)
+	slices.SortStableFunc(all, func(a, b Scenario) int { return cmp.Compare(idNumber(a.ID), idNumber(b.ID)) })
+	return all
+}
+
+// idNumber is n of "S<n>", 0 for anything else.
+func idNumber(id string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "S"))
+	if err != nil || !strings.HasPrefix(id, "S") || n <= 0 {
+		return 0
+	}
+	return n
+}
