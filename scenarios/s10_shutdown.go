@@ -29,6 +29,42 @@ const (
 	reuseBound = 5 * time.Second
 )
 
+// S10Shutdown is S10's value: the shutdown on every informer stack, with
+// a live and a dead connection, and its negative controls.
+var S10Shutdown = Register(Scenario{
+	ID: "S10", Title: "factory shutdown", Labels: []string{"shutdown"},
+	Specs: []Spec{
+		{
+			Text: "leaves no goroutine, sends nothing more, and leaves the clientset working", Sample: true,
+			Entries: []Entry{{Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				ShutdownLeavesNothing(ctx, s, in.Probe(), false)
+			}}},
+		},
+		{
+			Text: "returns promptly when the connection died before the shutdown",
+			Entries: []Entry{{Modes: AllStacks, Feature: "connection died before the shutdown", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				ShutdownLeavesNothing(ctx, s, in.Probe(), true)
+			}}},
+		},
+		// A controller whose handler starts a goroutine that outlives the
+		// informer: the leak check must name it.
+		{
+			Text: "fails when a handler leaves a goroutine behind",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				release := make(chan struct{})
+				defer close(release) // after the leak check, also when it fails
+				ShutdownLeavesNothing(ctx, s, probe.Options{WrapHandler: LeakyHandler(release)}, false)
+			},
+			Fails: []string{LeftAfterShutdown}, Because: "the S10 leak check catches a leaked goroutine",
+		},
+		{
+			Text: "fails within its bound, naming the handler, when a handler blocks for ever", SelfChecked: true,
+			Run:     func(ctx context.Context, s e2e.Setup, _ Input) { ShutdownHeldByHandler(ctx, s) },
+			Because: "the probe's clean-up fails the spec within its bound, naming the handler that holds Shutdown",
+		},
+	},
+})
+
 // ShutdownLeavesNothing runs S10 (seed 003 scenarios 2-4): after
 // factory.Shutdown() returns, no informer goroutine is left and no request
 // is sent; the clientset still works for plain requests, also after its

@@ -20,6 +20,38 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S11Failover is S11's value: a failover to a warm and to a freshly
+// restarted apiserver, both sync modes, and its negative control.
+var S11Failover = Register(Scenario{
+	ID: "S11", Title: "HA apiservers: failover", Labels: []string{"ha"},
+	Needs: []e2e.Capability{e2e.CapabilityHA, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text: "to a warm apiserver: the resume is accepted, no re-initialisation", Sample: true,
+			Entries: []Entry{{Feature: "to a warm apiserver", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HAFailover(ctx, s, FailoverInput{})
+			}}},
+		},
+		{
+			Text: "to a freshly restarted apiserver: 410, one relist",
+			Entries: []Entry{{Feature: "to a freshly restarted apiserver", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HAFailover(ctx, s, FailoverInput{FreshTarget: true})
+			}}},
+		},
+		// A client that pinned itself to the apiserver it first reached
+		// (here: configured with apiserver 0's own URL, as after resolving
+		// a load balancer name once) never reaches the survivor: the
+		// failover bound must catch it.
+		{
+			Text: "fails when the client does not go through the failover address", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HAFailover(ctx, s, FailoverInput{PinnedToAPIServer0: true})
+			},
+			Fails: []string{FailoverConverged}, Because: "the S11 bound catches a client that cannot fail over",
+		},
+	},
+})
+
 // S11 (seed 000): two kube-apiservers over one etcd behind one address (the
 // fault proxy, sending new connections to apiserver 0). Pods are written
 // continuously through apiserver 1; apiserver 0, the informer's, is killed

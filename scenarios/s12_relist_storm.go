@@ -24,6 +24,36 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S12Storm is S12's value: the storm in both sync modes, and its negative
+// control; slow.
+var S12Storm = Register(Scenario{
+	ID: "S12", Title: "relist storm cost", Labels: []string{"relist-storm"},
+	Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text: "every informer converges after an apiserver restart, each re-initialising a bounded number of times", Speed: Slow,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RelistStorm(ctx, s, StormSize(ctx))
+			}}},
+		},
+		// A client whose next LISTs after the restart fail (500) relists
+		// over and over before it gets through: maxReinitsPerInformer+1
+		// failures make every informer exceed the bound however the
+		// backoff's jitter falls, and still converge well within
+		// stormConvergeBound (the backoff doubles from 800 ms: at most
+		// 1.6+3.2+6.4+12.8+25.6 s). A small storm proves the bound; LIST+WATCH
+		// mode, where a relist is a LIST.
+		{
+			Text: "fails when every informer needs many LISTs to get through", Mode: e2e.ListWatch, Speed: Slow,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = ListsFailAfterTheFirst
+				RelistStorm(ctx, s, StormParams{Informers: 3, Objects: 20})
+			},
+			Fails: []string{StormReinits}, Because: "the S12 bound catches a client that relists on every watch end",
+		},
+	},
+})
+
 // S12 (seeds 000, 001): the cost of a relist storm. N informers, each a
 // controller of its own (own factory, own client, own connection), watch M
 // pods through the proxy; kube-apiserver is killed and comes back; a few

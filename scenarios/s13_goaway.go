@@ -21,6 +21,29 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S13Goaway is S13's value: both sync modes, and its negative control.
+var S13Goaway = Register(Scenario{
+	ID: "S13", Title: "GOAWAY across HA kube-apiservers", Labels: []string{"goaway"},
+	Needs: []e2e.Capability{e2e.CapabilityHA},
+	Specs: []Spec{
+		{
+			Text:    "informers move with their connections and resume their watches on the other apiserver: no failed request, no re-initialisation",
+			Sample:  true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) { GoawayRebalancing(ctx, s) }}},
+		},
+		// A client that takes the end of each watch for an error relists
+		// on every move: the no-re-initialisation assertion must catch it.
+		{
+			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EndOfWatchAsError
+				GoawayRebalancing(ctx, s)
+			},
+			Fails: []string{GoawayNoReinit}, Because: "the S13 assertion catches a client that relists after a GOAWAY",
+		},
+	},
+})
+
 // S13 (kubernetes#88567, #100745): two kube-apiservers over one etcd behind
 // one address (the fault proxy, sending new connections round-robin) with
 // --goaway-chance (profile goaway, 0.02: the most kube-apiserver accepts),

@@ -30,6 +30,41 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S14Bookmark is S14's value: its three streaming-list specs (client-go
+// v0.36+), and its negative control.
+var S14Bookmark = Register(Scenario{
+	ID: "S14", Title: "streaming list without its end bookmark", Labels: []string{"missing-bookmark"},
+	Specs: []Spec{
+		{
+			Text:    "waits on the open stream: never synced, no LIST, warns at 10 s; WaitForCacheSync gives up at its bound; syncs once the stream ends with the bookmark let through",
+			Feature: "waits on the open stream", Mode: e2e.StreamingList, Sample: true, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) { WaitsForTheBookmark(ctx, s) },
+		},
+		{
+			Text:    "retries the streaming list at once each time the server ends a stream without the bookmark, never falls back to a LIST",
+			Feature: "retries when the server ends the stream", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) { RetriesWhenTheServerEndsTheStream(ctx, s) },
+		},
+		{
+			Text:    "falls back to a LIST only when the streaming list ends within a second with no event",
+			Feature: "falls back to a LIST only on a very short stream", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) { FallsBackOnAVeryShortStream(ctx, s) },
+		},
+		// A transport that starts every streaming list with a synthesised
+		// initial-events-end bookmark: the reflector "syncs" at once with an
+		// empty store although the server's bookmark never came. The
+		// no-sync assertion must catch it.
+		{
+			Text: "fails when the client syncs on a bookmark sent before the initial events", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EarlyInitialEventsEnd
+				WaitsForTheBookmark(ctx, s)
+			},
+			Fails: []string{NoSyncWithoutBookmark}, Because: "the S14 assertion catches a sync without the server's bookmark",
+		},
+	},
+})
+
 // S14 (issue 12, kubernetes#135895): a streaming list whose
 // initial-events-end bookmark never arrives, as from a server or proxy that
 // does not send it (the fake clientset of #135895, proxies that strip

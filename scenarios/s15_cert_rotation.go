@@ -23,6 +23,43 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S15Rotation is S15's value: the client CA rotated in both sync modes,
+// its negative control, and (long, client-go v0.36+) the serving and client
+// CAs rotated.
+var S15Rotation = Register(Scenario{
+	ID: "S15", Title: "certificate rotation", Labels: []string{"cert-rotation"},
+	Needs: []e2e.Capability{e2e.CapabilityCertRotation}, Disruptive: true,
+	Specs: []Spec{
+		// Short texts: the artifacts directory takes the first 100 characters
+		// of the spec's full name, which must still tell the sync modes apart.
+		{
+			Text: "client CA rotated, reconnects without a new client", Sample: true,
+			Entries: []Entry{{Feature: "client CA rotated", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ClientCARotation(ctx, s)
+			}}},
+		},
+		// The same credentials as data (what a flattened kubeconfig or a
+		// rest.Config filled in code gives): TLSConfigFor makes them a
+		// static certificate, so the informer keeps presenting the old
+		// one and is refused (401) forever.
+		{
+			Text: "fails when the client holds its certificate in memory", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = InlineCredentials
+				ClientCARotation(ctx, s)
+			},
+			Fails: []string{RotationRecovers}, Because: "the S15 recovery bound catches a client that cannot reload its certificate",
+		},
+		{
+			Context: "serving and client CA rotated", Speed: Long,
+			Text: "5-minute reload with ClientsAllowCARotation, never without",
+			Entries: []Entry{{Feature: "serving and client CA rotated", ClientGo: ">= 0.36.0", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ServingCARotation(ctx, s)
+			}}},
+		},
+	},
+})
+
 // S15 (k8s#120621; client certificate reload: kubernetes#79083; CA reload:
 // kubernetes#119483, fixed behind ClientsAllowCARotation by #132922): the
 // cluster's certificate authority is rotated for real under a running pod

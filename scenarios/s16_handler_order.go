@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
@@ -23,6 +25,41 @@ const (
 	S16Objects = 10
 	S16Initial = 20
 )
+
+// S16Order is S16's value: the consumer not slowed, a slow handler and a
+// slow index function, and its negative control.
+var S16Order = Register(Scenario{
+	ID: "S16", Title: "handler order across objects", Labels: []string{"handler-order", "release-sensitive"},
+	Specs: []Spec{
+		// The consumer not slowed and a slow handler on the typed stack, a
+		// slow index function (what reorders a per-object queue) on every
+		// stack, each in both sync modes.
+		{
+			Text: "the handler hears a burst of changes to several objects in the server's order",
+			Entries: []Entry{
+				{Name: NotSlowed.Name, Sample: true, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+					HandlerOrder(ctx, s, in.Probe(), NotSlowed)
+				}},
+				{Name: SlowHandler.Name, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+					HandlerOrder(ctx, s, in.Probe(), SlowHandler)
+				}},
+				{Name: SlowIndex.Name, Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+					HandlerOrder(ctx, s, in.Probe(), SlowIndex)
+				}},
+			},
+		},
+		// Each Add reaches the handler only after the call that follows
+		// it: the queue's order broken the way a per-object queue breaks it.
+		{
+			Text: "fails when the handler hears an object's creation after a later change",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &addsLate{next: h} }
+				HandlerOrder(ctx, s, probe.Options{WrapHandler: wrap, NoHandlerCheck: true}, NotSlowed)
+			},
+			Fails: []string{InServerOrder}, Because: "the S16 assertion catches calls out of the server's order",
+		},
+	},
+})
 
 // HandlerOrder is S16, in two phases. (a) The informer starts on
 // S16Initial objects and, as soon as its initial list was answered, half of
@@ -207,3 +244,33 @@ func firstOf(list []string, n int) string {
 	}
 	return s + more
 }
+
+// addsLate holds an Add back until the next call arrives, then delivers
+// that call first: the creation is heard after a later change (S16's
+// negative control).
+type addsLate struct {
+	next cache.ResourceEventHandler
+	mu   sync.Mutex
+	held func()
+}
+
+func (h *addsLate) deliver(call func(), hold bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held := h.held
+	h.held = nil
+	if hold && held == nil {
+		h.held = call
+		return
+	}
+	call()
+	if held != nil {
+		held()
+	}
+}
+
+func (h *addsLate) OnAdd(obj any, initial bool) {
+	h.deliver(func() { h.next.OnAdd(obj, initial) }, !initial)
+}
+func (h *addsLate) OnUpdate(old, obj any) { h.deliver(func() { h.next.OnUpdate(old, obj) }, false) }
+func (h *addsLate) OnDelete(obj any)      { h.deliver(func() { h.next.OnDelete(obj) }, false) }

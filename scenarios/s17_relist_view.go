@@ -31,6 +31,36 @@ const RelistProfile = "no-watch-cache"
 // S17Objects is how many objects S17 replaces while the informer is cut off.
 const S17Objects = 20
 
+// S17View is S17's value: every informer stack in both sync modes, and its
+// negative control (client-go v0.36+).
+var S17View = Register(Scenario{
+	ID: "S17", Title: "what a handler sees of the store during a relist", Labels: []string{"relist-view", "compaction", "release-sensitive"},
+	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text: "every handler call of a relist after a 410 sees a store the server once had", Sample: true,
+			Entries: []Entry{{Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				RelistView(ctx, s, in.Probe())
+			}}},
+		},
+		// client-go's own queue of v0.33/v0.34: the relist queued as one
+		// delta per object, each applied just before its handler call
+		// (tools/cache/controller.go newQueueFIFO, the_real_fifo.go
+		// Replace). Both gates: batches alone (PopBatch, up to 1000
+		// distinct objects in one store transaction) already apply a
+		// relist this small at once.
+		{
+			Text: "fails when the relist is applied item by item (AtomicFIFO=false, InOrderInformersBatchProcess=false)", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				e2e.UseClientGoGate("AtomicFIFO", false)
+				e2e.UseClientGoGate("InOrderInformersBatchProcess", false)
+				RelistView(ctx, s, probe.Options{})
+			},
+			Fails: []string{ServerHadView}, Because: "the S17 assertion catches a relist applied item by item",
+		},
+	},
+})
+
 // RelistView is S17: while an informer is cut off, its objects are
 // replaced one by one, each deleted and then a successor created
 // (old-00 deleted, new-00 created, old-01 deleted, ...), and etcd is

@@ -45,6 +45,35 @@ const s18Writers = 8
 // the consumer trails the burst by seconds (6 s of work for S18Objects).
 var s18Index = Slowness{Name: "slow index function", IndexDelay: 40 * time.Millisecond}
 
+// S18Slow is S18's value: both sync modes on the typed stack, and its
+// negative control (client-go v0.36+).
+var S18Slow = Register(Scenario{
+	ID: "S18", Title: "a consumer slower than the events", Labels: []string{"slow-consumer", "release-sensitive"},
+	Specs: []Spec{
+		// On the typed stack only: what it measures is the informer's
+		// queue, which every stack shares, and protobuf's length-delimited
+		// frames are read one event at a time, so the probe sees when each
+		// event left the stream.
+		{
+			Text: "the watch keeps being read, stays open, and nothing is lost or relisted", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				SlowConsumer(ctx, s, in.Probe())
+			}}},
+		},
+		// client-go's own queue before v0.36: Pop and PopBatch hold the
+		// queue's lock while the consumer processes (the_real_fifo.go
+		// whileProcessing_locked), so the reflector cannot append.
+		{
+			Text: "fails when the queue stays locked while the consumer works (UnlockWhileProcessingFIFO=false)", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				e2e.UseClientGoGate("UnlockWhileProcessingFIFO", false)
+				SlowConsumer(ctx, s, probe.Options{})
+			},
+			Fails: []string{KeepsReading}, Because: "the S18 assertion catches a watch left unread behind a locked queue",
+		},
+	},
+})
+
 // SlowConsumer is S18: an informer whose index function is slower than the
 // event rate (s18Index, 40 ms per call) gets a burst of S18Objects creates.
 // The watch must keep being read (all the burst's events read off the

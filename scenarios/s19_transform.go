@@ -34,6 +34,33 @@ const TransformedAnnotation = "conformance.informer-conformance.io/transformed"
 // S19Resync is the resync period of S19's handler.
 const S19Resync = time.Second
 
+// S19Transform is S19's value: every informer stack in both sync modes,
+// and its negative control.
+var S19Transform = Register(Scenario{
+	ID: "S19", Title: "an informer with a transform", Labels: []string{"transform", "compaction", "release-sensitive"},
+	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text:   "transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34.3 a streaming list's objects twice)",
+			Sample: true,
+			Entries: []Entry{{Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				Transformed(ctx, s, in.Probe())
+			}}},
+		},
+		// A broken setup that runs the transform a second time on what it
+		// hands the handlers (as a wrapper re-applying it would): the
+		// recording handler sees objects transformed twice.
+		{
+			Text: "fails when the objects reaching the handlers are transformed again",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return retransforming{h} }
+				Transformed(ctx, s, probe.Options{WrapHandler: wrap})
+			},
+			Fails: []string{TransformedOnce}, Because: "the S19 assertion catches objects transformed twice",
+		},
+	},
+})
+
 // Transformed is S19: an informer with a transform (SetTransform) that
 // counts, in an annotation of the object, how often it went through it.
 // Objects reach it every way an informer has: the initial list (a
@@ -276,6 +303,19 @@ func TransformAgain(obj any) any {
 	out, _ := (&transformSeen{}).transform(obj)
 	return out
 }
+
+// retransforming applies S19's count once more to every object it passes
+// on (in place: the store's objects too, as a second client-go transform
+// would): S19's negative control.
+type retransforming struct{ next cache.ResourceEventHandler }
+
+func (r retransforming) OnAdd(obj any, initial bool) {
+	r.next.OnAdd(TransformAgain(obj), initial)
+}
+func (r retransforming) OnUpdate(old, obj any) {
+	r.next.OnUpdate(old, TransformAgain(obj))
+}
+func (r retransforming) OnDelete(obj any) { r.next.OnDelete(obj) }
 
 // distinctCounts are the transform counts the store's objects and the
 // handler calls carried, each once, in order ("1, 2").

@@ -14,6 +14,29 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S20Requests is S20's value: both sync modes, and its negative control.
+var S20Requests = Register(Scenario{
+	ID: "S20", Title: "the clientset's own requests when the informers' connection is lost", Labels: []string{"lost-connection-requests"},
+	Specs: []Spec{
+		// On the typed stack: its clientset shares the informers'
+		// connection (the dynamic and metadata informers have clients of
+		// their own).
+		{
+			Text: "a GET in flight and a LIST issued meanwhile are retried on a new connection and succeed", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				RequestsOnLostConnection(ctx, s, in.Probe(), DefaultRetries)
+			}}},
+		},
+		{
+			Text: "fails when the requests may not be retried (MaxRetries(0))",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RequestsOnLostConnection(ctx, s, probe.Options{}, 0)
+			},
+			Fails: []string{RequestsRetried}, Because: "the S20 assertion catches requests that fail with the lost connection",
+		},
+	},
+})
+
 // RequestsRetried is S20's assertion: the controller's own requests on the
 // informers' clientset succeeded although their connection was lost.
 const RequestsRetried = "the clientset's own GET and LIST succeeded on a new connection"

@@ -14,6 +14,35 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S21StreamCut is S21's value: the cut in streaming-list mode, and its
+// negative control.
+var S21StreamCut = Register(Scenario{
+	ID: "S21", Title: "a streaming list cut inside its initial events", Labels: []string{"stream-cut"},
+	Specs: []Spec{
+		// Streaming-list mode only: a LIST+WATCH informer's streams carry
+		// no initial events.
+		{
+			Text: "resumes from a resourceVersion it synced to and misses nothing", Feature: ModeAlone, Mode: e2e.StreamingList, Sample: true,
+			Run: func(ctx context.Context, s e2e.Setup, in Input) { StreamCutInsideInitialEvents(ctx, s, in.Probe()) },
+		},
+		// Every streaming list asks for resourceVersion "1" (not older
+		// than), which the server serves: a client that starts over from
+		// somewhere it never was.
+		{
+			Text: "fails when the client lists from a resourceVersion it never synced to", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				fromRV1 := func(o *metav1.ListOptions) {
+					if o.SendInitialEvents != nil && *o.SendInitialEvents {
+						o.ResourceVersion = "1"
+					}
+				}
+				StreamCutInsideInitialEvents(ctx, s, probe.Options{TweakListOptions: fromRV1})
+			},
+			Fails: []string{ResumesFromSynced}, Because: "the S21 assertion catches a request from an RV the informer never synced to",
+		},
+	},
+})
+
 // ResumesFromSynced is S21's assertion: after a stream cut inside its
 // initial events, the informer's next request starts from a
 // resourceVersion it really synced to.

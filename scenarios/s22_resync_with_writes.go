@@ -15,6 +15,54 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S22ResyncWrites is S22's value: one handler and three more in both sync
+// modes, and its negative controls.
+var S22ResyncWrites = Register(Scenario{
+	ID: "S22", Title: "resyncs among writes", Labels: []string{"resync"},
+	Specs: []Spec{
+		{
+			Text: "every change reaches the handler as a change and resyncs re-deliver only what it heard", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				ResyncWithWrites(ctx, s, in.Probe())
+			}}},
+		},
+		{
+			Text: "three more handlers, resyncing every 1 s, every 3 s and never, each hear every change as a change, and the one that asked for none no resync",
+			Entries: []Entry{{Feature: "three more handlers (resync 1 s, 3 s, none)", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				ResyncWithWritesHandlers(ctx, s, in.Probe(), S22MixedHandlers)
+			}}},
+		},
+		{
+			Text: "fails when one of several handlers is handed the old object for a change",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				broken := append([]S22Handler(nil), S22MixedHandlers...)
+				broken[2].Wrap = func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &oldForNew{next: h} }
+				ResyncWithWritesHandlers(ctx, s, probe.Options{}, broken)
+			},
+			Fails: []string{ResyncHidesNothing}, Because: "the S22 assertion catches a change handed over as a resync to one handler of several",
+		},
+		// Every other real change reaches the handler as Update(old, old):
+		// it looks like a resync, and the change is hidden.
+		{
+			Text: "fails when the handler is handed the old object for a change",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				wrap := func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return &oldForNew{next: h} }
+				ResyncWithWrites(ctx, s, probe.Options{WrapHandler: wrap, NoHandlerCheck: true})
+			},
+			Fails: []string{ResyncHidesNothing}, Because: "the S22 assertion catches a change handed over as a resync",
+		},
+		{
+			Text: "fails when a handler that asked for no resync is handed resyncs",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				broken := append([]S22Handler(nil), S22MixedHandlers...)
+				broken[0].Wrap = func(h cache.ResourceEventHandler) cache.ResourceEventHandler { return echoUpdates{next: h} }
+				ResyncWithWritesHandlers(ctx, s, probe.Options{}, broken)
+			},
+			Fails: []string{NoResyncUnasked}, Because: "the S22 assertion catches resyncs handed to a handler that asked for none",
+		},
+	},
+})
+
 // ResyncHidesNothing is S22's assertion: resyncs neither hid a change nor
 // delivered one the handler had not heard as a change.
 const ResyncHidesNothing = "every change reached the handler as a change, and resyncs re-delivered only what it had heard"
@@ -203,3 +251,31 @@ func countResyncs(events []probe.Event, since time.Time) int {
 	}
 	return k
 }
+
+// echoUpdates hands every update over twice, the second time as a resync
+// (the new object on both sides).
+type echoUpdates struct{ next cache.ResourceEventHandler }
+
+func (h echoUpdates) OnAdd(obj any, initial bool) { h.next.OnAdd(obj, initial) }
+func (h echoUpdates) OnUpdate(old, obj any) {
+	h.next.OnUpdate(old, obj)
+	h.next.OnUpdate(obj, obj)
+}
+func (h echoUpdates) OnDelete(obj any) { h.next.OnDelete(obj) }
+
+// oldForNew hands every other update over with its old object on both sides.
+type oldForNew struct {
+	next  cache.ResourceEventHandler
+	calls int
+}
+
+func (h *oldForNew) OnAdd(obj any, initial bool) { h.next.OnAdd(obj, initial) }
+func (h *oldForNew) OnUpdate(old, obj any) {
+	// One goroutine per handler calls this (shared_informer.go
+	// processorListener.run): no lock needed.
+	if h.calls++; h.calls%2 == 0 {
+		obj = old
+	}
+	h.next.OnUpdate(old, obj)
+}
+func (h *oldForNew) OnDelete(obj any) { h.next.OnDelete(obj) }

@@ -14,6 +14,59 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S23Shutdown is S23's value: each end of the drain in both sync modes, and
+// its negative controls.
+var S23Shutdown = Register(Scenario{
+	ID: "S23", Title: "kube-apiserver shutdown outliving its watches", Labels: []string{"apiserver-shutdown", "ha"},
+	Needs: []e2e.Capability{e2e.CapabilityHA, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Specs: append(s23Drains(),
+		// The watch ends cleanly at the shutdown timeout: a client that
+		// relists on every watch end must be caught.
+		Spec{
+			Text: "fails when the client takes the end of a watch for an error", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EndOfWatchAsError
+				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownTimesOut})
+			},
+			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists when the watch ends",
+		},
+		// apimachinery before kubernetes PR #73277: the stream watcher
+		// sends an ERROR event for the GOAWAY close and the reflector
+		// relists: the no-re-initialisation assertion must catch it.
+		Spec{
+			Text: "fails when the client takes the GOAWAY close for a watch error", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = GoawayCloseAsError
+				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownKilled})
+			},
+			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists after a GOAWAY close",
+		},
+	),
+})
+
+// s23Drains are S23's tables: one per end of the drain, in both sync
+// modes; SIGKILL's is the sample.
+func s23Drains() []Spec {
+	var specs []Spec
+	for _, end := range []ShutdownEnd{ShutdownTimesOut, ShutdownKilled} {
+		e := Entry{Feature: "drain ended by " + string(end), Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+			ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: end})
+		}}
+		if end == ShutdownKilled {
+			// Its cluster.Spec names no profile: the testing front end
+			// would run it on any (fast-graceful-shutdown ends the
+			// watches the drain must leave open).
+			e.DefaultFlags = "--shutdown-watch-termination-grace-period 0: the drain leaves the watches open until SIGKILL"
+		}
+		specs = append(specs, Spec{
+			Text:    "drain ended by " + string(end) + ": the watch open through GOAWAY is resumed on the other apiserver, no relist",
+			Sample:  end == ShutdownKilled,
+			Entries: []Entry{e},
+		})
+	}
+	return specs
+}
+
 // S23 (issue 27 item 9): kube-apiserver 0 of two over one etcd, behind one
 // address (the fault proxy, new connections to apiserver 0), shuts down
 // gracefully while the informer's watch is open on it, and the shutdown

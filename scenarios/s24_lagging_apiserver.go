@@ -17,6 +17,30 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S24Lagging is S24's value: the relist in both sync modes, and its
+// negative control.
+var S24Lagging = Register(Scenario{
+	ID: "S24", Title: "a relist through a lagging kube-apiserver", Labels: []string{"lagging-apiserver", "ha"},
+	Needs: []e2e.Capability{e2e.CapabilityHA}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Text: "never goes back in time: no deleted object returns, no seen object vanishes or gets older", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				LaggingAPIServer(ctx, s, nil)
+			}}},
+		},
+		// What client-go did before kubernetes#59848 was fixed: the
+		// lagging cache's state is served at once.
+		{
+			Text: "fails when the client relists at resourceVersion \"0\"", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				LaggingAPIServer(ctx, s, ZeroRelists)
+			},
+			Fails: []string{NeverBackInTime}, Because: "the S24 assertion catches a relist that goes back in time",
+		},
+	},
+})
+
 // S24 (issue 27 item 7; the kubernetes#59848 class): two kube-apiservers
 // over one etcd behind one address (the fault proxy, new connections to
 // apiserver 0), each reaching etcd through a fault point of its own

@@ -18,6 +18,38 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S25Upgrade is S25's value: the upgrade in both sync modes, and its
+// negative controls; slow.
+var S25Upgrade = Register(Scenario{
+	ID: "S25", Title: "rolling control-plane upgrade", Labels: []string{"apiserver-upgrade"},
+	Needs: []e2e.Capability{e2e.CapabilityAPIServerUpgrade}, Disruptive: true, Speed: Slow,
+	Specs: []Spec{
+		{
+			Text: "each kube-apiserver upgraded in turn: the watch resumes on the other version, nothing missed, no needless relist", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RollingUpgrade(ctx, s, UpgradeInput{})
+			}}},
+		},
+		// S1's broken transport: each upgrade step's end of the watch
+		// becomes an error, and the informer relists instead of resuming.
+		{
+			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EndOfWatchAsError
+				RollingUpgrade(ctx, s, UpgradeInput{})
+			},
+			Fails: []string{NeedlessUpgradeReinit}, Because: "the S25 relist assertion catches a client that relists on every watch end",
+		},
+		{
+			Text: "fails when the handler drops updates and deletes",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RollingUpgrade(ctx, s, UpgradeInput{Probe: probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true}})
+			},
+			Fails: []string{HeardEveryEnd}, Because: "the S25 delete assertion catches a handler that never hears of a delete",
+		},
+	},
+})
+
 // S25: a rolling control-plane upgrade under running informers. Two
 // kube-apiservers over one etcd behind one address (the fault proxy) run
 // the previous minor's kube-apiserver (binaries.PreviousRelease of the

@@ -21,6 +21,55 @@ import (
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
+// S26Cancelled is S26's value: each wait ended each way, in client-go's
+// default mode (it needs no informer), and its negative controls.
+var S26Cancelled = Register(Scenario{
+	ID: "S26", Title: "a call whose context ends while client-go waits", Labels: []string{"cancelled-call"},
+	Specs: []Spec{
+		{
+			Text: "returns when its context ends, with an error",
+			Entries: []Entry{
+				{
+					Name: "waiting out a 429's Retry-After, cancelled", Feature: "Retry-After, cancelled", Modes: DefaultMode,
+					Labels: []string{"release-sensitive"}, Sample: true,
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) { CancelledCall(ctx, s, WaitRetryAfter, EndCancel) },
+				},
+				{
+					Name: "waiting out a 429's Retry-After, deadline", Feature: "Retry-After, deadline", Modes: DefaultMode,
+					Labels: []string{"release-sensitive"},
+					Run:    func(ctx context.Context, s e2e.Setup, _ Input) { CancelledCall(ctx, s, WaitRetryAfter, EndDeadline) },
+				},
+				{
+					Name: "waiting for the client-side rate limiter, cancelled", Feature: "client-side rate limiter, cancelled", Modes: DefaultMode,
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) { CancelledCall(ctx, s, WaitRateLimiter, EndCancel) },
+				},
+				{
+					Name: "waiting for the client-side rate limiter, deadline", Feature: "client-side rate limiter, deadline", Modes: DefaultMode,
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) { CancelledCall(ctx, s, WaitRateLimiter, EndDeadline) },
+				},
+			},
+		},
+		// Every answer (the 429) handed over 5 s after it came: the call
+		// returns 4 s after its context's end.
+		{
+			Text: "fails when the client holds its answers whatever the context",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = HoldAnswers(5 * time.Second)
+				CancelledCall(ctx, s, WaitRetryAfter, EndCancel)
+			},
+			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a call held past its context",
+		},
+		{
+			Text: "fails when the client's rate limiter ignores the context",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = ContextIgnoringRateLimiter
+				CancelledCall(ctx, s, WaitRateLimiter, EndCancel)
+			},
+			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a rate limiter that waits past the context",
+		},
+	},
+})
+
 // CallReturnsWhenItsContextEnds is S26's assertion: a call whose context
 // ended while client-go waited returned within S26ReturnBound.
 const CallReturnsWhenItsContextEnds = "the call returned within its bound of its context's end"

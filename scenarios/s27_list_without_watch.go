@@ -47,6 +47,37 @@ const (
 	s27PodTemplates = 3
 )
 
+// S27ListOnly is S27's value: both sync modes, and its negative controls.
+var S27ListOnly = Register(Scenario{
+	ID: "S27", Title: "an informer allowed to list but not to watch", Labels: []string{"list-without-watch"},
+	Specs: []Spec{
+		{
+			Text: "syncs, reports each refused watch as Forbidden and backs off", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				ListWithoutWatch(ctx, s, in.Probe())
+			}}},
+		},
+		// Every non-2xx answer turned into a transport error: the watch
+		// error handler gets an error without a reason.
+		{
+			Text: "fails when the client hides the refusal's status", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = httpfault.StatusesAsErrors
+				ListWithoutWatch(ctx, s, probe.Options{})
+			},
+			Fails: []string{ForbiddenReported}, Because: "the S27 assertion catches a refusal reported without its reason",
+		},
+		{
+			Text: "fails when the client retries every refusal at once", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = RetryForbidden
+				ListWithoutWatch(ctx, s, probe.Options{})
+			},
+			Fails: []string{BacksOffRefusals}, Because: "the S27 bound catches refusals retried in a loop",
+		},
+	},
+})
+
 // ListWithoutWatch is S27: an informer whose user may get and list
 // podtemplates in its namespace but not watch them (RBAC; the informer's
 // client impersonates that user). The refused watches are counted on the

@@ -34,6 +34,26 @@ const (
 // cache.WaitForCacheSync does.
 type SyncWaiter func(stop <-chan struct{}, synced ...cache.InformerSynced) bool
 
+// S28SyncWait is S28's value: both sync modes, and its negative control.
+var S28SyncWait = Register(Scenario{
+	ID: "S28", Title: "waiting for the cache sync", Labels: []string{"sync-wait"},
+	Specs: []Spec{
+		{
+			Text: "the factory's WaitForCacheSync and cache.WaitForCacheSync return promptly once the informer synced", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				WaitForCacheSync(ctx, s, in.Probe(), nil)
+			}}},
+		},
+		{
+			Text: "fails when the wait looks only every second",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				WaitForCacheSync(ctx, s, probe.Options{}, SlowSyncWaiter)
+			},
+			Fails: []string{SyncWaitReturns}, Because: "the S28 bound catches a wait that polls every second",
+		},
+	},
+})
+
 // WaitForCacheSync is S28: S28Informers fresh informers are started one
 // after the other, and for each, while it syncs, the factory's
 // WaitForCacheSync (typed stacks) and the free function (wait, normally

@@ -52,6 +52,97 @@ const (
 	WatchRefused S29Fault = "new watches refused (403)"
 )
 
+// S29RetryWatcher is S29's value: both tables in client-go's default mode, and its negative controls.
+var S29RetryWatcher = Register(Scenario{
+	ID: "S29", Title: "a RetryWatcher through the informers' faults", Labels: []string{"retry-watcher"},
+	Specs: []Spec{
+		{
+			Text: "resumes what it can, reports and stops on what it cannot",
+			Entries: []Entry{
+				{
+					Name: "a watch the server ended: resumed, every object once", Modes: DefaultMode, Sample: true,
+					Feature: string(WatchEndedCleanly),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						RetryWatcher(ctx, s, WatchEndedCleanly)
+					},
+				},
+				{
+					Name: "an ERROR event 410: reported, stopped", Modes: DefaultMode,
+					Feature: string(WatchExpired),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						RetryWatcher(ctx, s, WatchExpired)
+					},
+				},
+				{
+					Name: "new watches refused (403): reported, stopped", Modes: DefaultMode, Labels: []string{"release-sensitive"},
+					Feature: string(WatchRefused),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						RetryWatcher(ctx, s, WatchRefused)
+					},
+				},
+			},
+		},
+		{
+			Text: "UntilWithSync on the same faults: every new object reaches its condition, once",
+			Entries: []Entry{
+				{
+					Name: "a watch the server ended", Modes: DefaultMode,
+					Feature: "UntilWithSync: " + string(WatchEndedCleanly),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						UntilWithSync(ctx, s, WatchEndedCleanly)
+					},
+				},
+				{
+					Name: "an ERROR event 410: listed again", Modes: DefaultMode,
+					Feature: "UntilWithSync: " + string(WatchExpired),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						UntilWithSync(ctx, s, WatchExpired)
+					},
+				},
+				{
+					Name: "new watches refused (403): listed again", Modes: DefaultMode,
+					Feature: "UntilWithSync: " + string(WatchRefused),
+					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+						UntilWithSync(ctx, s, WatchRefused)
+					},
+				},
+			},
+		},
+		{
+			Text: "fails when the client resumes its watches without their resourceVersion",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = DropWatchResourceVersion
+				RetryWatcher(ctx, s, WatchEndedCleanly)
+			},
+			Fails: []string{RetryWatcherResumes}, Because: "the S29 assertion catches a resume that starts over",
+		},
+		{
+			Text: "fails when the client hides the refusal's status",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = httpfault.StatusesAsErrors
+				RetryWatcher(ctx, s, WatchRefused)
+			},
+			Fails: []string{RetryWatcherReports}, Because: "the S29 assertion catches a refusal the RetryWatcher never reports",
+		},
+		{
+			Text: "fails when closing an open watch waits for its end",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = DrainWatchOnClose
+				RetryWatcher(ctx, s, WatchEndedCleanly)
+			},
+			Fails: []string{RetryWatcherStops}, Because: "the S29 assertion catches a Stop that never completes",
+		},
+		{
+			Text: "fails when no event of a re-watch reaches UntilWithSync",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = SilentRewatches
+				UntilWithSync(ctx, s, WatchEndedCleanly)
+			},
+			Fails: []string{UntilWithSyncDelivers}, Because: "the S29 assertion catches objects UntilWithSync never sees",
+		},
+	},
+})
+
 // RetryWatcher is S29: client-go's tools/watch RetryWatcher (what
 // UntilWithoutRetry's callers and many controllers use to watch without an
 // informer) on a typed pod watch, through faults the informers get: objects

@@ -13,11 +13,68 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/probe"
 )
+
+// S2Blackhole is S2's value: the short health check on every informer
+// stack in both sync modes, client-go's default one (slow), and the
+// negative control.
+var S2Blackhole = Register(Scenario{
+	ID: "S2", Title: "stale HTTP/2 connection (network blackhole)", Labels: []string{"blackhole"},
+	Specs: []Spec{
+		{
+			Text: "detects the dead connection with the HTTP/2 health check and recovers every informer on a new one", Sample: true,
+			Entries: []Entry{{Modes: AllStacks, Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				RecoversFromStaleConnection(ctx, s, s2Short(in))
+			}}},
+		},
+		// The defaults, the number users live with. One sync mode: detection
+		// happens in the HTTP/2 transport below the reflector, and the short
+		// variant above already covers both relist shapes; streaming lists
+		// are client-go's default.
+		{
+			Text: "recovers within client-go's default health check (30 s read-idle + 15 s ping)", Mode: e2e.StreamingList, Speed: Slow,
+			Feature: "client-go's default health check (30 s read-idle + 15 s ping)",
+			Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				if in.ReadIdle != nil {
+					e2e.Skip("the health check is the front end's own (Input.ReadIdle; e2e-framework: WithHTTP2HealthCheck), not client-go's default")
+				}
+				RecoversFromStaleConnection(ctx, s, StaleConnection{Bound: StaleRecoveryBound(DefaultReadIdle, DefaultPingTimeout)})
+			},
+		},
+		// HTTP2_READ_IDLE_TIMEOUT_SECONDS=0 turns the health check off: the
+		// watch waits on the dead connection forever (the proxy keeps TCP
+		// alive) and the recovery bound must catch it.
+		{
+			Text: "fails when the HTTP/2 health check is disabled",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				RecoversFromStaleConnection(ctx, s, StaleConnection{
+					ReadIdle: ptr.To(time.Duration(0)), Ping: ptr.To(ShortPingTimeout),
+					Bound: StaleRecoveryBound(ShortReadIdle, ShortPingTimeout),
+				})
+			},
+			Fails: []string{StaleRecovered}, Because: "the S2 recovery bound catches a client that never notices",
+		},
+	},
+})
+
+// s2Short is the short health check (ShortReadIdle + ShortPingTimeout), or
+// in's; the bound follows from it, the short check's where in's is off.
+func s2Short(in Input) StaleConnection {
+	sc := StaleConnection{ReadIdle: ptr.To(ShortReadIdle), Ping: ptr.To(ShortPingTimeout)}
+	if in.ReadIdle != nil {
+		sc.ReadIdle, sc.Ping = in.ReadIdle, in.Ping
+	}
+	sc.Bound = StaleRecoveryBound(*sc.ReadIdle, *sc.Ping)
+	if *sc.ReadIdle == 0 {
+		sc.Bound = StaleRecoveryBound(ShortReadIdle, ShortPingTimeout)
+	}
+	return sc
+}
 
 // S2 (seed 004): the TCP path between client and apiserver goes silent: the
 // fault proxy drops every byte of the connection open now, both ways, and

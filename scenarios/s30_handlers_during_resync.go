@@ -119,6 +119,53 @@ type S30Controller struct {
 	Release func()
 }
 
+// S30HandlersDuringResync is S30's value: one sync mode, and its negative controls.
+var S30HandlersDuringResync = Register(Scenario{
+	ID: "S30", Title: "handlers added and removed while resyncs fire", Labels: []string{"handlers-during-resync"},
+	Specs: []Spec{
+		// Adding a handler does not involve the reflector: one sync mode.
+		{
+			Text: "every add and remove returns within its bound; added handlers hear every object, then every change; removed ones nothing after",
+			Mode: e2e.ListWatch, Sample: true, Feature: ModeAlone,
+			Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				var c S30Controller
+				if in.Handler != nil {
+					c.Wrap = func(h cache.ResourceEventHandler, _ bool, _ int) cache.ResourceEventHandler { return in.Handler(h) }
+				}
+				HandlersDuringResync(ctx, s, in.Probe(), c)
+			},
+		},
+		{
+			Text: "fails when a handler stuck in a resync holds the lock its controller adds handlers under",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HandlersDuringResync(ctx, s, probe.Options{}, S30StuckInResync())
+			},
+			Fails: []string{HandlerCallsReturn}, Because: "the S30 watchdog catches an AddEventHandler that does not return",
+		},
+		{
+			Text: "fails when an added handler loses a delete",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HandlersDuringResync(ctx, s, probe.Options{}, S30LosesADelete())
+			},
+			Fails: []string{HandlersHearAll}, Because: "the S30 assertion catches a handler that missed a change",
+		},
+		{
+			Text: "fails when a registration reports the informer's sync instead of its handler's",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HandlersDuringResync(ctx, s, probe.Options{}, S30InformerSynced())
+			},
+			Fails: []string{HandlersHearAll}, Because: "the S30 assertion catches a handler taken for synced before it heard its initial Adds",
+		},
+		{
+			Text: "fails when the controller never removes the handler",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HandlersDuringResync(ctx, s, probe.Options{}, S30NeverRemoves())
+			},
+			Fails: []string{RemovedHandlersHearNothing}, Because: "the S30 assertion catches a handler still told of changes after its removal",
+		},
+	},
+})
+
 // HandlersDuringResync is S30: one typed pod informer resyncing every
 // S30Resync, with three handlers of its own (resync 1 s; resync 1 s and
 // slow; no resync) besides the probe's, on S30Objects objects. For S30Churn

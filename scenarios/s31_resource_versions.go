@@ -79,6 +79,72 @@ const (
 // each API directly when it is nil.
 type RVReader func(api string, read func() string) func() string
 
+// S31ResourceVersions is S31's value: both sync modes, and its negative controls.
+var S31ResourceVersions = Register(Scenario{
+	ID: "S31", Title: "the informers' resource-version APIs", Labels: []string{"resource-version"},
+	Specs: []Spec{
+		{
+			Text: "report the list's, the newest object's, the relist's and the bookmark's resourceVersion, never going backwards, in agreement", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResourceVersionAPIs(ctx, s, nil)
+			}}},
+		},
+		{
+			Text: "fails when the client's lists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = ListsAhead
+				ResourceVersionAPIs(ctx, s, nil)
+			},
+			Fails: []string{RVAtSync}, Because: "the S31 sync assertion catches a version the list did not carry",
+		},
+		{
+			Text: "fails when the client's watches lose their events",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = LoseWatchEvents
+				ResourceVersionAPIs(ctx, s, nil)
+			},
+			Fails: []string{RVFollowsWrites}, Because: "the S31 writes assertion catches a version that does not follow the watch",
+		},
+		{
+			Text: "fails when the client's relists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				if src := e2e.InformerSource(); src != "" {
+					e2e.Skip(fmt.Sprintf("under informer source %s the control's rewrite of every informer LIST after the first on its config already reaches the shared informer's initial sync (measured: the sync reported a version its list did not carry): it cannot single out the relist it targets", src))
+				}
+				s.Client = RelistsAhead
+				ResourceVersionAPIs(ctx, s, nil)
+			},
+			Fails: []string{RVAtRelist}, Because: "the S31 relist assertion catches a version the new list did not carry",
+		},
+		{
+			Text: "fails when the client's watches lose their bookmarks",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = DropBookmarks
+				ResourceVersionAPIs(ctx, s, nil)
+			},
+			Fails: []string{RVAtBookmark}, Because: "the S31 bookmark assertion catches a version a bookmark does not move",
+		},
+		{
+			Text: "fails when the client's bookmarks carry an old resourceVersion",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = StaleBookmarks
+				ResourceVersionAPIs(ctx, s, nil)
+			},
+			Fails: []string{RVNeverBackwards}, Because: "the S31 assertion catches a version going backwards",
+		},
+		{
+			Text: "fails when a reader keeps the first version the controller reported",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				// The API the broken reader reads reports nothing unless this
+				// gate is on (off by default up to client-go v0.34).
+				e2e.UseClientGoGate("InformerResourceVersion", true)
+				ResourceVersionAPIs(ctx, s, StaleControllerReader)
+			},
+			Fails: []string{RVAPIsAgree}, Because: "the S31 agreement assertion catches an API that stopped following the informer",
+		},
+	},
+})
+
 // ResourceVersionAPIs is S31: what the resource-version APIs a controller
 // reads tell it, after the initial sync, after writes, after a relist and
 // after a BOOKMARK, on three informers of the spec's pods watching the

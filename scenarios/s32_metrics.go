@@ -66,6 +66,33 @@ type S32Breaks struct {
 
 var s32Queues atomic.Int64
 
+// S32Metrics is S32's value: both sync modes, and its negative controls.
+var S32Metrics = Register(Scenario{
+	ID: "S32", Title: "informer metrics through client-go's metrics provider hooks", Labels: []string{"metrics"},
+	Specs: []Spec{
+		{
+			Text: "the workqueue's and the rest client's metrics are emitted and move with the informer's work", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				InformerMetrics(ctx, s, in.Probe(), S32Breaks{})
+			}}},
+		},
+		{
+			Text: "fails when the workqueue has no name",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				InformerMetrics(ctx, s, probe.Options{}, S32Breaks{UnnamedQueue: true})
+			},
+			Fails: []string{QueueMetricsMove}, Because: "the S32 queue assertion catches a queue that emits nothing",
+		},
+		{
+			Text: "fails when the metrics adapter drops calls",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				InformerMetrics(ctx, s, probe.Options{}, S32Breaks{Adapter: DropEveryOtherResult()})
+			},
+			Fails: []string{ClientMetricsCount}, Because: "the S32 client assertion catches an adapter that drops every other request result",
+		},
+	},
+})
+
 // InformerMetrics is S32: what a controller exports through client-go's
 // metrics hooks, on a real cluster. Recording providers are registered
 // with every hook once per process (probe.RegisterMetricsHooks: the hooks

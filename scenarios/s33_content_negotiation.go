@@ -158,6 +158,100 @@ func wrongRequests(rec probe.Record, enc stackEncoding) (asked, answered []strin
 	return asked, answered
 }
 
+// S33ContentNegotiation is S33's value: both sync modes, on every stack for the encodings, and its negative controls.
+var S33ContentNegotiation = Register(Scenario{
+	ID: "S33", Title: "content negotiation", Labels: []string{"content-negotiation"},
+	Specs: []Spec{
+		// The typed entries: client-go's CBOR gates off, on the default
+		// cluster, every stack but the CBOR one. The CBOR entries (extra-stack,
+		// make e2e-stacks): the gates on and kube-apiserver serving CBOR (flag
+		// profile cbor), every stack; what each dynamic client asks for changes.
+		{
+			Text: "each informer stack asks for its encoding and gets it",
+			Entries: []Entry{
+				{Feature: "each informer stack asks for its encoding and gets it", Run: s33StackEncodings},
+				{
+					Name:  "client-go's CBOR gates on",
+					Modes: []e2e.SyncMode{e2e.StreamingList.OnStack(probe.StackDynamicCRDCBOR), e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)},
+					Run:   s33StackEncodings,
+				},
+			},
+		},
+		// A streaming list answered in the Table format needs kube-apiserver
+		// 1.34+ (kubernetes PR #132817: watch-list in the Table format).
+		{
+			Text: "a list answered as a Table is reported, not taken for a list",
+			Entries: []Entry{
+				s33Table(TableTypedClient, e2e.StreamingList, Entry{Sample: true, KubeAPIServer: s33StreamingTable}),
+				s33Table(TableTypedClient, e2e.ListWatch, Entry{Sample: true}),
+				s33Table(TableListWatch, e2e.StreamingList, Entry{KubeAPIServer: s33StreamingTable}),
+				s33Table(TableListWatch, e2e.ListWatch, Entry{}),
+				s33Table(TableDynamic, e2e.StreamingList, Entry{KubeAPIServer: s33StreamingTable}),
+				// v0.31-v0.35 sync an empty store (TableReportFrom).
+				s33Table(TableDynamic, e2e.ListWatch, Entry{Labels: []string{"release-sensitive"}}),
+			},
+		},
+		{
+			Text: "fails when the client's config asks for JSON on the typed stack", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				if src := e2e.InformerSource(); src != "" {
+					e2e.Skip(fmt.Sprintf("the typed stack's informer is built by informer source %s, whose encoding S33 records and does not judge: the control would test nothing", src))
+				}
+				s.Client = JSONContentConfig
+				StackEncodings(ctx, s)
+			},
+			Fails: []string{StackAsked}, Because: "the S33 check of what each stack asks for catches a config that overrides it",
+		},
+		{
+			Text: "fails when the client's transport asks for JSON only", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = AcceptJSONOnly
+				StackEncodings(ctx, s)
+			},
+			Fails: []string{StackAnswered}, Because: "the S33 check of each stack's answers catches a transport that rewrites Accept",
+		},
+		{
+			Text: "fails when the client takes a Table for an empty list", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = TableAsEmptyList
+				TableAnswers(ctx, s, TableTypedClient, nil)
+			},
+			Fails: []string{TableNotSynced}, Because: "the S33 check catches an informer that syncs an empty store from a Table",
+		},
+		{
+			Text: "fails when the watch error handler loses the error", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				TableAnswers(ctx, s, TableTypedClient, DropWatchErrors)
+			},
+			Fails: []string{TableReported}, Because: "the S33 check catches a Table answer nobody is told of",
+		},
+		{
+			Text: "fails when the client drops the Table's rows", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = DropTableRows
+				TableAnswers(ctx, s, TableTypedClient, nil)
+			},
+			Fails: []string{TableRows}, Because: "the S33 check of the server's Table catches rows that went missing",
+		},
+	},
+})
+
+// s33StreamingTable is the kube-apiserver a streaming list answered in the
+// Table format needs.
+const s33StreamingTable = ">= 1.34.0"
+
+// s33StackEncodings is the body of S33's encodings table.
+func s33StackEncodings(ctx context.Context, s e2e.Setup, _ Input) { StackEncodings(ctx, s) }
+
+// s33Table is the entry of S33's Table table for client c in mode m, with
+// e's labels, sample and constraints; its feature name is the first
+// release's ("a list answered as a Table, " and the client).
+func s33Table(c TableClient, m e2e.SyncMode, e Entry) Entry {
+	e.Name, e.Modes, e.Feature = string(c), []e2e.SyncMode{m}, "a list answered as a Table, "+string(c)
+	e.Run = func(ctx context.Context, s e2e.Setup, _ Input) { TableAnswers(ctx, s, c, nil) }
+	return e
+}
+
 // StackEncodings is S33's first part: S33Objects pods and widgets, and an
 // informer of every stack (probe.Stacks) on the test user's client, one
 // after the other: each syncs and converges to a quorum read of its

@@ -169,6 +169,44 @@ type syncMemory struct {
 	first string
 }
 
+// S34SyncMemory is S34's value: both sync modes, and its negative controls.
+var S34SyncMemory = Register(Scenario{
+	ID: "S34", Title: "memory of the initial sync", Labels: []string{"memory"},
+	// Slow: each spec fills its namespace with 32 MiB of ConfigMaps.
+	Speed: Slow,
+	Specs: []Spec{
+		{
+			Text: "an informer over many large objects, with and without a transform stripping them: the heap its sync needs and the heap it keeps",
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				InitialSyncMemory(ctx, s, in.Probe(), StripData)
+			}}},
+		},
+		{
+			Text: "fails when the transform keeps the objects' data", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				InitialSyncMemory(ctx, s, probe.Options{}, KeepData)
+			},
+			Fails: []string{TransformShrinksCache}, Because: "the S34 assertion catches a transform that keeps the bulk",
+		},
+		{
+			Text: "fails when the client buffers a streaming list's initial events", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = BufferInitialEvents
+				InitialSyncMemory(ctx, s, probe.Options{}, StripData)
+			},
+			Fails: []string{StreamingPeakBounded}, Because: "the S34 assertion catches a streaming list held whole in memory",
+		},
+		{
+			Text: "fails when the objects are stripped in a handler instead of the transform", Mode: e2e.StreamingList,
+			ClientGo: ">= " + StreamingTransformFrom,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				InitialSyncMemory(ctx, s, probe.Options{}, StripInHandler)
+			},
+			Fails: []string{StreamingStripPeak}, Because: "the S34 assertion catches a streaming list's objects arriving whole",
+		},
+	},
+})
+
 // InitialSyncMemory is S34: how much heap an informer needs to sync over
 // many large objects, and how much it keeps, with and without a transform
 // that strips them (SetTransform): what streaming lists and transforms

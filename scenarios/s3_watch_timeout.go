@@ -33,6 +33,90 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S3Timeouts is S3's value: a server-side watch timeout on every informer
+// stack and a client-side deadline mid protobuf frame, with their negative
+// controls.
+var S3Timeouts = Register(Scenario{
+	ID: "S3", Title: "watch timeouts", Labels: []string{"watch-timeout"},
+	Specs: []Spec{
+		{
+			Context: s3ServerTimeout, Sample: true,
+			Text: "resumes with a watch from its last resourceVersion, never relists, and misses no change",
+			Entries: []Entry{{Modes: AllStacks, Feature: "kube-apiserver ends each watch at its timeoutSeconds", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResumesAfterServerTimeouts(ctx, s)
+			}}},
+		},
+		// A transport that turns the clean end of a watch body (io.EOF)
+		// into a read error: the stream watcher reports it as an
+		// InternalError and the reflector relists after every timeout. The
+		// no-relist assertion must catch it.
+		{
+			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EndOfWatchAsError
+				ResumesAfterServerTimeouts(ctx, s)
+			},
+			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout",
+		},
+		// The same broken transport under the dynamic client on the custom
+		// resource (JSON watch frames, unstructured objects).
+		{
+			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error (" + s3CRD.Name + ")", Mode: s3CRD,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EndOfWatchAsError
+				ResumesAfterServerTimeouts(ctx, s)
+			},
+			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource",
+		},
+		// The CBOR stack's encoding check (e2e.ExpectStackEncoding, run by
+		// every convergence check): a client whose requests ask for JSON
+		// only is answered JSON by a server that serves CBOR, and must fail.
+		{
+			Context: s3ServerTimeout, Text: "fails when the client asks for JSON only (" + s3CBOR.Name + ")", Mode: s3CBOR,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = AcceptJSONOnly
+				ResumesAfterServerTimeouts(ctx, s)
+			},
+			Fails: []string{e2e.AnsweredInCBOR}, Because: "the CBOR stack's encoding check catches a client answered in JSON",
+		},
+		// Typed (protobuf) only: the length-delimited protobuf framing is
+		// what kubernetes#129683 broke; JSON and CBOR watch streams are
+		// framed otherwise (a JSON decoder on the stream, CBOR
+		// self-delimiting data items), and custom resources are never
+		// served in protobuf.
+		{
+			Context: s3MidFrame, Text: "ends the watch as a timeout and resumes it without relisting",
+			Entries: []Entry{{Feature: "a client-side deadline fires while a protobuf watch frame is half read", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResumesAfterDeadlineMidFrame(ctx, s, MidFrameInput{})
+			}}},
+		},
+		// The informer built on v0.32's length-delimited frame reader (see
+		// PodsWithV032FrameReader) turns the deadline into a decode error
+		// and relists: the no-relist assertion must catch it. One sync
+		// mode: the control's hand-built ListWatch stands for v0.32, which
+		// had no streaming lists by default.
+		{
+			Context: s3MidFrame, Text: "fails with client-go v0.32's frame reader", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResumesAfterDeadlineMidFrame(ctx, s, MidFrameInput{Informer: PodsWithV032FrameReader})
+			},
+			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches v0.32's relist after a deadline mid-frame",
+		},
+	},
+})
+
+const (
+	s3ServerTimeout = "when kube-apiserver ends each watch at its timeoutSeconds"
+	s3MidFrame      = "when a client-side deadline fires while a protobuf watch frame is half read"
+)
+
+// s3CRD and s3CBOR are the custom resource's stacks (JSON and CBOR) in
+// LIST+WATCH mode.
+var (
+	s3CRD  = e2e.ListWatch.OnStack(probe.StackDynamicCRD)
+	s3CBOR = e2e.ListWatch.OnStack(probe.StackDynamicCRDCBOR)
+)
+
 // S3 (seed 000), server side: kube-apiserver ends every watch cleanly at its
 // timeout, and the informer must resume with a plain watch from its last
 // resourceVersion, never relist, and miss nothing changed in between.

@@ -18,6 +18,40 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S4ErrorClasses is S4's first value: each error class on a watch, in
+// LIST+WATCH mode, and its negative control.
+var S4ErrorClasses = Register(Scenario{
+	ID: "S4", Title: "error classes on a watch", Labels: []string{"error-class"},
+	Specs: append(s4ErrorClassSpecs(),
+		// A transport that turns every non-2xx answer into an error hides
+		// the 429 from the reflector, which then relists: the no-relist
+		// assertion must catch it.
+		Spec{
+			Text: "fails when the client cannot tell a 429 from a failure", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = httpfault.StatusesAsErrors
+				ExpectReinitialisations(ctx, s, ThrottledWatchOpen)
+			},
+			Fails: []string{ErrorClassReinits}, Because: "the S4 assertion catches a relist after 429",
+		},
+	),
+})
+
+// s4ErrorClassSpecs are the error-class table's specs, one per error class
+// (ErrorClasses), named after it, in LIST+WATCH mode. A spec each in a
+// Context named as the table: the table's entries are named without the
+// mode (the whole Describe runs in LIST+WATCH mode).
+func s4ErrorClassSpecs() []Spec {
+	var specs []Spec
+	for _, ec := range ErrorClasses {
+		specs = append(specs, Spec{
+			Context: "re-initialise exactly when the error calls for it", Text: ec.Name, Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) { ExpectReinitialisations(ctx, s, ec) },
+		})
+	}
+	return specs
+}
+
 // S4 (seeds 000, 003): each error the server can answer a watch with, and the
 // re-initialisation it must or must not cause. Injected by e2e/httpfault in
 // the client's transport (TLS, HTTP/2 and the apiserver stay real), with
@@ -97,6 +131,57 @@ func ExpectReinitialisations(ctx context.Context, s e2e.Setup, ec ErrorClass) {
 	}).WithContext(ctx).WithTimeout(watchTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
 	reinits := probe.Reinitialisations(pods.Recorder.Snapshot())
 	Expect(probe.CountByCause(reinits)).To(Equal(ec.Want), ErrorClassReinits+" (%v)", reinits)
+}
+
+// S4Throttling is S4's second value: 429s past the REST client opening
+// resuming watches, in them, and on a relist's streaming list, with negative
+// controls.
+var S4Throttling = Register(Scenario{
+	ID: "S4", Title: "throttling past the REST client", Labels: []string{"error-class"},
+	Specs: []Spec{
+		{
+			Text: "the reflector backs off and resumes from its resourceVersion, never relists",
+			Entries: []Entry{
+				{Name: "2 429s without Retry-After opening resuming watches", Modes: []e2e.SyncMode{e2e.StreamingList}, Sample: true, Run: s4Throttled(ThrottledNoRetryAfter)},
+				{Name: "2 429s without Retry-After opening resuming watches", Modes: []e2e.SyncMode{e2e.ListWatch}, Run: s4Throttled(ThrottledNoRetryAfter)},
+				{Name: "11 429s with Retry-After: 1 opening a resuming watch", Run: s4Throttled(ThrottledPastRetries)},
+				{Name: "2 429 ERROR events in resuming watches", Run: s4Throttled(ThrottledEvents)},
+			},
+		},
+		// LIST+WATCH mode has no streaming list: its relist is a LIST.
+		{
+			Text: "a relist's streaming list backs off and streams again from its resourceVersion, never falls back to a LIST",
+			Entries: []Entry{
+				{Name: "2 429s without Retry-After", Feature: "a relist's streaming list: 2 429s without Retry-After", Modes: []e2e.SyncMode{e2e.StreamingList}, Run: s4Throttled(ThrottledNoRetryAfter.OnRelist())},
+				{Name: "11 429s with Retry-After: 1", Feature: "a relist's streaming list: 11 429s with Retry-After: 1", Modes: []e2e.SyncMode{e2e.StreamingList}, Run: s4Throttled(ThrottledPastRetries.OnRelist())},
+			},
+		},
+		// A client stack that takes a 429 without Retry-After for a
+		// failure: the reflector relists from watch() and falls back to a
+		// LIST from watchList(). The re-initialisation assertion must catch
+		// both.
+		{
+			Text: "fails when the client takes a 429 without Retry-After on a resuming watch for a failure", Mode: e2e.ListWatch,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = httpfault.TooManyRequestsAsInternalErrors
+				ExpectThrottledRecovery(ctx, s, ThrottledNoRetryAfter)
+			},
+			Fails: []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a relist after a 429",
+		},
+		{
+			Text: "fails when the client takes a 429 without Retry-After on a relist's streaming list for a failure", Mode: e2e.StreamingList,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = httpfault.TooManyRequestsAsInternalErrors
+				ExpectThrottledRecovery(ctx, s, ThrottledNoRetryAfter.OnRelist())
+			},
+			Fails: []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a fallback to LIST after a 429",
+		},
+	},
+})
+
+// s4Throttled is ExpectThrottledRecovery of t.
+func s4Throttled(t Throttle) func(context.Context, e2e.Setup, Input) {
+	return func(ctx context.Context, s e2e.Setup, _ Input) { ExpectThrottledRecovery(ctx, s, t) }
 }
 
 // Throttling that client-go's REST client does not absorb, so that the

@@ -20,6 +20,103 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S5Compaction is S5's value: a compaction under an open watch, under a
+// fail-over with and without the watch cache, right after a delete, and a
+// restart while the informer waits to resume; with negative controls.
+var S5Compaction = Register(Scenario{
+	ID: "S5", Title: "etcd compaction", Labels: []string{"compaction"},
+	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Context: "when etcd is compacted while the informer is watching", Speed: Slow,
+			Text: "keeps the same watch: no re-initialisation, no new dial, later changes arrive",
+			Entries: []Entry{{Modes: AllStacks, Feature: "compacted while watching", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				CompactedWhileWatching(ctx, s)
+			}}},
+		},
+		{
+			Context: s5FailOverWithout, Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Text: "the resume is answered 410, the informer relists and observes every delete as a tombstone",
+			Entries: []Entry{{Modes: AllStacks, Feature: "fail-over without the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				s5Relisted(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: in.Handler}))
+			}}},
+		},
+		{
+			Context: s5FailOverWithout, Text: "fails when the handler drops tombstones",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: DropTombstones})
+			},
+			Fails: []string{e2e.SawEveryDelete}, Because: "the S5 delete assertion catches a handler that ignores tombstones",
+		},
+		// The same control on the custom resource: the spec on the CRD
+		// stack relies on the same delete assertion, over another decoder
+		// and watch cache.
+		{
+			Context: s5FailOverWithout, Text: "fails when the handler drops tombstones (" + s5CRD.Name + ")", Mode: s5CRD,
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: DropTombstones})
+			},
+			Fails: []string{e2e.SawEveryDelete}, Because: "the S5 delete assertion catches a handler that ignores the custom resource's tombstones",
+		},
+		{
+			Context: "when etcd is compacted while the informer fails over between kube-apiservers with watch cache", Speed: Slow,
+			Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Text:  "the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes",
+			Entries: []Entry{{Feature: "fail-over with the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				s5Resumed(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: true, Compact: true, FailOver: true, Wrap: in.Handler}))
+				e2e.AddReportEntry("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
+			}}},
+		},
+		{
+			Context: "when a delete is immediately followed by compaction (etcd#10681, PrevKV=nil)",
+			Text:    "the deleted objects do not survive in the store",
+			Entries: []Entry{
+				{Name: "watch cache", Feature: "delete then compact", Modes: []e2e.SyncMode{e2e.StreamingList}, Sample: true, Run: s5DeleteThenCompact(true)},
+				{Name: "watch cache", Feature: "delete then compact", Modes: []e2e.SyncMode{e2e.ListWatch}, Run: s5DeleteThenCompact(true)},
+				{Name: "no watch cache", Feature: "delete then compact without the watch cache", Run: s5DeleteThenCompact(false)},
+			},
+		},
+		{
+			Context: s5Restart, Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Text: "without the watch cache the watch resumes from etcd: no relist, real Deletes",
+			Entries: []Entry{{Feature: "restart without the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				s5Resumed(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: false, Wrap: in.Handler}))
+			}}},
+		},
+		{
+			Context: s5Restart, Text: "with the watch cache the restarted apiserver answers the old resourceVersion 410: one relist",
+			Entries: []Entry{{Feature: "restart with the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				s5Relisted(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: true, Compact: false, Wrap: in.Handler}))
+			}}},
+		},
+	},
+})
+
+const (
+	s5FailOverWithout = "when etcd is compacted while the informer fails over between kube-apiservers without watch cache"
+	s5Restart         = "when kube-apiserver restarts while the informer waits to resume"
+)
+
+// s5CRD is the custom resource's stack in streaming-list mode.
+var s5CRD = e2e.StreamingList.OnStack(probe.StackDynamicCRD)
+
+// s5DeleteThenCompact is DeleteThenCompact with or without the watch cache.
+func s5DeleteThenCompact(watchCache bool) func(context.Context, e2e.Setup, Input) {
+	return func(ctx context.Context, s e2e.Setup, _ Input) { DeleteThenCompact(ctx, s, watchCache) }
+}
+
+// s5Relisted asserts a drain's outcome where the resume was answered 410.
+func s5Relisted(r DrainResult) {
+	Expect(r.Numbers.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", r.Numbers.ReinitDetails)
+	Expect(r.Tombstones).To(Equal(len(r.Deleted)), "every delete arrived as a DeletedFinalStateUnknown tombstone (the relist never saw the final state)")
+}
+
+// s5Resumed asserts a drain's outcome where the watch resumed.
+func s5Resumed(r DrainResult) {
+	Expect(r.Numbers.Reinitialisations).To(BeEmpty(), "no re-initialisation (%v)", r.Numbers.ReinitDetails)
+	Expect(r.Tombstones).To(BeZero(), "the resumed watch delivered each delete with its final state")
+}
+
 // S5 (seeds 002, 000): etcd compaction, and what it does to an informer's
 // resourceVersion.
 //

@@ -67,6 +67,36 @@ type EtcdRestoreInput struct {
 	Wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler
 }
 
+// S6Restore is S6's first value: a plain and a bumped restore, both sync
+// modes, and the negative control.
+var S6Restore = Register(Scenario{
+	ID: "S6", Title: "etcd restored from an earlier snapshot", Labels: []string{"etcd-restore"},
+	Needs: []e2e.Capability{e2e.CapabilityEtcdSnapshot, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Specs: []Spec{
+		{
+			Context: "when the restore is plain: resourceVersions go backwards", Sample: true,
+			Text: "the informer resumes a silent watch at its newer resourceVersion and stays stale (upstream limitation)",
+			Entries: []Entry{{Feature: "plain restore", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				EtcdRestored(ctx, s, EtcdRestoreInput{Wrap: in.Handler})
+			}}},
+		},
+		{
+			Context: "when the restore bumps revisions and marks them compacted",
+			Text:    "the resume is answered 410, the informer relists, converges and observes the vanished pod's delete",
+			Entries: []Entry{{Feature: "bumped restore", Run: func(ctx context.Context, s e2e.Setup, in Input) {
+				EtcdRestored(ctx, s, EtcdRestoreInput{Bumped: true, Wrap: in.Handler})
+			}}},
+		},
+		{
+			Text: "fails when the handler drops tombstones",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				EtcdRestored(ctx, s, EtcdRestoreInput{Bumped: true, Wrap: DropTombstones})
+			},
+			Fails: []string{e2e.SawEveryDelete}, Because: "the S6 delete assertion catches a handler that ignores tombstones",
+		},
+	},
+})
+
 // EtcdRestored runs S6:
 //
 // S6 (seed 000): etcd is restored from a snapshot taken earlier, under a

@@ -13,6 +13,30 @@ import (
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
+// S9SyncTimeout is S9's value: a sync with the apiserver unreachable in
+// both sync modes, and its negative control.
+var S9SyncTimeout = Register(Scenario{
+	ID: "S9", Title: "sync with an unreachable apiserver", Labels: []string{"sync-timeout"},
+	Specs: []Spec{
+		{
+			Text: "gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable", Sample: true,
+			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				SyncWithUnreachableAPIServer(ctx, s)
+			}}},
+		},
+		// A transport that retries every failed request at once, 50 times:
+		// the dial bound must catch it.
+		{
+			Text: "fails when the client retries in a hot loop",
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				s.Client = EagerRetry
+				SyncWithUnreachableAPIServer(ctx, s)
+			},
+			Fails: []string{DialsWhileUnreachable}, Because: "the S9 bound catches a hot loop",
+		},
+	},
+})
+
 // S9 (seed 003 scenario 1): WaitForCacheSync while the apiserver cannot be
 // reached. Bounded by a context of syncBound it must give up at that bound,
 // the reflector must back off meanwhile (a bounded number of attempts, no

@@ -43,6 +43,8 @@ type Scenario struct {
 	// Disruptive: the scenario breaks the control plane itself (restarts,
 	// compaction, restore), not only the client's connection.
 	Disruptive bool
+	// Speed of every spec of the scenario (each may be slower).
+	Speed Speed
 	// Specs are its specs and tables of specs, in order.
 	Specs []Spec
 
@@ -101,8 +103,17 @@ type Spec struct {
 	Fails []string
 	// Because says what catching the broken client proves.
 	Because string
+	// SelfChecked makes the single spec a negative control whose Run
+	// checks the failure itself (a failure that must come within a bound
+	// and name its cause: S10's handler that blocks for ever), instead of
+	// matching Fails.
+	SelfChecked bool
+	// ClientGo constrains the client-go in use for the single spec, or
+	// every spec of the table (">= 0.36.0"): an older one skips, saying so.
+	ClientGo string
 	// Feature is the name of the single spec's e2e-framework assessments
-	// (before the mode) where it differs from Text.
+	// (before the mode) where it differs from Text; ModeAlone names them
+	// after their mode alone.
 	Feature string
 	// Attempts, above 1, lets a spec try again (Ginkgo FlakeAttempts),
 	// where a fault can be masked by something the spec cannot control;
@@ -120,7 +131,7 @@ func Slower(a, b Speed) Speed {
 }
 
 // Control says whether the spec is a negative control.
-func (s Spec) Control() bool { return len(s.Fails) > 0 }
+func (s Spec) Control() bool { return len(s.Fails) > 0 || s.SelfChecked }
 
 // Entry is a row of a table: a spec per sync mode it runs in.
 type Entry struct {
@@ -129,14 +140,21 @@ type Entry struct {
 	Name string
 	// Modes are the sync modes (with their stacks) it runs in; nil for
 	// both on the typed stack (BothModes). AllStacks is both on every
-	// informer stack.
+	// informer stack. DefaultMode is client-go's default mode, left as it
+	// is: the spec's text is Name alone, without a sync mode label (an
+	// e2e-framework feature runs it in LIST+WATCH mode).
 	Modes []e2e.SyncMode
+	// Labels are the entry's own labels ("release-sensitive").
+	Labels []string
 	// Speed, Sample: as the table's, for this entry.
 	Speed  Speed
 	Sample bool
 	// ClientGo constrains the client-go in use (">= 0.36.0"): an older one
 	// skips, saying so.
 	ClientGo string
+	// KubeAPIServer constrains the cluster's kube-apiserver (">= 1.34.0")
+	// likewise.
+	KubeAPIServer string
 	// Feature is the name of its e2e-framework assessments (before the
 	// mode) where it differs from Name: the features of the first release
 	// keep theirs. "-" leaves the entry out of the feature.
@@ -168,6 +186,14 @@ type Input struct {
 func (in Input) Probe() probe.Options {
 	return probe.Options{WrapHandler: in.Handler, NoHandlerCheck: in.Handler != nil}
 }
+
+// ModeAlone, as a single spec's Feature, names its e2e-framework
+// assessments after their sync mode alone.
+const ModeAlone = "<the mode alone>"
+
+// DefaultMode is an entry's Modes for client-go's default mode, left as
+// it is (the zero e2e.SyncMode).
+var DefaultMode = []e2e.SyncMode{{}}
 
 // BothModes are the two sync modes on the typed stack.
 var BothModes = []e2e.SyncMode{e2e.StreamingList, e2e.ListWatch}
@@ -201,8 +227,8 @@ var (
 // on a name registered twice (a programming error).
 func Register(s Scenario) Scenario {
 	_, s.file, s.line, _ = runtime.Caller(1)
-	if idNumber(s.ID) == 0 || s.Title == "" {
-		panic(fmt.Sprintf("scenarios.Register: scenario %q %q: want an ID S<n> and a title", s.ID, s.Title))
+	if err := s.check(); err != nil {
+		panic("scenarios.Register: " + err.Error())
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -211,6 +237,34 @@ func Register(s Scenario) Scenario {
 	}
 	registry = append(registry, s)
 	return s
+}
+
+// check says what is wrong with s's shape: an ID that is not S<n>, no
+// title, no spec, a spec that is neither a table nor a single spec, an
+// entry without a body, a negative control without its reason.
+func (s Scenario) check() error {
+	if idNumber(s.ID) == 0 || s.Title == "" {
+		return fmt.Errorf("scenario %q %q: want an ID S<n> and a title", s.ID, s.Title)
+	}
+	if len(s.Specs) == 0 {
+		return fmt.Errorf("%s: no spec", s.Name())
+	}
+	for _, sp := range s.Specs {
+		switch {
+		case sp.Text == "":
+			return fmt.Errorf("%s: a spec without text", s.Name())
+		case (sp.Entries == nil) == (sp.Run == nil):
+			return fmt.Errorf("%s: %q: want a table (Entries) or a single spec (Run), not both or neither", s.Name(), sp.Text)
+		case sp.Control() && (sp.Run == nil || sp.Because == ""):
+			return fmt.Errorf("%s: %q: a negative control is a single spec with the reason it must fail (Because)", s.Name(), sp.Text)
+		}
+		for _, e := range sp.Entries {
+			if e.Run == nil {
+				return fmt.Errorf("%s: %q: entry %q without a body", s.Name(), sp.Text, e.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // All are the registered scenarios in catalogue order (S1, S2, ..., S10,

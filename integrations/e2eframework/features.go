@@ -17,8 +17,9 @@
 //
 //	func TestInformers(t *testing.T) { testenv.Test(t, e2eframework.All()...) }
 //
-// There is a feature for every Describe of the Ginkgo suite (S1-S34; two
-// each for S4 and S6), named after it, with an assessment
+// There is a feature for every scenario (S1-S34; two each for S4 and S6),
+// made from the same value as its Ginkgo Describe (scenarios.Scenario) and
+// named after it, with an assessment
 // for each entry of its tables on the typed stack, in the sync modes the
 // entry runs in. Each runs the same function as the Ginkgo spec of the
 // same scenario (package scenarios), through the same instruments (the
@@ -84,7 +85,7 @@ const (
 	// disruptive label.
 	LabelDisruptive = "disruptive"
 	// LabelSpeed is "slow" on a feature whose every assessment the Ginkgo
-	// suite labels slow (S12). The slow and long assessments of the other
+	// suite labels slow (S12, S25, S34). The slow and long assessments of the other
 	// features honour --skip-labels speed=slow (and speed=long) themselves:
 	// they skip, saying so (step).
 	LabelSpeed = "speed"
@@ -146,8 +147,8 @@ func WithHandler(wrap func(cache.ResourceEventHandler) cache.ResourceEventHandle
 // blackhole scenario (S2): HTTP2_READ_IDLE_TIMEOUT_SECONDS and
 // HTTP2_PING_TIMEOUT_SECONDS (default 2 s each, so the feature takes
 // seconds; 0 read-idle turns the check off). The recovery bound follows
-// from them (scenarios.StaleRecoveryBound). It replaces the feature's
-// assessment of client-go's default check.
+// from them (scenarios.StaleRecoveryBound). The feature's assessment of
+// client-go's default check then skips, saying so.
 func WithHTTP2HealthCheck(readIdle, ping time.Duration) Option {
 	return func(o *options) { o.readIdle, o.ping = &readIdle, &ping }
 }
@@ -185,55 +186,22 @@ func apply(opts []Option) options {
 	return o
 }
 
-// All is every scenario feature (S1-S34, as the Ginkgo suite's Describes:
-// two each for S4 and S6) with the given options, in scenario order.
-// Each has an assessment per entry of its Ginkgo tables on the typed
-// stack, in the sync modes the table uses; those whose cluster lacks what
-// they need (kube-apiservers, a flag profile, a capability) skip, saying
-// why.
+// All is every scenario's feature (scenarios.All: S1-S34, two each for
+// S4 and S6, as the Ginkgo suite's Describes) with the given options, in
+// scenario order. Each has an assessment per entry of its tables on the
+// typed stack, in the sync modes the table uses; those whose cluster lacks
+// what they need (kube-apiservers, a flag profile, a capability) skip,
+// saying why.
 func All(opts ...Option) []features.Feature {
-	return []features.Feature{
-		APIServerRestart(opts...),
-		Blackhole(opts...),
-		WatchTimeouts(opts...),
-		ErrorClasses(opts...),
-		Throttling(opts...),
-		Compaction(opts...),
-		EtcdRestore(opts...),
-		RelistAfterRestore(opts...),
-		SameNameRecreate(opts...),
-		Resync(opts...),
-		SyncTimeout(opts...),
-		FactoryShutdown(opts...),
-		HAFailover(opts...),
-		RelistStorm(opts...),
-		Goaway(opts...),
-		MissingBookmark(opts...),
-		CertRotation(opts...),
-		HandlerOrder(opts...),
-		RelistView(opts...),
-		SlowConsumer(opts...),
-		Transform(opts...),
-		RequestsOnLostConnection(opts...),
-		StreamCut(opts...),
-		ResyncWithWrites(opts...),
-		ShutdownOutlivesWatches(opts...),
-		LaggingAPIServer(opts...),
-		RollingUpgrade(opts...),
-		CancelledCall(opts...),
-		ListWithoutWatch(opts...),
-		WaitForCacheSync(opts...),
-		RetryWatcher(opts...),
-		HandlersDuringResync(opts...),
-		ResourceVersions(opts...),
-		InformerMetrics(opts...),
-		ContentNegotiation(opts...),
-		InitialSyncMemory(opts...),
+	var all []features.Feature
+	for _, sc := range scenarios.All() {
+		all = append(all, Feature(sc, opts...))
 	}
+	return all
 }
 
 // Quick is All without the slow and long assessments (WithoutSlow), and
-// without the features left with none (S12): the Ginkgo suite's default
+// without the features left with none (S12, S25, S34): the Ginkgo suite's default
 // selection, `!slow && !long`.
 func Quick(opts ...Option) []features.Feature {
 	var quick []features.Feature
@@ -259,17 +227,23 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 		run func(context.Context, e2e.Setup, scenarios.Input)
 	}
 	var all []assessment
-	contextSpeed, inContext := scenarios.Fast, ""
+	contextSpeed, inContext := sc.Speed, ""
 	for _, s := range sc.Specs {
-		if s.Context != inContext {
-			inContext, contextSpeed = s.Context, s.Speed
+		if s.Context != inContext { // a Context's speed is its first spec's
+			inContext, contextSpeed = s.Context, sc.Speed
+			if s.Context != "" {
+				contextSpeed = scenarios.Slower(sc.Speed, s.Speed)
+			}
 		}
 		if s.Control() {
 			continue
 		}
 		speed := scenarios.Slower(contextSpeed, s.Speed)
 		if s.Entries == nil {
-			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed)}
+			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo}
+			if s.Feature == scenarios.ModeAlone {
+				e.name = ""
+			}
 			if s.Mode.Name != "" {
 				e.modes = []e2e.SyncMode{s.Mode}
 			}
@@ -291,7 +265,7 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 			}
 			all = append(all, assessment{entry{
 				name: cmp.Or(se.Feature, se.Name), modes: modes, speed: string(scenarios.Slower(speed, se.Speed)),
-				clientGo: se.ClientGo, defaultFlags: se.DefaultFlags,
+				clientGo: cmp.Or(se.ClientGo, s.ClientGo), defaultFlags: se.DefaultFlags,
 			}, se.Run})
 		}
 	}
@@ -347,11 +321,6 @@ func speeds(speed string) []string {
 	}
 	return nil
 }
-
-var (
-	streamingOnly = []e2e.SyncMode{e2e.StreamingList}
-	listWatchOnly = []e2e.SyncMode{e2e.ListWatch}
-)
 
 func (o options) builder(sc scenario) *features.FeatureBuilder {
 	name := sc.name

@@ -14,8 +14,10 @@ import (
 // assertion can fail by matching the assertion's message, so both must use
 // one named constant: a control matching free text (as S3's, S4's, S8-S12's
 // did) keeps passing while the assertion it was written against is reworded
-// into something else. Literal strings are allowed only as further terms of
-// an And whose first term is a constant (the detector's "informer pods").
+// into something else. The scenarios' controls name theirs in
+// scenarios.Spec.Fails (package scenarios); the specs written here match
+// with MatchError, where literal strings are allowed only as further terms
+// of an And whose first term is a constant (the detector's "informer pods").
 func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 	// The package's sources, found from this file's path: make e2e runs
 	// the suite's binary outside the package directory.
@@ -28,7 +30,7 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	checked := 0
+	checked := failsOfScenarios(t, fset, filepath.Join(dir, "..", "..", "scenarios"))
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -72,9 +74,52 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 			return true
 		})
 	}
-	if checked < 20 {
-		t.Fatalf("found %d MatchError calls in the specs, want the negative controls' (20 or more): is the test looking in the right place?", checked)
+	if checked < 60 {
+		t.Fatalf("found %d negative controls (Fails of the scenarios' values, MatchError calls here), want 60 or more: is the test looking in the right place?", checked)
 	}
+}
+
+// failsOfScenarios checks the Fails of the scenarios' values (package
+// scenarios, in dir): each term a constant, never a literal string. It
+// returns how many controls it checked.
+func failsOfScenarios(t *testing.T, fset *token.FileSet, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Fails" {
+				return true
+			}
+			checked++
+			lit, ok := kv.Value.(*ast.CompositeLit)
+			if !ok {
+				t.Errorf("%s: Fails is not a literal list of the assertions' constants", fset.Position(kv.Pos()))
+				return true
+			}
+			for _, e := range lit.Elts {
+				if b, ok := e.(*ast.BasicLit); ok && b.Kind == token.STRING {
+					t.Errorf("%s: a negative control matches the free text %s: name the assertion's message with a constant and use it in both", fset.Position(b.Pos()), b.Value)
+				}
+			}
+			return true
+		})
+	}
+	return checked
 }
 
 func callee(c *ast.CallExpr) string {

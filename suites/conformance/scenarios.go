@@ -26,7 +26,7 @@ var _ = func() bool {
 func describe(sc scenarios.Scenario) {
 	file, line := sc.Location()
 	at := types.CodeLocation{FileName: file, LineNumber: line}
-	decorations := []any{at, Label(sc.Labels...)}
+	decorations := append([]any{at, Label(sc.Labels...)}, needsAndSpeed(nil, sc.Speed)...)
 	if sc.Disruptive {
 		decorations = append(decorations, Disruptive)
 	}
@@ -64,6 +64,9 @@ func declare(s scenarios.Spec, at types.CodeLocation) {
 	if s.Sample {
 		decorations = append(decorations, Sample)
 	}
+	if s.ClientGo != "" {
+		decorations = append(decorations, e2e.ClientGo(s.ClientGo))
+	}
 	if s.Entries != nil {
 		body := func(ctx SpecContext, m e2e.SyncMode, run func(context.Context, e2e.Setup, scenarios.Input)) {
 			run(ctx, m.Setup(), scenarios.Input{})
@@ -74,10 +77,20 @@ func declare(s scenarios.Spec, at types.CodeLocation) {
 			if e.Sample {
 				d = append(d, Sample)
 			}
+			if len(e.Labels) > 0 {
+				d = append(d, Label(e.Labels...))
+			}
 			if e.ClientGo != "" {
 				d = append(d, e2e.ClientGo(e.ClientGo))
 			}
+			if e.KubeAPIServer != "" {
+				d = append(d, e2e.KubeAPIServer(e.KubeAPIServer))
+			}
 			for _, m := range e.ModesOf() {
+				if m.Name == "" { // client-go's default mode: no mode in the text, no label
+					args = append(args, Entry(e.Name, append([]any{m, e.Run}, d...)...))
+					continue
+				}
 				args = append(args, m.Entry(e.Name, append([]any{e.Run}, d...)...))
 			}
 		}
@@ -92,7 +105,10 @@ func declare(s scenarios.Spec, at types.CodeLocation) {
 	if s.Attempts > 1 {
 		decorations = append(decorations, FlakeAttempts(s.Attempts))
 	}
-	if !s.Control() {
+	if !s.Control() || s.SelfChecked {
+		if s.SelfChecked {
+			decorations = append(decorations, NegativeControl)
+		}
 		It(s.Text, append(decorations, func(ctx SpecContext) { s.Run(ctx, setup, scenarios.Input{}) })...)
 		return
 	}
