@@ -25,20 +25,9 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
 		dir = filepath.Dir(file)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	checked := failsOfScenarios(t, fset, filepath.Join(dir, "..", "..", "scenarios"))
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sources(t, fset, dir) {
 		// A negative control is a function that calls InterceptGomegaFailure
 		// and matches the error it returns.
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -84,19 +73,8 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 // returns how many controls it checked.
 func failsOfScenarios(t *testing.T, fset *token.FileSet, dir string) int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sources(t, fset, dir) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			kv, ok := n.(*ast.KeyValueExpr)
 			if !ok {
@@ -120,6 +98,27 @@ func failsOfScenarios(t *testing.T, fset *token.FileSet, dir string) int {
 		})
 	}
 	return checked
+}
+
+// sources are the Go files of dir but its tests, parsed.
+func sources(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
 }
 
 func callee(c *ast.CallExpr) string {
