@@ -427,12 +427,6 @@ func (o options) step(feature, step string, m e2e.SyncMode, e entry, body func(c
 	}
 }
 
-// probe is the probe.Options of the scenarios that take them: the
-// options' handler (WithHandler), the probe's handler check off with it.
-func (o options) probe() probe.Options {
-	return probe.Options{WrapHandler: o.handler, NoHandlerCheck: o.handler != nil}
-}
-
 var (
 	existingMu sync.Mutex
 	connected  = map[string]cluster.Cluster{}
