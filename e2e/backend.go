@@ -367,23 +367,23 @@ func backendMismatch(name string, labels []string) string {
 	return fmt.Sprintf("the %s backend's own processes", strings.Join(want, " or "))
 }
 
-// capabilityGaps lists the spec's capability labels c does not satisfy.
+// capabilityGaps lists what c lacks of the spec's capability labels
+// (cluster.Lacks), then the labels that name no capability.
 func capabilityGaps(c cluster.Cluster, labels []string) []string {
-	var missing []string
+	var unknown []string
+	var needs []cluster.Capability
 	for _, l := range labels {
 		name, ok := strings.CutPrefix(l, capabilityLabelPrefix)
 		if !ok {
 			continue
 		}
-		want, known := capabilityNamed(name)
-		switch {
-		case !known:
-			missing = append(missing, name+" (an unknown capability label)")
-		case !want.Has(c):
-			missing = append(missing, name)
+		if want, known := cluster.CapabilityNamed(name); known {
+			needs = append(needs, want)
+		} else {
+			unknown = append(unknown, name+" (an unknown capability label)")
 		}
 	}
-	return missing
+	return append(cluster.Lacks(c, cluster.Spec{}, needs...), unknown...)
 }
 
 // skipLacking skips the current spec, naming the backend and what it lacks.
@@ -499,7 +499,7 @@ func linkShared(ctx context.Context, d cluster.Backend, c cluster.Cluster, data 
 	if !ok {
 		ginkgo.Fail(fmt.Sprintf("backend %s says it adds etcd links on demand, but its cluster %s (%T) cannot (cluster.EtcdLinker)", d.Name, c.Name(), c))
 	}
-	if hasEtcdLinks(c) {
+	if cluster.HasEtcdLinks(c) {
 		return
 	}
 	end := data.phase(timing.ClusterStart)

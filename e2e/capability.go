@@ -6,16 +6,12 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 )
 
-// A Capability is what a spec needs of the backend beyond a kubeconfig:
-// one definition carries its name, the check on a started cluster and the
-// label a spec asks for it with ("capability:<name>"). A spec whose backend
-// lacks one is skipped, naming it (startCluster).
-type Capability struct {
-	// Name is the label's suffix and what a skip names.
-	Name string
-	// Has says whether a started cluster has the capability.
-	Has func(cluster.Cluster) bool
-}
+// A Capability is what a spec needs of the backend beyond a kubeconfig: a
+// cluster.Capability (its name and its check on a started cluster, next
+// to the cluster interfaces it checks for) with the label a spec asks for
+// it with ("capability:<name>"). A spec whose cluster lacks one is
+// skipped, naming it (startCluster, through cluster.Lacks).
+type Capability struct{ cluster.Capability }
 
 // capabilityLabelPrefix starts every capability label.
 const capabilityLabelPrefix = "capability:"
@@ -23,43 +19,20 @@ const capabilityLabelPrefix = "capability:"
 // Label is the Ginkgo label that asks for c.
 func (c Capability) Label() ginkgo.Labels { return ginkgo.Label(capabilityLabelPrefix + c.Name) }
 
-// The capabilities a spec can ask for.
+// The capabilities a spec can ask for (cluster.Capabilities).
 var (
 	// CapabilityAPIServerRestart: stop and start each kube-apiserver.
-	CapabilityAPIServerRestart = Capability{"apiserver-restart", implements[cluster.APIServerController]}
+	CapabilityAPIServerRestart = Capability{cluster.CapabilityAPIServerRestart}
 	// CapabilityEtcdCompaction: compact etcd's history.
-	CapabilityEtcdCompaction = Capability{"etcd-compaction", implements[cluster.EtcdCompactor]}
+	CapabilityEtcdCompaction = Capability{cluster.CapabilityEtcdCompaction}
 	// CapabilityEtcdSnapshot: snapshot etcd and restore the snapshot.
-	CapabilityEtcdSnapshot = Capability{"etcd-snapshot", implements[cluster.EtcdSnapshotter]}
+	CapabilityEtcdSnapshot = Capability{cluster.CapabilityEtcdSnapshot}
 	// CapabilityCertRotation: rotate the serving CA and certificates.
-	CapabilityCertRotation = Capability{"cert-rotation", implements[cluster.CertRotator]}
+	CapabilityCertRotation = Capability{cluster.CapabilityCertRotation}
 	// CapabilityHA: two or more kube-apiservers, each stopped and started
 	// on its own.
-	CapabilityHA = Capability{"ha", func(c cluster.Cluster) bool {
-		a, ok := c.(cluster.APIServerController)
-		return ok && a.NumAPIServers() >= 2
-	}}
+	CapabilityHA = Capability{cluster.CapabilityHA}
 	// CapabilityAPIServerUpgrade: two or more kube-apiservers, each run at
 	// another version in place (a rolling control-plane upgrade).
-	CapabilityAPIServerUpgrade = Capability{"apiserver-upgrade", func(c cluster.Cluster) bool {
-		u, ok := c.(cluster.APIServerUpgrader)
-		return ok && u.NumAPIServers() >= 2
-	}}
+	CapabilityAPIServerUpgrade = Capability{cluster.CapabilityAPIServerUpgrade}
 )
-
-var capabilities = []Capability{CapabilityAPIServerRestart, CapabilityEtcdCompaction, CapabilityEtcdSnapshot, CapabilityCertRotation, CapabilityHA, CapabilityAPIServerUpgrade}
-
-// capabilityNamed is the capability a label names.
-func capabilityNamed(name string) (Capability, bool) {
-	for _, c := range capabilities {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return Capability{}, false
-}
-
-func implements[T any](c cluster.Cluster) bool {
-	_, ok := c.(T)
-	return ok
-}

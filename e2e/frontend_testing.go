@@ -218,22 +218,7 @@ func (f *testingFrontEnd) TB() testing.TB       { return f.t }
 // Cluster gives the spec the run's cluster when it has what spec asks, or
 // skips it naming what is missing; the cluster is shared (Recover first).
 func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *specData) (cluster.Cluster, bool) {
-	var missing []string
-	if spec.APIServers > 1 {
-		a, ok := f.c.(cluster.APIServerController)
-		if !ok || a.NumAPIServers() < spec.APIServers {
-			missing = append(missing, fmt.Sprintf("%d kube-apiservers", spec.APIServers))
-		}
-	}
-	if spec.Profile != "" {
-		p, ok := f.c.(cluster.Profiled)
-		if !ok || p.ProfileName() != spec.Profile {
-			missing = append(missing, fmt.Sprintf("kube-apiserver flag profile %s", spec.Profile))
-		}
-	}
-	if spec.EtcdLinks && !hasEtcdLinks(f.c) {
-		missing = append(missing, "a fault proxy between each kube-apiserver and etcd (etcd links)")
-	}
+	missing := cluster.Lacks(f.c, spec)
 	if len(missing) > 0 {
 		f.Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", f.c.Name(), strings.Join(missing, " and ")))
 	}
@@ -241,18 +226,6 @@ func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *
 		f.Fail(err.Error())
 	}
 	return f.c, true
-}
-
-// hasEtcdLinks says whether c was started with a fault proxy between each
-// kube-apiserver and etcd: a cluster.EtcdLinks whose backend can have them
-// (the local backend's type always can) answers EtcdLink(0) only then.
-func hasEtcdLinks(c cluster.Cluster) bool {
-	l, ok := c.(cluster.EtcdLinks)
-	if !ok {
-		return false
-	}
-	_, err := l.EtcdLink(0)
-	return err == nil
 }
 
 // gomegaT is the spec's t for Gomega: its failures also go to the

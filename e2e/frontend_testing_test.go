@@ -118,7 +118,7 @@ func (c linkedCluster) EtcdLink(int) (*faultproxy.Proxy, error) {
 // missing, on a cluster without the etcd links it asks for and on a
 // client-go older than its constraint.
 func TestTestingFrontEndSkips(t *testing.T) {
-	if !hasEtcdLinks(linkedCluster{links: true}) || hasEtcdLinks(linkedCluster{}) || hasEtcdLinks(fakeCluster{}) {
+	if !cluster.HasEtcdLinks(linkedCluster{links: true}) || cluster.HasEtcdLinks(linkedCluster{}) || cluster.HasEtcdLinks(fakeCluster{}) {
 		t.Error("hasEtcdLinks: true only for a cluster that answers EtcdLink")
 	}
 	for _, tc := range []struct {

@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -227,20 +228,24 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 		run func(context.Context, e2e.Setup, scenarios.Input)
 	}
 	var all []assessment
-	contextSpeed, inContext := sc.Speed, ""
+	contextSpeed, contextNeeds, inContext := sc.Speed, []cluster.Capability(nil), ""
 	for _, s := range sc.Specs {
-		if s.Context != inContext { // a Context's speed is its first spec's
-			inContext, contextSpeed = s.Context, sc.Speed
+		if s.Context != inContext { // a Context's speed and needs are its first spec's
+			inContext, contextSpeed, contextNeeds = s.Context, sc.Speed, nil
 			if s.Context != "" {
-				contextSpeed = scenarios.Slower(sc.Speed, s.Speed)
+				contextSpeed, contextNeeds = scenarios.Slower(sc.Speed, s.Speed), capabilities(s.Needs)
 			}
 		}
 		if s.Control() {
 			continue
 		}
 		speed := scenarios.Slower(contextSpeed, s.Speed)
+		needs := append(capabilities(sc.Needs), contextNeeds...)
+		if s.Context == "" {
+			needs = append(needs, capabilities(s.Needs)...)
+		}
 		if s.Entries == nil {
-			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo}
+			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo, needs: needs}
 			if s.Feature == scenarios.ModeAlone {
 				e.name = ""
 			}
@@ -265,7 +270,7 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 			}
 			all = append(all, assessment{entry{
 				name: cmp.Or(se.Feature, se.Name), modes: modes, speed: string(scenarios.Slower(speed, se.Speed)),
-				clientGo: cmp.Or(se.ClientGo, s.ClientGo), defaultFlags: se.DefaultFlags,
+				clientGo: cmp.Or(se.ClientGo, s.ClientGo), defaultFlags: se.DefaultFlags, needs: needs,
 			}, se.Run})
 		}
 	}
@@ -278,6 +283,15 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 		b = o.perMode(b, sc.Name(), a.e, func(ctx context.Context, s e2e.Setup) { a.run(ctx, s, in) })
 	}
 	return b.Feature()
+}
+
+// capabilities are the cluster's capabilities of needs.
+func capabilities(needs []e2e.Capability) []cluster.Capability {
+	var out []cluster.Capability
+	for _, n := range needs {
+		out = append(out, n.Capability)
+	}
+	return out
 }
 
 // scenario is what a feature is named and labelled after: a Describe of
@@ -303,6 +317,10 @@ type entry struct {
 	// clientGo constrains the client-go in use (">= 0.36.0"), as the
 	// Ginkgo spec's e2e.ClientGo: an older one skips, saying so.
 	clientGo string
+	// needs is what the entry needs of the cluster (the scenario's, its
+	// Context's or its own): a cluster that lacks one skips it, saying so
+	// (cluster.Lacks, the check the Ginkgo suite makes).
+	needs []cluster.Capability
 	// defaultFlags, when set, says why the entry needs kube-apiserver's
 	// default flags: the scenario asks for no profile, which the testing
 	// front end takes for any (e2e.testingFrontEnd.Cluster), while the
@@ -407,6 +425,9 @@ func (o options) step(feature, step string, m e2e.SyncMode, e entry, body func(c
 			})
 		}
 		run.Spec(ctx, t, c, name, func(ctx context.Context) {
+			if missing := cluster.Lacks(c, cluster.Spec{}, e.needs...); len(missing) > 0 {
+				e2e.Skip(fmt.Sprintf("cluster %s lacks %s: create it with them to run this assessment", c.Name(), strings.Join(missing, ", ")))
+			}
 			if e.clientGo != "" {
 				e2e.RequireClientGo(e.clientGo)
 			}
