@@ -116,6 +116,82 @@ func TestCatalogueNamesValues(t *testing.T) {
 	}
 }
 
+// TestCatalogueNamesWhatExists: every `scenarios.X` the catalogue names is
+// a declaration of this package, and every file or directory it names
+// (`scenarios/s1_apiserver_restart.go`) is in the repository: a rename
+// that leaves the catalogue behind fails here.
+func TestCatalogueNamesWhatExists(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Dir(file)
+	root := filepath.Join(dir, "..")
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "scenarios.md"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("the catalogue is not here (the module outside its repository, as a dependency): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, f := range parsed(t, token.NewFileSet(), dir) {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					declared[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch spec := spec.(type) {
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							declared[n.Name] = true
+						}
+					case *ast.TypeSpec:
+						declared[spec.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	named := 0
+	for _, m := range regexp.MustCompile("`scenarios\\.([A-Z][A-Za-z0-9]*)").FindAllStringSubmatch(string(doc), -1) {
+		named++
+		if !declared[m[1]] {
+			t.Errorf("docs/scenarios.md names scenarios.%s, which package scenarios does not declare", m[1])
+		}
+	}
+	for _, m := range regexp.MustCompile("`((?:scenarios|suites|e2e|cluster|probe|report|hack|fixtures|integrations|docs)/[A-Za-z0-9_./-]+)`").FindAllStringSubmatch(string(doc), -1) {
+		named++
+		if _, err := os.Stat(filepath.Join(root, m[1])); err != nil {
+			t.Errorf("docs/scenarios.md names %s: %v", m[1], err)
+		}
+	}
+	if named < 50 {
+		t.Fatalf("found %d names in docs/scenarios.md, want 50 or more: is the test reading the catalogue?", named)
+	}
+}
+
+// parsed are the package's Go files but its tests, parsed.
+func parsed(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
 // registered is a variable holding a registered value, and its file.
 type registered struct{ name, file string }
 
@@ -124,20 +200,10 @@ type registered struct{ name, file string }
 // written in the call: literals).
 func registeredValues(t *testing.T, dir string) map[string]registered {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	out := map[string]registered{}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset := token.NewFileSet()
+	for _, f := range parsed(t, fset, dir) {
+		name := fset.Position(f.Pos()).Filename
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.VAR {
