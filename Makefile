@@ -249,10 +249,11 @@ bench-start: binaries ## Compare how long a ready control plane takes, in one ru
 VET_PLATFORMS = darwin/arm64 windows/amd64
 
 .PHONY: verify
-verify: ## gofmt, go vet (also for macOS and Windows), the import rules (hack/importrules: the house's floors), staticcheck and actionlint of the workflows (pinned in tools/go.mod) and shellcheck of the scripts.
+verify: ## gofmt, go vet (also for macOS and Windows), the import rules (hack/importrules: the house's floors), the docs' links and paths (hack/docscheck), staticcheck and actionlint of the workflows (pinned in tools/go.mod) and shellcheck of the scripts.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run ./hack/importrules
+	$(GO) run ./hack/docscheck
 	# The suite's go.mod (what importers get) is tidy on its own, so its go
 	# directive is the highest its requirements need, and vetted on the
 	# versions it requires (no workspace: the lowest client-go it supports);
