@@ -89,7 +89,9 @@ func (b specBound) Ratio() float64 {
 
 var scenarioPrefix = regexp.MustCompile(`^S(\d+)\b`)
 
-// scenarioOf is a spec's scenario ("S1" ... "S15"), or "other".
+// scenarioOf is a spec's scenario, the ID its name starts with ("S1"; the
+// Ginkgo specs made from a scenarios.Scenario are named ID, title, ...), or
+// "other".
 func scenarioOf(spec string) string {
 	if m := scenarioPrefix.FindString(spec); m != "" {
 		return m
@@ -97,7 +99,7 @@ func scenarioOf(spec string) string {
 	return "other"
 }
 
-// compareScenarios orders S1, S2, ..., S15, then other.
+// compareScenarios orders S1, S2, ..., S10, ..., then other.
 func compareScenarios(a, b string) int {
 	na, ea := strconv.Atoi(strings.TrimPrefix(a, "S"))
 	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "S"))
