@@ -192,6 +192,57 @@ func parsed(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 	return files
 }
 
+// TestControlsNameTheirAssertions: a negative control proves an assertion
+// can fail by matching its message, so both use one named constant: a
+// control matching free text keeps passing while the assertion it was
+// written against is reworded into something else. Each Fails term of a
+// value is a constant, never a literal string.
+func TestControlsNameTheirAssertions(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	fset := token.NewFileSet()
+	checked := 0
+	for _, f := range parsed(t, fset, filepath.Dir(file)) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Fails" {
+				return true
+			}
+			checked++
+			lit, ok := kv.Value.(*ast.CompositeLit)
+			if !ok {
+				t.Errorf("%s: Fails is not a literal list of the assertions' constants", fset.Position(kv.Pos()))
+				return true
+			}
+			for _, e := range lit.Elts {
+				if b, ok := e.(*ast.BasicLit); ok && b.Kind == token.STRING {
+					t.Errorf("%s: a negative control matches the free text %s: name the assertion's message with a constant and use it in both", fset.Position(b.Pos()), b.Value)
+				}
+			}
+			return true
+		})
+	}
+	if controls := countControls(); checked < controls || controls < 60 {
+		t.Fatalf("checked %d Fails of %d negative controls (want 60 or more): is the test reading the right files?", checked, controls)
+	}
+}
+
+// countControls counts the registered values' negative controls that
+// match Fails.
+func countControls() int {
+	n := 0
+	for _, sc := range All() {
+		for _, s := range sc.Specs {
+			if len(s.Fails) > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // registered is a variable holding a registered value, and its file.
 type registered struct{ name, file string }
 

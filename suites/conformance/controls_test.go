@@ -15,9 +15,10 @@ import (
 // one named constant: a control matching free text (as S3's, S4's, S8-S12's
 // did) keeps passing while the assertion it was written against is reworded
 // into something else. The scenarios' controls name theirs in
-// scenarios.Spec.Fails (package scenarios); the specs written here match
-// with MatchError, where literal strings are allowed only as further terms
-// of an And whose first term is a constant (the detector's "informer pods").
+// scenarios.Spec.Fails (checked in package scenarios,
+// TestControlsNameTheirAssertions); the specs written here match with
+// MatchError, where literal strings are allowed only as further terms of
+// an And whose first term is a constant (the detector's "informer pods").
 func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 	// The package's sources, found from this file's path: make e2e runs
 	// the suite's binary outside the package directory.
@@ -26,7 +27,7 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 		dir = filepath.Dir(file)
 	}
 	fset := token.NewFileSet()
-	checked := failsOfScenarios(t, fset, filepath.Join(dir, "..", "..", "scenarios"))
+	checked := 0
 	for _, f := range sources(t, fset, dir) {
 		// A negative control is a function that calls InterceptGomegaFailure
 		// and matches the error it returns.
@@ -63,41 +64,9 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 			return true
 		})
 	}
-	if checked < 60 {
-		t.Fatalf("found %d negative controls (Fails of the scenarios' values, MatchError calls here), want 60 or more: is the test looking in the right place?", checked)
+	if checked < 1 {
+		t.Fatalf("found %d MatchError calls in the specs written here, want the consistency detector's control at least: is the test looking in the right place?", checked)
 	}
-}
-
-// failsOfScenarios checks the Fails of the scenarios' values (package
-// scenarios, in dir): each term a constant, never a literal string. It
-// returns how many controls it checked.
-func failsOfScenarios(t *testing.T, fset *token.FileSet, dir string) int {
-	t.Helper()
-	checked := 0
-	for _, f := range sources(t, fset, dir) {
-		ast.Inspect(f, func(n ast.Node) bool {
-			kv, ok := n.(*ast.KeyValueExpr)
-			if !ok {
-				return true
-			}
-			if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Fails" {
-				return true
-			}
-			checked++
-			lit, ok := kv.Value.(*ast.CompositeLit)
-			if !ok {
-				t.Errorf("%s: Fails is not a literal list of the assertions' constants", fset.Position(kv.Pos()))
-				return true
-			}
-			for _, e := range lit.Elts {
-				if b, ok := e.(*ast.BasicLit); ok && b.Kind == token.STRING {
-					t.Errorf("%s: a negative control matches the free text %s: name the assertion's message with a constant and use it in both", fset.Position(b.Pos()), b.Value)
-				}
-			}
-			return true
-		})
-	}
-	return checked
 }
 
 // sources are the Go files of dir but its tests, parsed.
