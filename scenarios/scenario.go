@@ -223,7 +223,9 @@ var (
 )
 
 // Register adds s to the scenarios (All) and returns it; each scenario's
-// file registers its value. It panics on a value without ID or title, or
+// file registers its value, in a package-level variable, so that every
+// value is in All before the suites and the features are made from it
+// (a value registered later is in neither). It panics on a value without ID or title, or
 // on a name registered twice (a programming error).
 func Register(s Scenario) Scenario {
 	_, s.file, s.line, _ = runtime.Caller(1)
