@@ -34,8 +34,7 @@ type Backend struct {
 	// set). ctx bounds the start only (for a Shared
 	// backend it is the context of the spec that happened to ask first);
 	// the cluster lives until its Close. On error Start leaves nothing
-	// behind and returns a nil cluster. The cluster must implement
-	// Addressable (the fault proxy goes in front of it).
+	// behind and returns a nil cluster.
 	Start func(ctx context.Context, spec Spec, h Harness) (Cluster, error)
 
 	// Optional.

@@ -15,6 +15,10 @@ func (bare) RESTConfig(User) (*rest.Config, error) { return &rest.Config{}, nil 
 func (bare) KubeconfigPath(User) (string, error)   { return "", nil }
 func (bare) ArtifactsDir() string                  { return "" }
 func (bare) Close(context.Context) error           { return nil }
+func (bare) APIServerAddrs() []string              { return nil }
+func (bare) RESTConfigFor(User, string) (*rest.Config, error) {
+	return &rest.Config{}, nil
+}
 
 type twoAPIServers struct {
 	bare

@@ -48,9 +48,13 @@ type Cluster interface {
 	ArtifactsDir() string
 	// Close stops whatever the backend started and releases its resources.
 	Close(ctx context.Context) error
+	// Every cluster gives clients for another address: a fault proxy goes
+	// in front of each spec's kube-apiservers.
+	Addressable
 }
 
-// Addressable clusters give clients for another address (a fault proxy in front of the apiserver).
+// Addressable clusters give clients for another address (a fault proxy in
+// front of the apiserver); every Cluster is one.
 type Addressable interface {
 	// APIServerAddrs are host:port of every kube-apiserver, the fault proxy's upstreams.
 	APIServerAddrs() []string

@@ -64,6 +64,10 @@ func (fakeCluster) RESTConfig(cluster.User) (*rest.Config, error) { return &rest
 func (fakeCluster) KubeconfigPath(cluster.User) (string, error)   { return "", nil }
 func (fakeCluster) ArtifactsDir() string                          { return "" }
 func (fakeCluster) Close(context.Context) error                   { return nil }
+func (fakeCluster) APIServerAddrs() []string                      { return nil }
+func (fakeCluster) RESTConfigFor(cluster.User, string) (*rest.Config, error) {
+	return &rest.Config{}, nil
+}
 
 // fakeAPIServers can restart n apiservers.
 type fakeAPIServers struct {

@@ -113,11 +113,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	}
 	c, shared := current().Cluster(ctx, spec, e.data)
 	defer e.TimePhase(timing.EnvSetup)()
-	addr, ok := c.(cluster.Addressable)
-	if !ok {
-		Fail(fmt.Sprintf("cluster %s does not implement cluster.Addressable (no fault proxy can go in front of it)", c.Name()))
-	}
-	e.Backend, e.Proxy = c, StartProxy(addr)
+	e.Backend, e.Proxy = c, StartProxy(c)
 	e.Proxy.Faults = e.Faults
 	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -138,7 +134,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.Subjects, err = NewSubjects(e.Writer, dc, e.stack.Resource(), e.Namespace)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	e.User, err = addr.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
+	e.User, err = c.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	// The spec's time axis starts here, the cluster ready.
 	e.startTimeline()
@@ -230,7 +226,7 @@ func Pod(namespace, name string) *corev1.Pod {
 // i of its own (a single-address cluster asked for the second).
 func (e *Env) ConfigThrough(user cluster.User, i int) *rest.Config {
 	ginkgo.GinkgoHelper()
-	c := Require[cluster.Addressable](e.Backend, "reach each kube-apiserver by its own address")
+	c := e.Backend
 	addrs := c.APIServerAddrs()
 	if i < 0 || i >= len(addrs) {
 		Skip(fmt.Sprintf("backend %s has %d kube-apiserver address(es), the spec asks for number %d", e.Backend.Name(), len(addrs), i))

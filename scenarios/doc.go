@@ -27,6 +27,6 @@ const (
 // apiServers is a cluster with several kube-apiservers a scenario can stop,
 // start and reach one by one.
 type apiServers interface {
+	cluster.Cluster
 	cluster.APIServerController
-	cluster.Addressable
 }

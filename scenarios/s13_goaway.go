@@ -104,8 +104,7 @@ const GoawayNoReinit = "resumed across every GOAWAY without re-initialising"
 // informers' client (a negative control breaks it).
 func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "goaway"})
-	c := e2e.Require[cluster.Addressable](env.Backend, "reach one of several kube-apiservers by its own URL")
-	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
+	Expect(env.Backend.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restoreRoundRobin := env.Proxy.RoundRobin()
 	e2e.DeferCleanup(0, func(context.Context) error { restoreRoundRobin(); return nil })
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))

@@ -165,8 +165,8 @@ const caRotationGate = features.Feature("ClientsAllowCARotation")
 
 // certRotation is what S15 needs of the cluster.
 type certRotation interface {
+	cluster.Cluster
 	cluster.CertRotator
-	cluster.Addressable
 }
 
 // The kinds of failure of a request that got no answer.

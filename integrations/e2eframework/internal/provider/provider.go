@@ -264,14 +264,12 @@ func (s *State) WaitForControlPlane(ctx context.Context, client klient.Client) e
 	}
 	var cfgs []*rest.Config
 	if a, ok := c.(cluster.APIServerController); ok {
-		if addr, ok := c.(cluster.Addressable); ok {
-			for i := range a.NumAPIServers() {
-				cfg, err := addr.RESTConfigFor(cluster.Admin, a.APIServerURL(i))
-				if err != nil {
-					return err
-				}
-				cfgs = append(cfgs, cfg)
+		for i := range a.NumAPIServers() {
+			cfg, err := c.RESTConfigFor(cluster.Admin, a.APIServerURL(i))
+			if err != nil {
+				return err
 			}
+			cfgs = append(cfgs, cfg)
 		}
 	}
 	if len(cfgs) == 0 {
