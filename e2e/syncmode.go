@@ -126,7 +126,10 @@ const (
 	LabelExtraStack  = "extra-stack"
 )
 
-// One idiom declares the sync modes (and stacks) of every spec:
+// The scenarios declare their sync modes and stacks in their values
+// (scenarios.Entry.Modes, scenarios.Spec.Mode), from which the suite's
+// specs are made with these helpers. A spec written by hand (the
+// consistency detector's, a downstream's own) declares them the same way:
 //
 //   - a table over both modes: DescribeSyncModes(text, body), or, in a
 //     table with more entries or parameters, BothSyncModes(params...) and
