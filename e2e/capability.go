@@ -17,7 +17,12 @@ type Capability struct{ cluster.Capability }
 const capabilityLabelPrefix = "capability:"
 
 // Label is the Ginkgo label that asks for c.
-func (c Capability) Label() ginkgo.Labels { return ginkgo.Label(capabilityLabelPrefix + c.Name) }
+func (c Capability) Label() ginkgo.Labels { return CapabilityLabel(c.Capability) }
+
+// CapabilityLabel is the Ginkgo label that asks for c.
+func CapabilityLabel(c cluster.Capability) ginkgo.Labels {
+	return ginkgo.Label(capabilityLabelPrefix + c.Name)
+}
 
 // The capabilities a spec can ask for (cluster.Capabilities).
 var (

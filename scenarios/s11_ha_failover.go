@@ -24,7 +24,7 @@ import (
 // restarted apiserver, both sync modes, and its negative control.
 var S11Failover = Register(Scenario{
 	ID: "S11", Title: "HA apiservers: failover", Labels: []string{"ha"},
-	Needs: []e2e.Capability{e2e.CapabilityHA, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityHA, cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text: "to a warm apiserver: the resume is accepted, no re-initialisation", Sample: true,

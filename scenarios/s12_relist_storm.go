@@ -28,7 +28,7 @@ import (
 // control; slow.
 var S12Storm = Register(Scenario{
 	ID: "S12", Title: "relist storm cost", Labels: []string{"relist-storm"},
-	Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text: "every informer converges after an apiserver restart, each re-initialising a bounded number of times", Speed: Slow,

@@ -24,7 +24,7 @@ import (
 // S13Goaway is S13's value: both sync modes, and its negative control.
 var S13Goaway = Register(Scenario{
 	ID: "S13", Title: "GOAWAY across HA kube-apiservers", Labels: []string{"goaway"},
-	Needs: []e2e.Capability{e2e.CapabilityHA},
+	Needs: []cluster.Capability{cluster.CapabilityHA},
 	Specs: []Spec{
 		{
 			Text:    "informers move with their connections and resume their watches on the other apiserver: no failed request, no re-initialisation",

@@ -28,7 +28,7 @@ import (
 // CAs rotated.
 var S15Rotation = Register(Scenario{
 	ID: "S15", Title: "certificate rotation", Labels: []string{"cert-rotation"},
-	Needs: []e2e.Capability{e2e.CapabilityCertRotation}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityCertRotation}, Disruptive: true,
 	Specs: []Spec{
 		// Short texts: the artifacts directory takes the first 100 characters
 		// of the spec's full name, which must still tell the sync modes apart.

@@ -35,7 +35,7 @@ const S17Objects = 20
 // negative control (client-go v0.36+).
 var S17View = Register(Scenario{
 	ID: "S17", Title: "what a handler sees of the store during a relist", Labels: []string{"relist-view", "compaction", "release-sensitive"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdCompaction}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text: "every handler call of a relist after a 410 sees a store the server once had", Sample: true,

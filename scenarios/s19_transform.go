@@ -38,7 +38,7 @@ const S19Resync = time.Second
 // and its negative control.
 var S19Transform = Register(Scenario{
 	ID: "S19", Title: "an informer with a transform", Labels: []string{"transform", "compaction", "release-sensitive"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdCompaction}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text:   "transforms every object of the store and of every handler call once (lists, watch events, resyncs, tombstones; from client-go v0.34.3 a streaming list's objects twice)",

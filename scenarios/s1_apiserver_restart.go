@@ -17,7 +17,7 @@ import (
 // informer stack; and its negative control.
 var S1Restart = Register(Scenario{
 	ID: "S1", Title: "kube-apiserver restart", Labels: []string{"apiserver-restart"},
-	Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA}, Disruptive: true,
 	Specs: []Spec{
 		{Text: "the informer resumes, converges and relists only where the server says so", Entries: s1Entries()},
 		// A transport that reports the end of every watch stream as an

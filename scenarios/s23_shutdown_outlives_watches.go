@@ -18,7 +18,7 @@ import (
 // its negative controls.
 var S23Shutdown = Register(Scenario{
 	ID: "S23", Title: "kube-apiserver shutdown outliving its watches", Labels: []string{"apiserver-shutdown", "ha"},
-	Needs: []e2e.Capability{e2e.CapabilityHA, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityHA, cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: append(s23Drains(),
 		// The watch ends cleanly at the shutdown timeout: a client that
 		// relists on every watch end must be caught.

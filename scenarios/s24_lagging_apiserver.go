@@ -21,7 +21,7 @@ import (
 // negative control.
 var S24Lagging = Register(Scenario{
 	ID: "S24", Title: "a relist through a lagging kube-apiserver", Labels: []string{"lagging-apiserver", "ha"},
-	Needs: []e2e.Capability{e2e.CapabilityHA}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityHA}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text: "never goes back in time: no deleted object returns, no seen object vanishes or gets older", Sample: true,

@@ -22,7 +22,7 @@ import (
 // negative controls; slow.
 var S25Upgrade = Register(Scenario{
 	ID: "S25", Title: "rolling control-plane upgrade", Labels: []string{"apiserver-upgrade"},
-	Needs: []e2e.Capability{e2e.CapabilityAPIServerUpgrade}, Disruptive: true, Speed: Slow,
+	Needs: []cluster.Capability{cluster.CapabilityAPIServerUpgrade}, Disruptive: true, Speed: Slow,
 	Specs: []Spec{
 		{
 			Text: "each kube-apiserver upgraded in turn: the watch resumes on the other version, nothing missed, no needless relist", Sample: true,

@@ -25,7 +25,7 @@ import (
 // restart while the informer waits to resume; with negative controls.
 var S5Compaction = Register(Scenario{
 	ID: "S5", Title: "etcd compaction", Labels: []string{"compaction"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdCompaction}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Context: "when etcd is compacted while the informer is watching", Speed: Slow,
@@ -35,7 +35,7 @@ var S5Compaction = Register(Scenario{
 			}}},
 		},
 		{
-			Context: s5FailOverWithout, Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Context: s5FailOverWithout, Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA},
 			Text: "the resume is answered 410, the informer relists and observes every delete as a tombstone",
 			Entries: []Entry{{Modes: AllStacks, Feature: "fail-over without the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
 				s5Relisted(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: true, FailOver: true, Wrap: in.Handler}))
@@ -60,7 +60,7 @@ var S5Compaction = Register(Scenario{
 		},
 		{
 			Context: "when etcd is compacted while the informer fails over between kube-apiservers with watch cache", Speed: Slow,
-			Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA},
 			Text:  "the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes",
 			Entries: []Entry{{Feature: "fail-over with the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
 				s5Resumed(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: true, Compact: true, FailOver: true, Wrap: in.Handler}))
@@ -77,7 +77,7 @@ var S5Compaction = Register(Scenario{
 			},
 		},
 		{
-			Context: s5Restart, Needs: []e2e.Capability{e2e.CapabilityAPIServerRestart, e2e.CapabilityHA},
+			Context: s5Restart, Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA},
 			Text: "without the watch cache the watch resumes from etcd: no relist, real Deletes",
 			Entries: []Entry{{Feature: "restart without the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
 				s5Resumed(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: false, Compact: false, Wrap: in.Handler}))

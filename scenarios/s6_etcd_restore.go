@@ -71,7 +71,7 @@ type EtcdRestoreInput struct {
 // modes, and the negative control.
 var S6Restore = Register(Scenario{
 	ID: "S6", Title: "etcd restored from an earlier snapshot", Labels: []string{"etcd-restore"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdSnapshot, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdSnapshot, cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Context: "when the restore is plain: resourceVersions go backwards", Sample: true,

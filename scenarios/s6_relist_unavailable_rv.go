@@ -79,7 +79,7 @@ func expectedRelist(m e2e.SyncMode) relistExpectation {
 // sync modes (LIST+WATCH slow), and its negative control.
 var S6Relist = Register(Scenario{
 	ID: "S6", Title: "etcd restored from an earlier snapshot, then a relist", Labels: []string{"etcd-restore"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdSnapshot, e2e.CapabilityAPIServerRestart}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdSnapshot, cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: []Spec{
 		// LIST+WATCH takes a minute by design (the REST client's 11 tries
 		// of the LIST, expectedRelist): slow; the streaming list seconds.

@@ -14,7 +14,7 @@ import (
 // its negative controls.
 var S7Recreate = Register(Scenario{
 	ID: "S7", Title: "same-name pod recreated while disconnected", Labels: []string{"recreate", "compaction"},
-	Needs: []e2e.Capability{e2e.CapabilityEtcdCompaction}, Disruptive: true,
+	Needs: []cluster.Capability{cluster.CapabilityEtcdCompaction}, Disruptive: true,
 	Specs: []Spec{
 		{
 			Text: "converges and tells the handler the old object ended (Delete or UID-changing Update)", Sample: true,

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/probe"
 )
@@ -39,7 +40,7 @@ type Scenario struct {
 	Labels []string
 	// Needs is what every spec of the scenario needs of the cluster beyond
 	// a kubeconfig; a spec may need more (Spec.Needs).
-	Needs []e2e.Capability
+	Needs []cluster.Capability
 	// Disruptive: the scenario breaks the control plane itself (restarts,
 	// compaction, restore), not only the client's connection.
 	Disruptive bool
@@ -92,7 +93,7 @@ type Spec struct {
 	Mode e2e.SyncMode
 	// Needs is what the spec (every spec of the Context) needs beyond the
 	// scenario's needs.
-	Needs []e2e.Capability
+	Needs []cluster.Capability
 	// Speed of every spec of the table (or of the Context).
 	Speed Speed
 	// Sample labels the single spec, or every spec of the table, sample.
@@ -128,6 +129,40 @@ func Slower(a, b Speed) Speed {
 		return b
 	}
 	return a
+}
+
+// Group is a run of a scenario's specs in one Context, with what the
+// Context needs and its speed (its first spec's, Spec.Context); a spec
+// without Context is a group of its own, its Needs and Speed its own.
+type Group struct {
+	Context string
+	Needs   []cluster.Capability
+	Speed   Speed
+	// Specs are the group's, each without the Needs and Speed the group
+	// holds for them.
+	Specs []Spec
+}
+
+// Groups are sc's specs as the Contexts they are in, in order: the one
+// reading of Spec.Context, for the Ginkgo specs and the features alike.
+func (sc Scenario) Groups() []Group {
+	var groups []Group
+	for _, s := range sc.Specs {
+		if s.Context != "" && len(groups) > 0 && groups[len(groups)-1].Context == s.Context {
+			s.Needs, s.Speed = nil, Fast
+			groups[len(groups)-1].Specs = append(groups[len(groups)-1].Specs, s)
+			continue
+		}
+		if s.Context == "" {
+			groups = append(groups, Group{Specs: []Spec{s}})
+			continue
+		}
+		g := Group{Context: s.Context, Needs: s.Needs, Speed: s.Speed}
+		s.Needs, s.Speed = nil, Fast
+		g.Specs = []Spec{s}
+		groups = append(groups, g)
+	}
+	return groups
 }
 
 // Control says whether the spec is a negative control.

@@ -78,7 +78,7 @@ const (
 	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S34.
 	LabelScenario = "scenario"
 	// LabelCapability is what the feature needs of the cluster beyond a
-	// kubeconfig (an e2e.Capability name: apiserver-restart, ha, ...), a
+	// kubeconfig (a cluster.Capability name: apiserver-restart, ha, ...), a
 	// value each, as the Ginkgo Describe's capability labels.
 	LabelCapability = "capability"
 	// LabelDisruptive is "true" on the features that break the control
@@ -228,50 +228,42 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 		run func(context.Context, e2e.Setup, scenarios.Input)
 	}
 	var all []assessment
-	contextSpeed, contextNeeds, inContext := sc.Speed, []cluster.Capability(nil), ""
-	for _, s := range sc.Specs {
-		if s.Context != inContext { // a Context's speed and needs are its first spec's
-			inContext, contextSpeed, contextNeeds = s.Context, sc.Speed, nil
-			if s.Context != "" {
-				contextSpeed, contextNeeds = scenarios.Slower(sc.Speed, s.Speed), capabilities(s.Needs)
-			}
-		}
-		if s.Control() {
-			continue
-		}
-		speed := scenarios.Slower(contextSpeed, s.Speed)
-		needs := append(capabilities(sc.Needs), contextNeeds...)
-		if s.Context == "" {
-			needs = append(needs, capabilities(s.Needs)...)
-		}
-		if s.Entries == nil {
-			e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo, needs: needs}
-			if s.Feature == scenarios.ModeAlone {
-				e.name = ""
-			}
-			if s.Mode.Name != "" {
-				e.modes = []e2e.SyncMode{s.Mode}
-			}
-			all = append(all, assessment{e, s.Run})
-			continue
-		}
-		for _, se := range s.Entries {
-			if se.Feature == "-" {
+	for _, g := range sc.Groups() {
+		for _, s := range g.Specs {
+			if s.Control() {
 				continue
 			}
-			var modes []e2e.SyncMode
-			for _, m := range se.ModesOf() {
-				if m.Stack.OrTyped() == probe.StackTyped {
-					modes = append(modes, m)
+			speed := scenarios.Slower(sc.Speed, scenarios.Slower(g.Speed, s.Speed))
+			needs := slices.Concat(sc.Needs, g.Needs, s.Needs)
+			if s.Entries == nil {
+				e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo, needs: needs}
+				if s.Feature == scenarios.ModeAlone {
+					e.name = ""
 				}
-			}
-			if len(modes) == 0 {
+				if s.Mode.Name != "" {
+					e.modes = []e2e.SyncMode{s.Mode}
+				}
+				all = append(all, assessment{e, s.Run})
 				continue
 			}
-			all = append(all, assessment{entry{
-				name: cmp.Or(se.Feature, se.Name), modes: modes, speed: string(scenarios.Slower(speed, se.Speed)),
-				clientGo: cmp.Or(se.ClientGo, s.ClientGo), defaultFlags: se.DefaultFlags, needs: needs,
-			}, se.Run})
+			for _, se := range s.Entries {
+				if se.Feature == "-" {
+					continue
+				}
+				var modes []e2e.SyncMode
+				for _, m := range se.ModesOf() {
+					if m.Stack.OrTyped() == probe.StackTyped {
+						modes = append(modes, m)
+					}
+				}
+				if len(modes) == 0 {
+					continue
+				}
+				all = append(all, assessment{entry{
+					name: cmp.Or(se.Feature, se.Name), modes: modes, speed: string(scenarios.Slower(speed, se.Speed)),
+					clientGo: cmp.Or(se.ClientGo, s.ClientGo), defaultFlags: se.DefaultFlags, needs: needs,
+				}, se.Run})
+			}
 		}
 	}
 	slow := len(all) > 0
@@ -285,21 +277,12 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 	return b.Feature()
 }
 
-// capabilities are the cluster's capabilities of needs.
-func capabilities(needs []e2e.Capability) []cluster.Capability {
-	var out []cluster.Capability
-	for _, n := range needs {
-		out = append(out, n.Capability)
-	}
-	return out
-}
-
 // scenario is what a feature is named and labelled after: a Describe of
 // the Ginkgo suite.
 type scenario struct {
 	id         string // LabelScenario: "S1"
 	name       string // the Describe's text
-	needs      []e2e.Capability
+	needs      []cluster.Capability
 	disruptive bool
 	slow       bool // every assessment is slow (LabelSpeed)
 }

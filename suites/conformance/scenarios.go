@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	gtypes "github.com/onsi/gomega/types"
 
+	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/scenarios"
 )
@@ -31,28 +32,19 @@ func describe(sc scenarios.Scenario) {
 		decorations = append(decorations, Disruptive)
 	}
 	for _, c := range sc.Needs {
-		decorations = append(decorations, c.Label())
+		decorations = append(decorations, e2e.CapabilityLabel(c))
 	}
 	Describe(sc.Name(), append(decorations, func() {
-		for i := 0; i < len(sc.Specs); {
-			s := sc.Specs[i]
-			if s.Context == "" {
-				declare(s, at)
-				i++
+		for _, g := range sc.Groups() {
+			if g.Context == "" {
+				declare(g.Specs[0], at)
 				continue
 			}
-			n := 1
-			for i+n < len(sc.Specs) && sc.Specs[i+n].Context == s.Context {
-				n++
-			}
-			group := sc.Specs[i : i+n]
-			Context(s.Context, append(needsAndSpeed(s.Needs, s.Speed), at, func() {
-				for _, g := range group {
-					g.Needs, g.Speed = nil, scenarios.Fast
-					declare(g, at)
+			Context(g.Context, append(needsAndSpeed(g.Needs, g.Speed), at, func() {
+				for _, s := range g.Specs {
+					declare(s, at)
 				}
 			})...)
-			i += n
 		}
 	})...)
 }
@@ -123,10 +115,10 @@ func declare(s scenarios.Spec, at types.CodeLocation) {
 }
 
 // needsAndSpeed are the capability and speed labels of needs and speed.
-func needsAndSpeed(needs []e2e.Capability, speed scenarios.Speed) []any {
+func needsAndSpeed(needs []cluster.Capability, speed scenarios.Speed) []any {
 	var d []any
 	for _, c := range needs {
-		d = append(d, c.Label())
+		d = append(d, e2e.CapabilityLabel(c))
 	}
 	switch speed {
 	case scenarios.Slow:
