@@ -24,20 +24,13 @@ func CapabilityLabel(c cluster.Capability) ginkgo.Labels {
 	return ginkgo.Label(capabilityLabelPrefix + c.Name)
 }
 
-// The capabilities a spec can ask for (cluster.Capabilities).
+// The capabilities a spec can ask for: cluster.Capabilities, each with
+// its label (what each is: its cluster.Capability's comment).
 var (
-	// CapabilityAPIServerRestart: stop and start each kube-apiserver.
 	CapabilityAPIServerRestart = Capability{cluster.CapabilityAPIServerRestart}
-	// CapabilityEtcdCompaction: compact etcd's history.
-	CapabilityEtcdCompaction = Capability{cluster.CapabilityEtcdCompaction}
-	// CapabilityEtcdSnapshot: snapshot etcd and restore the snapshot.
-	CapabilityEtcdSnapshot = Capability{cluster.CapabilityEtcdSnapshot}
-	// CapabilityCertRotation: rotate the serving CA and certificates.
-	CapabilityCertRotation = Capability{cluster.CapabilityCertRotation}
-	// CapabilityHA: two or more kube-apiservers, each stopped and started
-	// on its own.
-	CapabilityHA = Capability{cluster.CapabilityHA}
-	// CapabilityAPIServerUpgrade: two or more kube-apiservers, each run at
-	// another version in place (a rolling control-plane upgrade).
+	CapabilityEtcdCompaction   = Capability{cluster.CapabilityEtcdCompaction}
+	CapabilityEtcdSnapshot     = Capability{cluster.CapabilityEtcdSnapshot}
+	CapabilityCertRotation     = Capability{cluster.CapabilityCertRotation}
+	CapabilityHA               = Capability{cluster.CapabilityHA}
 	CapabilityAPIServerUpgrade = Capability{cluster.CapabilityAPIServerUpgrade}
 )

@@ -915,16 +915,11 @@ func listsAheadAfter(after int) func(*rest.Config) *rest.Config {
 	}
 }
 
-// brokenStream is a broken client whose watch streams pass through rewrite
-// (a stream injector of its own, recording no fault: it is the client
-// under test).
-func brokenStream(rewrite func(*httpfault.Event) bool) func(*rest.Config) *rest.Config {
-	return brokenStreamFrom(func() func(*httpfault.Event) bool { return rewrite })
-}
-
-// brokenStreamFrom is brokenStream with a rewrite of its own for each
-// client it breaks (one that remembers what its watches brought).
-func brokenStreamFrom(newRewrite func() func(*httpfault.Event) bool) func(*rest.Config) *rest.Config {
+// brokenStream is a broken client whose watch streams pass through a
+// rewrite of its own per client (newRewrite's: one that may remember what
+// its watches brought), in a stream injector of its own, recording no
+// fault: it is the client under test.
+func brokenStream(newRewrite func() func(*httpfault.Event) bool) func(*rest.Config) *rest.Config {
 	return func(cfg *rest.Config) *rest.Config {
 		s := &httpfault.StreamInjector{}
 		s.RewriteEvents(httpfault.WatchStreams, newRewrite())
@@ -950,7 +945,7 @@ func s31Bookmark() runtime.Object {
 // streaming list's initial events, at a version other namespaces' writes
 // may have moved on (a shared cluster's), and losing it would fail the
 // initial sync's assertion before the writes' one.
-var LoseWatchEvents = brokenStreamFrom(func() func(*httpfault.Event) bool {
+var LoseWatchEvents = brokenStream(func() func(*httpfault.Event) bool {
 	var losing atomic.Bool
 	return func(e *httpfault.Event) bool {
 		if !e.Initial && e.Type != watch.Bookmark && e.Type != watch.Error {
@@ -965,7 +960,7 @@ var LoseWatchEvents = brokenStreamFrom(func() func(*httpfault.Event) bool {
 // before it pass (one comes soon after a streaming list's initial events,
 // at a version a shared cluster may have moved on: losing it would fail
 // an earlier assertion than the bookmark's).
-var DropBookmarks = brokenStreamFrom(func() func(*httpfault.Event) bool {
+var DropBookmarks = brokenStream(func() func(*httpfault.Event) bool {
 	var dropping atomic.Bool
 	return func(e *httpfault.Event) bool {
 		if e.Type != watch.Bookmark || e.InitialEventsEnd {
@@ -981,13 +976,15 @@ var DropBookmarks = brokenStreamFrom(func() func(*httpfault.Event) bool {
 // StaleBookmarks is a negative control's broken client: every BOOKMARK but
 // a streaming list's initial-events-end one reaches client-go at
 // resourceVersion 1 (a proxy replaying an old one).
-var StaleBookmarks = brokenStream(func(e *httpfault.Event) bool {
-	if e.Type == watch.Bookmark && !e.InitialEventsEnd {
-		if m, err := meta.Accessor(e.Object); err == nil {
-			m.SetResourceVersion("1")
+var StaleBookmarks = brokenStream(func() func(*httpfault.Event) bool {
+	return func(e *httpfault.Event) bool {
+		if e.Type == watch.Bookmark && !e.InitialEventsEnd {
+			if m, err := meta.Accessor(e.Object); err == nil {
+				m.SetResourceVersion("1")
+			}
 		}
+		return true
 	}
-	return true
 })
 
 // StaleControllerReader is a negative control's broken reader: it reads

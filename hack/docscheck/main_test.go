@@ -17,9 +17,14 @@ func TestCheck(t *testing.T) {
 	if err := os.WriteFile(md, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chdir(filepath.Join("..", "..")); err != nil { // the repository root, where the paths are
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = os.Chdir(wd) })
 	problems, n, err := check(md)
 	if err != nil {
 		t.Fatal(err)
