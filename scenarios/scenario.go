@@ -122,13 +122,16 @@ type Spec struct {
 	Attempts int
 }
 
-// Slower is the slower of a and b.
-func Slower(a, b Speed) Speed {
+// Slower is the slowest of speeds (Fast for none).
+func Slower(speeds ...Speed) Speed {
 	rank := map[Speed]int{Fast: 0, Slow: 1, Long: 2}
-	if rank[b] > rank[a] {
-		return b
+	slowest := Fast
+	for _, s := range speeds {
+		if rank[s] > rank[slowest] {
+			slowest = s
+		}
 	}
-	return a
+	return slowest
 }
 
 // Group is a run of a scenario's specs in one Context, with what the
@@ -148,19 +151,18 @@ type Group struct {
 func (sc Scenario) Groups() []Group {
 	var groups []Group
 	for _, s := range sc.Specs {
-		if s.Context != "" && len(groups) > 0 && groups[len(groups)-1].Context == s.Context {
+		last := len(groups) - 1
+		if s.Context == "" || last < 0 || groups[last].Context != s.Context {
+			groups = append(groups, Group{Context: s.Context})
+			last++
+			if s.Context != "" {
+				groups[last].Needs, groups[last].Speed = s.Needs, s.Speed
+			}
+		}
+		if s.Context != "" {
 			s.Needs, s.Speed = nil, Fast
-			groups[len(groups)-1].Specs = append(groups[len(groups)-1].Specs, s)
-			continue
 		}
-		if s.Context == "" {
-			groups = append(groups, Group{Specs: []Spec{s}})
-			continue
-		}
-		g := Group{Context: s.Context, Needs: s.Needs, Speed: s.Speed}
-		s.Needs, s.Speed = nil, Fast
-		g.Specs = []Spec{s}
-		groups = append(groups, g)
+		groups[last].Specs = append(groups[last].Specs, s)
 	}
 	return groups
 }

@@ -233,7 +233,7 @@ func Feature(sc scenarios.Scenario, opts ...Option) features.Feature {
 			if s.Control() {
 				continue
 			}
-			speed := scenarios.Slower(sc.Speed, scenarios.Slower(g.Speed, s.Speed))
+			speed := scenarios.Slower(sc.Speed, g.Speed, s.Speed)
 			needs := slices.Concat(sc.Needs, g.Needs, s.Needs)
 			if s.Entries == nil {
 				e := entry{name: cmp.Or(s.Feature, s.Text), speed: string(speed), clientGo: s.ClientGo, needs: needs}
