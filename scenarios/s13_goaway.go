@@ -35,8 +35,8 @@ var S13Goaway = Register(Scenario{
 		// on every move: the no-re-initialisation assertion must catch it.
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				GoawayRebalancing(ctx, s)
 			},
 			Fails: []string{GoawayNoReinit}, Because: "the S13 assertion catches a client that relists after a GOAWAY",

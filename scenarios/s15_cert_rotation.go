@@ -44,8 +44,8 @@ var S15Rotation = Register(Scenario{
 		// one and is refused (401) forever.
 		{
 			Text: "fails when the client holds its certificate in memory", Mode: e2e.StreamingList,
+			Client: InlineCredentials,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = InlineCredentials
 				ClientCARotation(ctx, s)
 			},
 			Fails: []string{RotationRecovers}, Because: "the S15 recovery bound catches a client that cannot reload its certificate",

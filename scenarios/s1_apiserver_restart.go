@@ -30,8 +30,8 @@ var S1Restart = Register(Scenario{
 		// from a sound one. The control passes when an attempt is caught.
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList, Attempts: 2,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				APIServerRestart(ctx, s, RestartInput{Stop: cluster.Hard})
 			},
 			Fails: []string{ResumesWatch, NeedlessReinit}, Because: "an S1 assertion catches a client that relists on every watch end",

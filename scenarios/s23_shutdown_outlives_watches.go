@@ -24,8 +24,8 @@ var S23Shutdown = Register(Scenario{
 		// relists on every watch end must be caught.
 		Spec{
 			Text: "fails when the client takes the end of a watch for an error", Mode: e2e.StreamingList,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownTimesOut})
 			},
 			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists when the watch ends",
@@ -35,8 +35,8 @@ var S23Shutdown = Register(Scenario{
 		// relists: the no-re-initialisation assertion must catch it.
 		Spec{
 			Text: "fails when the client takes the GOAWAY close for a watch error", Mode: e2e.StreamingList,
+			Client: GoawayCloseAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = GoawayCloseAsError
 				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownKilled})
 			},
 			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists after a GOAWAY close",

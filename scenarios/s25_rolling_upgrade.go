@@ -34,8 +34,8 @@ var S25Upgrade = Register(Scenario{
 		// becomes an error, and the informer relists instead of resuming.
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				RollingUpgrade(ctx, s, UpgradeInput{})
 			},
 			Fails: []string{NeedlessUpgradeReinit}, Because: "the S25 relist assertion catches a client that relists on every watch end",

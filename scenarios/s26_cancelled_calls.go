@@ -52,17 +52,17 @@ var S26Cancelled = Register(Scenario{
 		// Every answer (the 429) handed over 5 s after it came: the call
 		// returns 4 s after its context's end.
 		{
-			Text: "fails when the client holds its answers whatever the context",
+			Text:   "fails when the client holds its answers whatever the context",
+			Client: HoldAnswers(5 * time.Second),
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = HoldAnswers(5 * time.Second)
 				CancelledCall(ctx, s, WaitRetryAfter, EndCancel)
 			},
 			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a call held past its context",
 		},
 		{
-			Text: "fails when the client's rate limiter ignores the context",
+			Text:   "fails when the client's rate limiter ignores the context",
+			Client: ContextIgnoringRateLimiter,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = ContextIgnoringRateLimiter
 				CancelledCall(ctx, s, WaitRateLimiter, EndCancel)
 			},
 			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a rate limiter that waits past the context",

@@ -109,33 +109,33 @@ var S29RetryWatcher = Register(Scenario{
 			},
 		},
 		{
-			Text: "fails when the client resumes its watches without their resourceVersion",
+			Text:   "fails when the client resumes its watches without their resourceVersion",
+			Client: DropWatchResourceVersion,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = DropWatchResourceVersion
 				RetryWatcher(ctx, s, WatchEndedCleanly)
 			},
 			Fails: []string{RetryWatcherResumes}, Because: "the S29 assertion catches a resume that starts over",
 		},
 		{
-			Text: "fails when the client hides the refusal's status",
+			Text:   "fails when the client hides the refusal's status",
+			Client: httpfault.StatusesAsErrors,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = httpfault.StatusesAsErrors
 				RetryWatcher(ctx, s, WatchRefused)
 			},
 			Fails: []string{RetryWatcherReports}, Because: "the S29 assertion catches a refusal the RetryWatcher never reports",
 		},
 		{
-			Text: "fails when closing an open watch waits for its end",
+			Text:   "fails when closing an open watch waits for its end",
+			Client: DrainWatchOnClose,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = DrainWatchOnClose
 				RetryWatcher(ctx, s, WatchEndedCleanly)
 			},
 			Fails: []string{RetryWatcherStops}, Because: "the S29 assertion catches a Stop that never completes",
 		},
 		{
-			Text: "fails when no event of a re-watch reaches UntilWithSync",
+			Text:   "fails when no event of a re-watch reaches UntilWithSync",
+			Client: SilentRewatches,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = SilentRewatches
 				UntilWithSync(ctx, s, WatchEndedCleanly)
 			},
 			Fails: []string{UntilWithSyncDelivers}, Because: "the S29 assertion catches objects UntilWithSync never sees",

@@ -91,43 +91,43 @@ var S31ResourceVersions = Register(Scenario{
 		},
 		{
 			Text: "fails when the client's lists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
+			Client: ListsAhead,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = ListsAhead
 				ResourceVersionAPIs(ctx, s, nil)
 			},
 			Fails: []string{RVAtSync}, Because: "the S31 sync assertion catches a version the list did not carry",
 		},
 		{
-			Text: "fails when the client's watches lose their events",
+			Text:   "fails when the client's watches lose their events",
+			Client: LoseWatchEvents,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = LoseWatchEvents
 				ResourceVersionAPIs(ctx, s, nil)
 			},
 			Fails: []string{RVFollowsWrites}, Because: "the S31 writes assertion catches a version that does not follow the watch",
 		},
 		{
 			Text: "fails when the client's relists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
+			Client: RelistsAhead,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				if src := e2e.InformerSource(); src != "" {
 					e2e.Skip(fmt.Sprintf("under informer source %s the control's rewrite of every informer LIST after the first on its config already reaches the shared informer's initial sync (measured: the sync reported a version its list did not carry): it cannot single out the relist it targets", src))
 				}
-				s.Client = RelistsAhead
 				ResourceVersionAPIs(ctx, s, nil)
 			},
 			Fails: []string{RVAtRelist}, Because: "the S31 relist assertion catches a version the new list did not carry",
 		},
 		{
-			Text: "fails when the client's watches lose their bookmarks",
+			Text:   "fails when the client's watches lose their bookmarks",
+			Client: DropBookmarks,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = DropBookmarks
 				ResourceVersionAPIs(ctx, s, nil)
 			},
 			Fails: []string{RVAtBookmark}, Because: "the S31 bookmark assertion catches a version a bookmark does not move",
 		},
 		{
-			Text: "fails when the client's bookmarks carry an old resourceVersion",
+			Text:   "fails when the client's bookmarks carry an old resourceVersion",
+			Client: StaleBookmarks,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = StaleBookmarks
 				ResourceVersionAPIs(ctx, s, nil)
 			},
 			Fails: []string{RVNeverBackwards}, Because: "the S31 assertion catches a version going backwards",

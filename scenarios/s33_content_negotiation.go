@@ -193,27 +193,27 @@ var S33ContentNegotiation = Register(Scenario{
 		},
 		{
 			Text: "fails when the client's config asks for JSON on the typed stack", Mode: e2e.ListWatch,
+			Client: JSONContentConfig,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				if src := e2e.InformerSource(); src != "" {
 					e2e.Skip(fmt.Sprintf("the typed stack's informer is built by informer source %s, whose encoding S33 records and does not judge: the control would test nothing", src))
 				}
-				s.Client = JSONContentConfig
 				StackEncodings(ctx, s)
 			},
 			Fails: []string{StackAsked}, Because: "the S33 check of what each stack asks for catches a config that overrides it",
 		},
 		{
 			Text: "fails when the client's transport asks for JSON only", Mode: e2e.ListWatch,
+			Client: AcceptJSONOnly,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = AcceptJSONOnly
 				StackEncodings(ctx, s)
 			},
 			Fails: []string{StackAnswered}, Because: "the S33 check of each stack's answers catches a transport that rewrites Accept",
 		},
 		{
 			Text: "fails when the client takes a Table for an empty list", Mode: e2e.ListWatch,
+			Client: TableAsEmptyList,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = TableAsEmptyList
 				TableAnswers(ctx, s, TableTypedClient, nil)
 			},
 			Fails: []string{TableNotSynced}, Because: "the S33 check catches an informer that syncs an empty store from a Table",
@@ -227,8 +227,8 @@ var S33ContentNegotiation = Register(Scenario{
 		},
 		{
 			Text: "fails when the client drops the Table's rows", Mode: e2e.ListWatch,
+			Client: DropTableRows,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = DropTableRows
 				TableAnswers(ctx, s, TableTypedClient, nil)
 			},
 			Fails: []string{TableRows}, Because: "the S33 check of the server's Table catches rows that went missing",

@@ -190,8 +190,8 @@ var S34SyncMemory = Register(Scenario{
 		},
 		{
 			Text: "fails when the client buffers a streaming list's initial events", Mode: e2e.StreamingList,
+			Client: BufferInitialEvents,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = BufferInitialEvents
 				InitialSyncMemory(ctx, s, probe.Options{}, StripData)
 			},
 			Fails: []string{StreamingPeakBounded}, Because: "the S34 assertion catches a streaming list held whole in memory",

@@ -52,8 +52,8 @@ var S3Timeouts = Register(Scenario{
 		// no-relist assertion must catch it.
 		{
 			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error", Mode: e2e.ListWatch,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				ResumesAfterServerTimeouts(ctx, s)
 			},
 			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout",
@@ -62,8 +62,8 @@ var S3Timeouts = Register(Scenario{
 		// resource (JSON watch frames, unstructured objects).
 		{
 			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error (" + s3CRD.Name + ")", Mode: s3CRD,
+			Client: EndOfWatchAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EndOfWatchAsError
 				ResumesAfterServerTimeouts(ctx, s)
 			},
 			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource",
@@ -73,8 +73,8 @@ var S3Timeouts = Register(Scenario{
 		// only is answered JSON by a server that serves CBOR, and must fail.
 		{
 			Context: s3ServerTimeout, Text: "fails when the client asks for JSON only (" + s3CBOR.Name + ")", Mode: s3CBOR,
+			Client: AcceptJSONOnly,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = AcceptJSONOnly
 				ResumesAfterServerTimeouts(ctx, s)
 			},
 			Fails: []string{e2e.AnsweredInCBOR}, Because: "the CBOR stack's encoding check catches a client answered in JSON",

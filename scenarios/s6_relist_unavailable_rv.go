@@ -97,8 +97,8 @@ var S6Relist = Register(Scenario{
 		// time LIST+WATCH's 48 s would take.
 		{
 			Text: "fails when the client retries the same resourceVersion forever", Mode: e2e.StreamingList,
+			Client: PinListResourceVersion,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = PinListResourceVersion
 				RelistAfterPlainRestore(ctx, s)
 			},
 			Fails: []string{RelistConverged}, Because: "the S6 relist bound catches a client that never falls back to a consistent list",

@@ -27,9 +27,9 @@ var S9SyncTimeout = Register(Scenario{
 		// A transport that retries every failed request at once, 50 times:
 		// the dial bound must catch it.
 		{
-			Text: "fails when the client retries in a hot loop",
+			Text:   "fails when the client retries in a hot loop",
+			Client: EagerRetry,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				s.Client = EagerRetry
 				SyncWithUnreachableAPIServer(ctx, s)
 			},
 			Fails: []string{DialsWhileUnreachable}, Because: "the S9 bound catches a hot loop",

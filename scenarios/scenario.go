@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -98,6 +99,9 @@ type Spec struct {
 	Speed Speed
 	// Sample labels the single spec, or every spec of the table, sample.
 	Sample bool
+	// Client is the single spec's broken client (e2e.Setup.Client: a
+	// negative control's), set in the e2e.Setup its Run gets.
+	Client func(*rest.Config) *rest.Config
 	// Fails makes the single spec a negative control: it passes only if
 	// Run fails with a message containing one of these (the assertion
 	// families: ResumesWatch, ...), for the reason Because gives.
@@ -296,6 +300,8 @@ func (s Scenario) check() error {
 			return fmt.Errorf("%s: %q: want a table (Entries) or a single spec (Run), not both or neither", s.Name(), sp.Text)
 		case sp.Control() && (sp.Run == nil || sp.Because == ""):
 			return fmt.Errorf("%s: %q: a negative control is a single spec with the reason it must fail (Because)", s.Name(), sp.Text)
+		case sp.Client != nil && !sp.Control():
+			return fmt.Errorf("%s: %q: a broken client (Client) belongs to a negative control", s.Name(), sp.Text)
 		}
 		for _, e := range sp.Entries {
 			if e.Run == nil {

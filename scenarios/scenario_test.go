@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
@@ -316,6 +318,7 @@ func TestCheck(t *testing.T) {
 		{"both", Scenario{ID: "S99", Title: "t", Specs: []Spec{{Text: "x", Run: run, Entries: []Entry{{Run: run}}}}}, "not both or neither"},
 		{"neither", Scenario{ID: "S99", Title: "t", Specs: []Spec{{Text: "x"}}}, "not both or neither"},
 		{"control without reason", Scenario{ID: "S99", Title: "t", Specs: []Spec{{Text: "x", Run: run, Fails: []string{"f"}}}}, "Because"},
+		{"broken client, no control", Scenario{ID: "S99", Title: "t", Specs: []Spec{{Text: "x", Run: run, Client: func(c *rest.Config) *rest.Config { return c }}}}, "belongs to a negative control"},
 		{"entry without body", Scenario{ID: "S99", Title: "t", Specs: []Spec{{Text: "x", Entries: []Entry{{Name: "e"}}}}}, "without a body"},
 	} {
 		err := tc.s.check()

@@ -89,9 +89,9 @@ func declare(s scenarios.Spec, at types.CodeLocation) {
 		DescribeTable(s.Text, args...)
 		return
 	}
-	setup := e2e.Setup{}
+	setup := e2e.Setup{Client: s.Client}
 	if s.Mode.Name != "" {
-		setup = s.Mode.Setup()
+		setup.Mode = s.Mode
 		decorations = append(decorations, s.Mode.Decorations()...)
 	}
 	if s.Attempts > 1 {
