@@ -231,14 +231,41 @@ local-up: binaries ## Start a local control plane and keep it running (Ctrl-C st
 	# clean exit after Ctrl-C into "Error 1".
 	$(GO) build -o $(CURDIR)/_bin/local-up ./hack/local-up && exec $(CURDIR)/_bin/local-up
 
+# Where make bench, bench-start and kind-bench also write their results, as
+# JSON (package hack/runcheck/benchresult), for make benchmarks; empty: the
+# markdown table alone.
+BENCH_JSON ?=
+bench_json = $(if $(BENCH_JSON),-json '$(abspath $(BENCH_JSON))')
+
 .PHONY: bench
-bench: binaries ## Measure the local backend: cold start, restart downtime, compaction (markdown table).
-	$(GO) run ./hack/localbench
+bench: binaries ## Measure the local backend: start, restart downtime, compaction (markdown table; BENCH_JSON=file: also as JSON).
+	$(GO) run ./hack/localbench $(bench_json)
 
 BENCH_N ?= 10
 .PHONY: bench-start
-bench-start: binaries ## Compare how long a ready control plane takes, in one run on the same binaries: the local backend (from the bootstrapped etcd template, from a fresh etcd, 3 apiservers), controller-runtime's envtest and kwokctl's binary runtime (BENCH_N samples each, default 10; kwok needs kubectl on PATH).
-	cd hack/startbench && $(GO) run . -n $(BENCH_N)
+bench-start: binaries ## Compare how long a ready control plane takes, in one run on the same binaries: the local backend (from the bootstrapped etcd template, from a fresh etcd, 3 apiservers), controller-runtime's envtest, kind and kwokctl's binary runtime (BENCH_N samples each, default 10; kwok needs kubectl on PATH, kind Docker and its node image: else not run).
+	cd hack/startbench && $(GO) run . -n $(BENCH_N) $(bench_json)
+
+# make benchmarks: the page it writes, where its results go, and whether it
+# runs make kind-bench: auto (where Docker has the kind node image, or
+# KIND_NODE_IMAGE names one; elsewhere the page names it not run, and why)
+# or yes (make kind-image first: builds the node image if missing, once).
+BENCHMARKS ?= docs/benchmarks.md
+BENCH_RESULTS = $(ARTIFACTS)/benchmarks
+KIND_BENCH ?= $(if $(filter kind,$(BACKEND)),yes,auto)
+
+.PHONY: benchmarks
+benchmarks: binaries ## Run make bench, make bench-start (BENCH_N) and make kind-bench (KIND_BENCH=auto: where the kind node image exists; yes, or BACKEND=kind: build it first), then write $(BENCHMARKS) (docs/benchmarks.md) from their results: a table each, the machine, its load, the date, the commit and the commands; fails, after writing it, if a benchmark failed.
+	$(if $(filter auto yes,$(KIND_BENCH)),,$(error KIND_BENCH is auto or yes, not '$(KIND_BENCH)'))
+	mkdir -p $(BENCH_RESULTS) && rm -f $(BENCH_RESULTS)/*.json
+	rc=0; \
+	$(MAKE) --no-print-directory bench BENCH_JSON=$(BENCH_RESULTS)/bench.json || rc=1; \
+	$(MAKE) --no-print-directory bench-start BENCH_N=$(BENCH_N) BENCH_JSON=$(BENCH_RESULTS)/bench-start.json || rc=1; \
+	$(if $(filter yes,$(KIND_BENCH)),$(MAKE) --no-print-directory kind-bench KIND_APISERVERS=$(KIND_APISERVERS) BENCH_JSON=$(BENCH_RESULTS)/kind-bench.json,$(GO) run ./hack/kind bench -apiservers $(KIND_APISERVERS) -skip-unavailable -json $(BENCH_RESULTS)/kind-bench.json) || rc=1; \
+	$(GO) run ./hack/runcheck benchmarks $(BENCHMARKS) 'make bench=$(BENCH_RESULTS)/bench.json' \
+		'make bench-start BENCH_N=$(BENCH_N)=$(BENCH_RESULTS)/bench-start.json' \
+		'make kind-bench KIND_APISERVERS=$(KIND_APISERVERS)=$(BENCH_RESULTS)/kind-bench.json' || rc=1; \
+	exit $$rc
 
 # The operating systems make verify vets beside the host's: the module's only
 # OS-specific files (cluster/internal/process, cluster/internal/ports) differ
@@ -380,8 +407,8 @@ kind-up: kind-image ## Create a kind cluster (KIND_APISERVERS control-plane node
 	$(GO) run ./hack/kind up -apiservers $(KIND_APISERVERS)
 
 .PHONY: kind-bench
-kind-bench: kind-image ## Measure the kind backend (KIND_APISERVERS control-plane nodes): create-to-ready, restarts, compaction, delete.
-	$(GO) run ./hack/kind bench -apiservers $(KIND_APISERVERS)
+kind-bench: kind-image ## Measure the kind backend (KIND_APISERVERS control-plane nodes): create-to-ready, restarts, compaction, delete (BENCH_JSON=file: also as JSON).
+	$(GO) run ./hack/kind bench -apiservers $(KIND_APISERVERS) $(bench_json)
 
 .PHONY: kind-clean
 kind-clean: ## Delete what runs left in Docker: clusters of dead owners, labelled containers, the network, kind's load balancer name left on our stand-in.

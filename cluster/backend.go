@@ -26,8 +26,7 @@ type Backend struct {
 	// Supports says why the backend cannot give a spec what it asks ("" =
 	// it can). Called before Start.
 	Supports func(spec Spec) string
-	// StartTimeout bounds a start (the harness's context for Start and
-	// StartDedicated).
+	// StartTimeout bounds a start (the harness's context for Start).
 	StartTimeout time.Duration
 	// Start starts (or connects to) a cluster. For Shared backends it is
 	// called once per process and profile (spec has only the Profile
@@ -43,24 +42,16 @@ type Backend struct {
 	// clusters (one per number of apiservers and flag profile) may run at
 	// once in a test process: starting another closes the least recently
 	// used until it fits (a cluster larger than the limit runs alone),
-	// which a later spec asking for it starts again. 0: no limit, they stay
-	// until the suite ends.
-	SharedLimit int
+	// which a later spec asking for it starts again (package cluster/pool
+	// keeps them), given the run's configuration. Unset or 0: no limit,
+	// they stay until the suite ends.
+	SharedLimit func(env Env) int
 	// EtcdLinksOnDemand, for a Shared backend whose clusters are
 	// EtcdLinkers: a spec asking for Spec.EtcdLinks joins the cluster of
 	// its other needs and has it linked (LinkEtcd) instead of one started
 	// with them.
 	EtcdLinksOnDemand bool
 
-	// StartDedicated, when set, is Start for a cluster that one spec has
-	// to itself and that is closed with it: it may hand out a cluster
-	// started ahead, while the spec before ran (how says so, for the
-	// report). Unset, Start is called.
-	StartDedicated func(ctx context.Context, spec Spec, h Harness) (c Cluster, how string, err error)
-	// Release, when set, stops what the backend keeps in this process
-	// beyond the specs' clusters (clusters started ahead); the harness
-	// calls it when the suite ends.
-	Release func(ctx context.Context) error
 	// Prepare, when set, runs once, on the first test process, before any
 	// spec: e.g. build the binaries the clusters run, so the first spec's
 	// start is not also a build.
@@ -69,19 +60,22 @@ type Backend struct {
 	// backend's clusters run, known before any starts (the report's
 	// version). Unset, or "", a started cluster that implements
 	// ServerVersioner tells it.
-	KubeAPIServerVersion func() string
+	KubeAPIServerVersion func(env Env) string
 	// EtcdVersion, when set, is the etcd version the backend's clusters
 	// run, known before any starts (the report's version); unset, or "",
 	// unknown.
-	EtcdVersion func() string
-	// PathEnv names the environment variables of files or directories
-	// the backend reads: the harness refuses relative ones (a test runs
-	// in its package's directory, not where the command was typed).
-	PathEnv []string
+	EtcdVersion func(env Env) string
+	// Vars are the environment variables the backend reads (its
+	// configuration: the harness reads them once, ReadEnv, refusing bad
+	// values before any spec, and hands them down as Env: Harness.Env and
+	// the functions above). A backend reads no other.
+	Vars []Var
 }
 
 // Harness is what the harness gives a backend's Start and Prepare.
 type Harness struct {
+	// Env is the run's configuration: the values of the backend's Vars.
+	Env Env
 	// ArtifactsDir is where the cluster writes its logs (Start).
 	ArtifactsDir string
 	// Progress receives the backend's progress lines: the spec's log, or,

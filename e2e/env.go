@@ -18,6 +18,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
+	"github.com/informer-conformance/informer-conformance/cluster/pool"
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
@@ -162,10 +163,10 @@ func (e *Env) useOwnNamespace(ctx context.Context) string {
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
 	AddReportEntry("namespace", ns.Name)
-	DeferCleanup(RecoverTimeout+NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
+	DeferCleanup(pool.RecoverTimeout+NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
 		defer e.TimePhase(timing.NamespaceCleanup)()
 		if r, ok := e.Backend.(cluster.Recoverer); ok {
-			rctx, cancel := context.WithTimeout(ctx, RecoverTimeout)
+			rctx, cancel := context.WithTimeout(ctx, pool.RecoverTimeout)
 			err := r.Recover(rctx)
 			cancel()
 			if err != nil {

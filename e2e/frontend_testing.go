@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 }
 
 // prepare empties the run's artifacts directory and old reports before its
-// first spec, and checks the path variables, as PrepareRun does for a suite.
+// first spec, and checks the harness's variables, as PrepareRun does for a suite.
 func (r *TestingRun) prepare(c cluster.Cluster) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -99,7 +100,9 @@ func (r *TestingRun) prepare(c cluster.Cluster) error {
 	if r.prepared {
 		return nil
 	}
-	if err := CheckPathEnv(); err != nil {
+	// The cluster is the caller's, not a backend's: the harness's
+	// variables only.
+	if _, err := cluster.ReadEnv(os.Getenv, HarnessVars...); err != nil {
 		return err
 	}
 	if err := emptyEarlierRun(r.Dir(), r.Suite); err != nil {

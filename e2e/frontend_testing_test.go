@@ -24,11 +24,11 @@ func (versionedCluster) ServerVersion() string { return "v1.36.3" }
 // under the same front end, and a run where nothing passed is an error.
 func TestTestingRunReports(t *testing.T) {
 	localtest.SkipIfShort(t)
-	for _, name := range pathEnv() {
-		t.Setenv(name, "")
+	for _, name := range allVarNames() {
+		setenv(t, name, "")
 	}
 	root := t.TempDir()
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", root)
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", root)
 	run := NewTestingRun("front end test")
 	ctx := context.Background()
 

@@ -23,7 +23,7 @@ func TestReportStatesEveryClientGoGate(t *testing.T) {
 	}
 	clientfeaturestesting.SetFeatureDuringTest(t, features.WatchListClient, !wl.Default)
 
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", t.TempDir())
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", t.TempDir())
 	if err := writeSummary(SuiteSummary{Suite: "gates"}); err != nil {
 		t.Fatal(err)
 	}

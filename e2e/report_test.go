@@ -16,7 +16,7 @@ import (
 
 func TestWriteReports(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", dir)
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", dir)
 	n := Numbers{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseGone: 2}, Dials: 3,
 		Requests: map[string]int{"watch": 4}, Events: map[string]int{"Add": 1}, RecoverySeconds: 1.5}
 	d := report.SpecData{Informers: []Numbers{n}, Time: map[string]float64{timing.ClusterStart: 2}, Timeline: &Timeline{EndMs: 7}, ClusterFrom: "started"}

@@ -5,58 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
-// pathEnv are the environment variables naming files or directories the
-// specs use: the artifacts root (report.EnvArtifacts, the harness's own:
-// it gives each backend start a directory under it, cluster.Harness, and
-// no backend reads the variable) and what each registered backend reads
-// (cluster.Backend's PathEnv). go test and ginkgo run each suite in its
-// package directory, so a relative path there would resolve against
-// suites/<pkg>/, not where the user typed the command (which a test
-// process cannot know).
-func pathEnv() []string {
-	names := []string{report.EnvArtifacts}
-	for _, n := range cluster.BackendNames() {
-		b, _ := cluster.LookupBackend(n)
-		for _, v := range b.PathEnv {
-			if !slices.Contains(names, v) {
-				names = append(names, v)
-			}
-		}
-	}
-	return names
-}
-
-// CheckPathEnv says which of the path variables the specs read hold a
-// relative path (KUBECONFIG may list several files).
-func CheckPathEnv() error {
-	var bad []string
-	for _, name := range pathEnv() {
-		for _, p := range filepath.SplitList(os.Getenv(name)) {
-			if p != "" && !filepath.IsAbs(p) {
-				bad = append(bad, fmt.Sprintf("%s=%s", name, p))
-			}
-		}
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	wd, _ := os.Getwd()
-	return fmt.Errorf("relative path in %s: go test and ginkgo run each suite in its package directory (here %s), "+
-		"so the path would not resolve against the directory the command was typed in; give an absolute path "+
-		"(make e2e makes KUBECONFIG, ARTIFACTS and INFORMER_CONFORMANCE_ASSETS absolute itself)", strings.Join(bad, ", "), wd)
-}
-
-// PrepareRun readies a suite's run before any spec: it checks the path
-// variables (CheckPathEnv) and empties what earlier runs of the suite left
+// PrepareRun readies a suite's run before any spec: it reads the run's
+// configuration (Config: a bad value, a relative path among them, fails
+// the run here) and empties what earlier runs of the suite left
 // in report.ArtifactsRoot (SuiteArtifactsDir and the suite's informer reports), so
 // each spec's directory holds that spec's files of this run only. Suites
 // call it from ReportBeforeSuite, which Ginkgo runs on process 1 while the
@@ -65,7 +22,7 @@ func PrepareRun(r ginkgo.Report) error {
 	if r.SuiteConfig.DryRun {
 		return nil
 	}
-	if err := CheckPathEnv(); err != nil {
+	if _, err := Config(); err != nil {
 		return err
 	}
 	if err := removeOldLayout(report.ArtifactsRoot()); err != nil {

@@ -66,36 +66,47 @@ func TestSpecDirNameLimits(t *testing.T) {
 	}
 }
 
-func TestCheckPathEnv(t *testing.T) {
-	for _, name := range pathEnv() {
-		t.Setenv(name, "")
+// TestConfigRefusesBadValues: the run's configuration refuses, before
+// any spec, a relative path (KUBECONFIG may list several), a flag that is
+// not true or false and a count that is no positive number, each named
+// with what it means; absolute paths and good values pass.
+func TestConfigRefusesBadValues(t *testing.T) {
+	env := map[string]string{EnvBackend: "existing"}
+	getenv := func(name string) string { return env[name] }
+	if _, err := ReadConfig(getenv); err != nil {
+		t.Fatalf("nothing set: %v", err)
 	}
-	if err := CheckPathEnv(); err != nil {
-		t.Fatalf("no paths set: %v", err)
-	}
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", "/abs/out")
-	t.Setenv("KUBECONFIG", "/abs/a.yaml"+string(os.PathListSeparator)+"kc.yaml")
-	t.Setenv("INFORMER_CONFORMANCE_ASSETS", "bin")
-	err := CheckPathEnv()
+	env["INFORMER_CONFORMANCE_ARTIFACTS"] = "/abs/out"
+	env["KUBECONFIG"] = "/abs/a.yaml" + string(os.PathListSeparator) + "kc.yaml"
+	env[EnvClusterPerSpec] = "yes"
+	_, err := ReadConfig(getenv)
 	if err == nil {
-		t.Fatal("relative KUBECONFIG and INFORMER_CONFORMANCE_ASSETS accepted")
+		t.Fatal("relative KUBECONFIG and a flag of yes accepted")
 	}
-	for _, want := range []string{"relative path", "KUBECONFIG=kc.yaml", "INFORMER_CONFORMANCE_ASSETS=bin", "package directory"} {
+	for _, want := range []string{"relative path kc.yaml", "KUBECONFIG", "package directory", EnvClusterPerSpec + `="yes": want true or false`, "client-side specs too"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if strings.Contains(err.Error(), "/abs/") {
+	if strings.Contains(err.Error(), "/abs/out") {
 		t.Errorf("error %q names an absolute path", err)
+	}
+	env = map[string]string{EnvBackend: "local", "INFORMER_CONFORMANCE_ASSETS": "bin", EnvSpares: "true"}
+	if _, err := ReadConfig(getenv); err == nil || !strings.Contains(err.Error(), "INFORMER_CONFORMANCE_ASSETS") {
+		t.Errorf("a relative assets directory on the local backend: %v", err)
+	}
+	rc, err := ReadConfig(func(name string) string { return map[string]string{EnvSpares: "true"}[name] })
+	if err != nil || !rc.Env.Flag(EnvSpares) || rc.Backend.Name != DefaultBackend {
+		t.Errorf("spares on the default backend: %+v, %v", rc.Env, err)
 	}
 }
 
 func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
-	for _, name := range pathEnv() {
-		t.Setenv(name, "")
+	for _, name := range allVarNames() {
+		setenv(t, name, "")
 	}
 	root := t.TempDir()
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", root)
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", root)
 	old := filepath.Join(filepath.Join(SuiteArtifactsDir(), specDirName(twin("LIST+WATCH"))), "probe-pods.json")
 	other := filepath.Join(root, "other-suite", "spec", "kube-apiserver-0.log")
 	f := reportFiles("s")
@@ -135,7 +146,7 @@ func TestPrepareRunEmptiesTheSuitesArtifacts(t *testing.T) {
 		}
 	}
 
-	t.Setenv("INFORMER_CONFORMANCE_ARTIFACTS", "out")
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", "out")
 	if err := PrepareRun(types.Report{SuiteDescription: "s"}); err == nil || !strings.Contains(err.Error(), "relative path") {
 		t.Errorf("relative artifacts directory: %v", err)
 	}

@@ -49,12 +49,16 @@ const EnvRun = "INFORMER_CONFORMANCE"
 func RunSpecs(t *testing.T, description string, args ...any) bool {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(1)
-	skip, err := optedOut(os.Getenv(EnvRun), testing.Short(), packageArg(file))
+	rc, cerr := Config()
+	skip, err := optedOut(rc.Env.Get(EnvRun), testing.Short(), packageArg(file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if skip != "" {
 		t.Skip(skip)
+	}
+	if cerr != nil {
+		t.Fatal(cerr) // before any spec: a bad value fails the run once, saying what it means
 	}
 	recordTestPackage(file)
 	gomega.RegisterFailHandler(ginkgo.Fail)

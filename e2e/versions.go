@@ -57,27 +57,28 @@ func parseConstraints(comp string, constraints []string) error {
 // version this process's shared clusters told when they started (the
 // existing backend: its server's); "" if unknown.
 func KubeAPIServerVersion() string {
-	d, err := Backend()
+	rc, err := Config()
 	if err != nil {
 		return ""
 	}
+	d := rc.Backend
 	if d.KubeAPIServerVersion != nil {
-		if v := d.KubeAPIServerVersion(); v != "" {
+		if v := d.KubeAPIServerVersion(rc.Env); v != "" {
 			return v
 		}
 	}
-	return sharedVersion(d)
+	return keptFor(d).Version()
 }
 
 // EtcdVersion is the etcd version the specs run against, when the backend
 // knows it before its clusters start (the local backend: ETCD_VERSION or
 // the pinned default); "" if unknown.
 func EtcdVersion() string {
-	d, err := Backend()
-	if err != nil || d.EtcdVersion == nil {
+	rc, err := Config()
+	if err != nil || rc.Backend.EtcdVersion == nil {
 		return ""
 	}
-	return d.EtcdVersion()
+	return rc.Backend.EtcdVersion(rc.Env)
 }
 
 // RequireVersions skips the current spec, saying why, when its
@@ -182,7 +183,7 @@ func kubeAPIServerVersionFor(r ginkgo.SpecReport) string {
 	if _, err := sharedCluster(context.Background(), d); err != nil {
 		return "" // the spec fails on it when it asks for its cluster
 	}
-	return sharedVersion(d)
+	return keptFor(d).Version()
 }
 
 // clientGoUnknown is versionMismatch's unknown for the client-go in use.

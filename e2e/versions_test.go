@@ -91,10 +91,10 @@ func TestLocalVersionFromAssets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(EnvBackend, "local")
-	t.Setenv("INFORMER_CONFORMANCE_ASSETS", dir)
+	setenv(t, EnvBackend, "local")
+	setenv(t, "INFORMER_CONFORMANCE_ASSETS", dir)
 	for _, kubeVersion := range []string{"", "v1.36.3"} {
-		t.Setenv("KUBE_VERSION", kubeVersion)
+		setenv(t, "KUBE_VERSION", kubeVersion)
 		if got := KubeAPIServerVersion(); got != "v1.33.7" {
 			t.Errorf("KUBE_VERSION=%q: KubeAPIServerVersion() = %q, want the binary's v1.33.7", kubeVersion, got)
 		}
@@ -122,8 +122,8 @@ func TestGoListNamesAClientGoReplacement(t *testing.T) {
 	}
 	write("downstream/go.mod", "module example.com/downstream\n\ngo 1.24\n\nrequire k8s.io/client-go v0.36.6\n\nreplace k8s.io/client-go => ../client-go\n")
 	write("client-go/go.mod", "module k8s.io/client-go\n\ngo 1.24\n")
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOFLAGS", "-mod=mod")
+	setenv(t, "GOPROXY", "off")
+	setenv(t, "GOFLAGS", "-mod=mod")
 	ctx, cancel := context.WithTimeout(context.Background(), goListTimeout)
 	defer cancel()
 	m, err := goListModuleOf(ctx, filepath.Join(dir, "downstream"), "example.com/downstream", "k8s.io/client-go")

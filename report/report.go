@@ -99,7 +99,7 @@ type SpecData struct {
 	Time map[string]float64 `json:"time,omitempty"`
 	// ClusterFrom says where the spec's own cluster came from: "started"
 	// when the spec asked, "spare ready" or "spare still starting" when it
-	// was started ahead, while the spec before ran (cluster/local.Spares);
+	// was started ahead, while the spec before ran (cluster/pool.Spares);
 	// empty for a shared cluster.
 	ClusterFrom string `json:"clusterFrom,omitempty"`
 	// Observations are what the spec saw its informers and their clients

@@ -108,11 +108,12 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	u := e2e.Require[cluster.APIServerUpgrader](env.Backend, "run a kube-apiserver at another version in place")
 	// The cluster's own version, whatever an earlier spec left running.
 	to := e2e.Require[cluster.ServerVersioner](env.Backend, "say its kube-apiserver version").ServerVersion()
-	from, err := binaries.PreviousRelease(to)
+	rc, _ := e2e.Config() // the spec's cluster started: the configuration is good
+	from, err := binaries.PreviousRelease(to, rc.Env.Get(binaries.EnvUpgradeFrom))
 	if err != nil {
 		ginkgo.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
 	}
-	if _, _, err := binaries.Built(from, binaries.Options{}); err != nil {
+	if _, _, err := binaries.Built(from, binaries.OptionsIn(rc.Env)); err != nil {
 		ginkgo.Skip(fmt.Sprintf("S25 upgrades from kube-apiserver %s to %s: %v", from, to, err))
 	}
 	// Whatever happens, the cluster ends as it started: every apiserver on

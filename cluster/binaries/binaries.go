@@ -110,10 +110,10 @@ const EnvUpgradeFrom = "KUBE_UPGRADE_FROM"
 var pinnedReleases = map[int]string{33: "v1.33.13", 34: "v1.34.4", 35: "v1.35.4", 36: "v1.36.3", 37: "v1.37.2"}
 
 // PreviousRelease is the kube-apiserver version to upgrade from to reach
-// version: $KUBE_UPGRADE_FROM, else the pinned patch of the minor before
-// version's.
-func PreviousRelease(version string) (string, error) {
-	if from := os.Getenv(EnvUpgradeFrom); from != "" {
+// version: from (the value of EnvUpgradeFrom) when set, else the pinned
+// patch of the minor before version's.
+func PreviousRelease(version, from string) (string, error) {
+	if from != "" {
 		v, err := Versions{KubeAPIServer: from}.Normalize()
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", EnvUpgradeFrom, err)

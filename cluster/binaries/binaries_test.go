@@ -322,15 +322,13 @@ func TestCacheKey(t *testing.T) {
 // TestPreviousRelease: the pinned patch of the minor before, or
 // KUBE_UPGRADE_FROM; an error where no minor before is pinned.
 func TestPreviousRelease(t *testing.T) {
-	t.Setenv(EnvUpgradeFrom, "")
-	if got, err := PreviousRelease("v1.37.2"); err != nil || got != "v1.36.3" {
+	if got, err := PreviousRelease("v1.37.2", ""); err != nil || got != "v1.36.3" {
 		t.Errorf("PreviousRelease(v1.37.2) = %q, %v; want v1.36.3", got, err)
 	}
-	if _, err := PreviousRelease("v1.33.13"); err == nil || !strings.Contains(err.Error(), "no pinned kube-apiserver release of 1.32") {
+	if _, err := PreviousRelease("v1.33.13", ""); err == nil || !strings.Contains(err.Error(), "no pinned kube-apiserver release of 1.32") {
 		t.Errorf("PreviousRelease(v1.33.13): err %v, want none pinned", err)
 	}
-	t.Setenv(EnvUpgradeFrom, "1.34.4")
-	if got, err := PreviousRelease("v1.37.2"); err != nil || got != "v1.34.4" {
+	if got, err := PreviousRelease("v1.37.2", "1.34.4"); err != nil || got != "v1.34.4" {
 		t.Errorf("with %s=1.34.4: %q, %v", EnvUpgradeFrom, got, err)
 	}
 }

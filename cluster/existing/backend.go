@@ -3,6 +3,7 @@ package existing
 import (
 	"context"
 	"fmt"
+	"k8s.io/client-go/tools/clientcmd"
 	"strings"
 	"time"
 
@@ -22,7 +23,10 @@ func init() {
 		Name:         "existing",
 		Shared:       true,
 		StartTimeout: ConnectTimeout,
-		PathEnv:      []string{EnvKubeconfig, "KUBECONFIG"},
+		Vars: []cluster.Var{
+			{Name: EnvKubeconfig, Kind: cluster.Paths, Doc: "the kubeconfig of the existing backend's cluster (default: KUBECONFIG)"},
+			{Name: clientcmd.RecommendedConfigPathEnvVar, Kind: cluster.Paths, Doc: "the existing backend's kubeconfig files, merged as kubectl does, when INFORMER_CONFORMANCE_KUBECONFIG is unset"},
+		},
 		Supports: func(spec cluster.Spec) string {
 			var missing []string
 			if spec.APIServers > 1 {
@@ -37,7 +41,8 @@ func init() {
 			return strings.Join(missing, ", ")
 		},
 		Start: func(ctx context.Context, _ cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
-			c, err := Connect(ctx, Options{ArtifactsDir: h.ArtifactsDir})
+			c, err := Connect(ctx, Options{ArtifactsDir: h.ArtifactsDir,
+				Kubeconfig: h.Env.Get(EnvKubeconfig), KubeconfigList: h.Env.Get(clientcmd.RecommendedConfigPathEnvVar)})
 			if err != nil {
 				return nil, err // a nil *Cluster would be a non-nil cluster.Cluster
 			}

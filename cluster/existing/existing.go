@@ -11,6 +11,7 @@
 package existing
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,8 +45,11 @@ type Cluster struct {
 // Options select the kubeconfig.
 type Options struct {
 	// Kubeconfig is the file (default: $INFORMER_CONFORMANCE_KUBECONFIG,
-	// then $KUBECONFIG).
+	// then KubeconfigList).
 	Kubeconfig string
+	// KubeconfigList is a list of files merged as kubectl does, in the
+	// form of $KUBECONFIG (default: $KUBECONFIG).
+	KubeconfigList string
 	// Context in the kubeconfig (default: its current context).
 	Context string
 	// ArtifactsDir is where the backend would write logs (it has none of its
@@ -64,7 +68,7 @@ func Connect(ctx context.Context, opts Options) (*Cluster, error) {
 	path := rules.ExplicitPath
 	if path == "" {
 		// KUBECONFIG may list several files, merged as kubectl does.
-		path = os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+		path = cmp.Or(opts.KubeconfigList, os.Getenv(clientcmd.RecommendedConfigPathEnvVar))
 		rules.Precedence = filepath.SplitList(path)
 	}
 	if path == "" {

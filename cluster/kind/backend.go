@@ -3,9 +3,8 @@ package kind
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
@@ -39,18 +38,19 @@ const ClustersPerProcess = 2
 // hosts with more inotify instances (kind suggests 512) or fewer processes.
 const EnvClustersPerProcess = "INFORMER_CONFORMANCE_KIND_CLUSTERS_PER_PROCESS"
 
-// clustersPerProcess is EnvClustersPerProcess, or ClustersPerProcess when
-// it is unset or not a positive number.
-func clustersPerProcess() int {
-	if n, err := strconv.Atoi(os.Getenv(EnvClustersPerProcess)); err == nil && n > 0 {
-		return n
-	}
-	return ClustersPerProcess
-}
+// vars are the kind backend's environment variables.
+// The node image build reads the binaries' version, cache and release
+// source, not etcd's version or an assets directory.
+var vars = append(slices.DeleteFunc(slices.Clone(binaries.Vars), func(v cluster.Var) bool {
+	return v.Name == binaries.EnvEtcdVersion || v.Name == binaries.EnvAssets || v.Name == binaries.EnvUpgradeFrom
+}),
+	cluster.Var{Name: EnvNodeImage, Doc: "the kind node image (for example a published kindest/node:v1.36.x); default: the one make kind-image builds for KUBE_VERSION"},
+	cluster.Var{Name: EnvClustersPerProcess, Kind: cluster.Count, Doc: fmt.Sprintf("how many kind nodes a test process runs at once (default %d; the host's inotify instances bound them)", ClustersPerProcess)},
+)
 
 // The kind backend: one kind cluster per test process, number of
 // kube-apiservers and flag profile (the harness keeps a Shared backend's
-// clusters by both: e2e's sharedKey), created by kind's Go library on first
+// clusters by both: pool.Key), created by kind's Go library on first
 // use and deleted after the suite; each spec gets a namespace of its own. A
 // spec asking for several apiservers gets a cluster of that many
 // control-plane nodes behind kind's load balancer. It restarts each
@@ -61,7 +61,8 @@ func init() {
 	cluster.RegisterBackend(cluster.Backend{
 		Name:        "kind",
 		Shared:      true,
-		SharedLimit: clustersPerProcess(),
+		Vars:        vars,
+		SharedLimit: func(env cluster.Env) int { return env.Count(EnvClustersPerProcess, ClustersPerProcess) },
 		// The links go in on the cluster of a spec's other needs (two
 		// control planes) when it first asks (LinkEtcd): no cluster of its own.
 		EtcdLinksOnDemand: true,
@@ -85,7 +86,8 @@ func init() {
 				APIServers:   spec.APIServers,
 				EtcdLinks:    spec.EtcdLinks,
 				ArtifactsDir: h.ArtifactsDir,
-				KubeVersion:  os.Getenv(binaries.EnvKubeVersion),
+				KubeVersion:  h.Env.Get(binaries.EnvKubeVersion),
+				Image:        h.Env.Get(EnvNodeImage),
 				Progress:     h.Progress,
 			}
 			if spec.Profile != "" {
@@ -103,21 +105,21 @@ func init() {
 		},
 		// The version of the node image the backend builds; a published
 		// one's ($KIND_NODE_IMAGE) its cluster tells.
-		KubeAPIServerVersion: func() string {
-			if os.Getenv(EnvNodeImage) != "" {
+		KubeAPIServerVersion: func(env cluster.Env) string {
+			if env.Get(EnvNodeImage) != "" {
 				return ""
 			}
-			v, err := binaries.Versions{KubeAPIServer: os.Getenv(binaries.EnvKubeVersion)}.Normalize()
+			v, err := binaries.Versions{KubeAPIServer: env.Get(binaries.EnvKubeVersion)}.Normalize()
 			if err != nil {
 				return "" // the specs fail on it when they start their clusters
 			}
 			return v.KubeAPIServer
 		},
 		Prepare: func(ctx context.Context, h cluster.Harness) error {
-			if os.Getenv(EnvNodeImage) != "" {
+			if h.Env.Get(EnvNodeImage) != "" {
 				return nil // a published image: kind pulls it
 			}
-			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: os.Getenv(binaries.EnvKubeVersion), Progress: h.Progress})
+			tag, err := nodeimage.Build(ctx, nodeimage.Options{KubeVersion: h.Env.Get(binaries.EnvKubeVersion), Progress: h.Progress})
 			if err != nil {
 				return err
 			}

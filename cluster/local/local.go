@@ -53,6 +53,10 @@ type Options struct {
 	Versions binaries.Versions
 	// Binaries to run; when empty they are built or found by binaries.Ensure.
 	Binaries binaries.Paths
+	// Find is how binaries.Ensure builds or finds them (cache, assets
+	// directory, release source; Progress is this Options'); unset fields
+	// are binaries' defaults, from the environment.
+	Find binaries.Options
 	// APIServers is the number of kube-apiservers over the one etcd (default 1).
 	APIServers int
 	// EtcdLinks puts a fault proxy of its own between each kube-apiserver
@@ -195,7 +199,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 				return nil, fmt.Errorf("start local cluster: %w", err)
 			}
 		}
-		if bins, err = binaries.Ensure(ctx, v, binaries.Options{Progress: opts.Progress}); err != nil {
+		find := opts.Find
+		find.Progress = opts.Progress
+		if bins, err = binaries.Ensure(ctx, v, find); err != nil {
 			return nil, fmt.Errorf("start local cluster: %w", err)
 		}
 	}

@@ -550,7 +550,7 @@ func TestClosedClusterRefusesWork(t *testing.T) {
 func TestRecoverSwitchedAPIServer(t *testing.T) {
 	c := startCluster(t, local.Options{})
 	own := c.ServerVersion()
-	from, err := binaries.PreviousRelease(own)
+	from, err := binaries.PreviousRelease(own, os.Getenv(binaries.EnvUpgradeFrom))
 	if err != nil {
 		t.Skip(err)
 	}

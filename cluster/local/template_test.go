@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
 	"github.com/informer-conformance/informer-conformance/cluster/local/localtest"
+	"github.com/informer-conformance/informer-conformance/cluster/pool"
 )
 
 // bootstrapWrites are the etcd key prefixes the BootstrapReconcileChecks'
@@ -83,48 +85,53 @@ func TestFreshEtcdBootstraps(t *testing.T) {
 	}
 }
 
-// TestSparesHandOutNewClusters: the second Take for a key gets the
-// cluster started in the background after the first, a new one; a Take
-// for another key starts its own; Close stops the spare kept, and every
-// process of the spares is gone.
+// TestSparesHandOutNewClusters: pool.Spares over the local backend. The
+// second Take for a spec gets the cluster started in the background after
+// the first, a new one; a Take for another spec starts its own; Close
+// stops the spare kept, and every process of the spares is gone.
 func TestSparesHandOutNewClusters(t *testing.T) {
 	localtest.SkipIfShort(t)
 	ctx := testCtx(t)
-	s := &local.Spares{ArtifactsDir: localtest.ArtifactsDir(t), Errors: func(err error) { t.Error(err) }}
-	opts := local.Options{ArtifactsDir: localtest.ArtifactsDir(t) + "/taken"}
-	take := func(key string, want ...local.Taken) *local.Cluster {
+	d, ok := cluster.LookupBackend("local")
+	if !ok {
+		t.Fatal("the local backend is not registered")
+	}
+	s := &pool.Spares{Backend: d, ArtifactsDir: localtest.ArtifactsDir(t), Errors: func(err error) { t.Error(err) }}
+	h := cluster.Harness{ArtifactsDir: localtest.ArtifactsDir(t) + "/taken", Progress: io.Discard}
+	take := func(spec cluster.Spec, want ...pool.Taken) cluster.Cluster {
 		t.Helper()
-		c, how, err := s.Take(ctx, key, opts)
+		c, how, err := s.Take(ctx, spec, h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Contains(want, how) {
-			t.Errorf("Take(%q) got a cluster %s, want one of %v", key, how, want)
+			t.Errorf("Take(%+v) got a cluster %s, want one of %v", spec, how, want)
 		}
 		return c
 	}
-	first := take("a", local.Started)
-	second := take("a", local.SpareReady, local.SpareStarting)
+	a, b := cluster.Spec{}, cluster.Spec{APIServers: 2}
+	first := take(a, pool.Started)
+	second := take(a, pool.SpareReady, pool.SpareStarting)
 	if first.Name() == second.Name() {
 		t.Errorf("the spare is the cluster taken before: %s", first.Name())
 	}
-	if _, err := second.EtcdRevision(ctx); err != nil {
+	if _, err := second.(*local.Cluster).EtcdRevision(ctx); err != nil {
 		t.Errorf("the spare does not work: %v", err)
 	}
-	other := take("b", local.Started)
-	if running := children(t); len(running) < 6 { // 3 taken, each an etcd and a kube-apiserver
-		t.Fatalf("children sees %d processes of this test, want 6 or more: %v", len(running), running)
+	other := take(b, pool.Started)
+	if running := children(t); len(running) < 7 { // 3 taken: 3 etcds and 4 kube-apiservers
+		t.Fatalf("children sees %d processes of this test, want 7 or more: %v", len(running), running)
 	}
-	for _, c := range []*local.Cluster{first, second, other} {
+	for _, c := range []cluster.Cluster{first, second, other} {
 		if err := c.Close(ctx); err != nil {
 			t.Error(err)
 		}
 	}
-	// The spare for "b" is starting or started: Close ends it.
+	// The spare for b is starting or started: Close ends it.
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Take(ctx, "a", opts); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, _, err := s.Take(ctx, a, h); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Take after Close: got %v, want an error saying closed", err)
 	}
 	if left := children(t); len(left) > 0 {

@@ -48,7 +48,7 @@ func main() {
 	fmt.Printf("kube-apiserver %s\netcd %s\netcdutl %s\n", p.KubeAPIServer, p.Etcd, p.Etcdutl)
 	if *upgrade {
 		var up binaries.Paths
-		from, err := binaries.PreviousRelease(p.Versions.KubeAPIServer)
+		from, err := binaries.PreviousRelease(p.Versions.KubeAPIServer, os.Getenv(binaries.EnvUpgradeFrom))
 		if err == nil {
 			up, err = binaries.Ensure(ctx, binaries.Versions{KubeAPIServer: from, Etcd: p.Versions.Etcd}, binaries.Options{Progress: os.Stderr})
 		}

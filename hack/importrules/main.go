@@ -59,6 +59,8 @@ func rulesFor(backends []string) []rule {
 	return append(rs,
 		rule{From: "cluster/profile", Not: withRegistry, Tests: true,
 			Why: "flag profiles are what every backend reads (each renders them its own way): package profile imports none of them"},
+		rule{From: "cluster/pool", Not: withRegistry, Tests: true,
+			Why: "the pool keeps any backend's clusters (cluster.Backend): it imports none of them"},
 		rule{From: "e2e", Not: []string{"scenarios", "suites", "hack", "integrations"}, Tests: true,
 			Why: "the harness (e2e/) is what scenarios and suites build on: it never imports them"},
 		rule{From: "e2e", Not: withRegistry,

@@ -1,10 +1,14 @@
 // Command localbench measures the local backend on this machine and prints a
-// markdown table: cold start to ready with cached binaries, apiserver restart
+// markdown table: start to ready with cached binaries, apiserver restart
 // downtime (hard, graceful, graceful with an informer's watch open, with the
 // default flags and the fast-graceful-shutdown profile), etcd restart and
 // compaction time.
 //
-//	go run ./hack/localbench [-n 5] [-history 2000] [-slow 1]
+//	go run ./hack/localbench [-n 5] [-history 2000] [-slow 1] [-json FILE]
+//
+// -json also writes the samples (package hack/runcheck/benchresult), for
+// `make benchmarks`, which renders them into docs/benchmarks.md; on an
+// error the file holds what was measured before it, and the error.
 //
 // Downtime is measured from the stop signal until /readyz of the new process
 // answers ok (what RestartAPIServer waits for). -slow N adds N samples of the graceful
@@ -19,6 +23,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -33,6 +38,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/hack/runcheck/benchresult"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
@@ -45,27 +51,46 @@ func main() {
 	n := flag.Int("n", 5, "samples per measurement")
 	history := flag.Int("history", 2000, "etcd revisions written before measuring compaction")
 	slow := flag.Int("slow", 0, "samples of a graceful restart with a watch open on default flags (~60 s each)")
+	jsonOut := flag.String("json", "", "also write the results to this file as JSON (for make benchmarks)")
 	flag.Parse()
+	if flag.NArg() > 0 || *n < 1 || *history < 1 || *slow < 0 {
+		fmt.Fprintln(os.Stderr, "localbench: -n and -history must be at least 1, -slow not negative, and no arguments")
+		flag.Usage()
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *n, *history, *slow); err != nil {
+	res := benchresult.New("hack/localbench", []string{"-n", fmt.Sprint(*n), "-history", fmt.Sprint(*history), "-slow", fmt.Sprint(*slow)},
+		"the local backend: cold start, restart downtime, compaction")
+	var t table
+	err := run(ctx, &t, &res, *n, *history, *slow)
+	if err == nil {
+		t.print(os.Stdout)
+	}
+	res.Rows = t.results()
+	if werr := benchresult.Write(*jsonOut, res, err); werr != nil {
+		fmt.Fprintln(os.Stderr, "localbench:", werr)
+		os.Exit(1)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "localbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, n, history, slowN int) error {
+func run(ctx context.Context, t *table, res *benchresult.Result, n, history, slowN int) error {
 	v, err := binaries.FromEnv()
 	if err != nil {
 		return err
 	}
+	res.Setup = fmt.Sprintf("kube-apiserver %s, etcd %s, cached binaries; a restart's downtime runs from the stop signal until /readyz of the new process answers ok (what RestartAPIServer waits for)", v.KubeAPIServer, v.Etcd)
+	t.title = fmt.Sprintf("local backend, kube-apiserver %s, etcd %s, %d samples each (cached binaries)", v.KubeAPIServer, v.Etcd, n)
 	bins, err := binaries.Ensure(ctx, v, binaries.Options{Progress: os.Stderr})
 	if err != nil {
 		return err
 	}
 	opts := local.Options{Binaries: bins}
-	var t table
-	if err := coldStarts(ctx, t.add("cold start to ready (etcd + kube-apiserver + certs + RBAC)"), opts, n); err != nil {
+	if err := coldStarts(ctx, t.add("start to ready (local.Start: etcd from the bootstrapped template, kube-apiserver, certificates, RBAC)"), opts, n); err != nil {
 		return err
 	}
 
@@ -74,7 +99,7 @@ func run(ctx context.Context, n, history, slowN int) error {
 		return err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	if err := restarts(ctx, &t, c, n); err != nil {
+	if err := restarts(ctx, t, c, n); err != nil {
 		return err
 	}
 	if err := compactions(ctx, t.add(fmt.Sprintf("etcd compaction of %d revisions (as kube-apiserver does)", history)), c, n, history); err != nil {
@@ -99,31 +124,45 @@ func run(ctx context.Context, n, history, slowN int) error {
 			return err
 		}
 	}
-
-	t.print(v, n)
 	return nil
 }
 
 // table is the measurements in the order they are printed.
-type table []*row
+type table struct {
+	title    string
+	measured []*row
+}
 
 // add appends a row named name and returns it for its samples.
 func (t *table) add(name string) *row {
 	r := &row{name: name}
-	*t = append(*t, r)
+	t.measured = append(t.measured, r)
 	return r
 }
 
 // print writes the table in markdown with each row's min, median and max.
-func (t table) print(v binaries.Versions, n int) {
-	fmt.Printf("\nlocal backend, kube-apiserver %s, etcd %s, %d samples each (cached binaries)\n\n", v.KubeAPIServer, v.Etcd, n)
-	fmt.Println("| measurement | min | median | max |")
-	fmt.Println("|---|---:|---:|---:|")
-	for _, r := range t {
+func (t *table) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%s\n\n", t.title)
+	fmt.Fprintln(w, "| measurement | min | median | max |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, r := range t.measured {
+		if len(r.samples) == 0 {
+			continue
+		}
 		s := slices.Clone(r.samples)
 		slices.Sort(s)
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, fmtDur(s[0]), fmtDur(s[len(s)/2]), fmtDur(s[len(s)-1]))
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.name, fmtDur(s[0]), fmtDur(s[len(s)/2]), fmtDur(s[len(s)-1]))
 	}
+}
+
+// results are the measurements as results; a row an error ended early
+// keeps the samples it had, and rows never reached are not there.
+func (t *table) results() []benchresult.Row {
+	var rows []benchresult.Row
+	for _, r := range t.measured {
+		rows = append(rows, benchresult.Row{Name: r.name, Seconds: benchresult.Seconds(r.samples)})
+	}
+	return rows
 }
 
 // timed runs f samples times and adds each run's duration to r.

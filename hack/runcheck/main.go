@@ -13,6 +13,11 @@
 //	runcheck page OUT 'COMMAND=REPORT.json'...
 //	                              write the measured page (docs/measured.md): each run's counts, wall
 //	                              time, cluster starts and slowest specs, with the machine and commit
+//	runcheck benchmarks OUT 'COMMAND=RESULTS.json'...
+//	                              write the benchmarks page (docs/benchmarks.md) from the results the
+//	                              benchmark commands write with -json (package benchresult): a table
+//	                              per command, with the machine, its load, the date and the commit; a
+//	                              command without results, or that could not run here, named as not run
 //
 // Exit status: 0 fine, 1 the check failed, 2 usage or an unreadable report.
 package main
@@ -39,10 +44,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "page" {
 		os.Exit(pageMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "benchmarks" {
+		os.Exit(benchmarksMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = "usage: runcheck filter EXPR | report REPORT.json | ran REPORT.json | labels REPORT.json | merge SUITE OUT DIR..."
+const usage = "usage: runcheck filter EXPR | report REPORT.json | ran REPORT.json | labels REPORT.json | merge SUITE OUT DIR... | page OUT 'COMMAND=REPORT.json'... | benchmarks OUT 'COMMAND=RESULTS.json'..."
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) >= 4 && args[0] == "merge" {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -47,25 +48,53 @@ func pageMain(args []string, stdout, stderr *os.File) int {
 		}
 		runs = append(runs, pageRun{command: command, report: path})
 	}
-	commit := ""
-	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-	}
-	page, err := measuredPage(runs, commit, machine{cores: runtime.NumCPU(), memory: memTotal()})
+	page, err := measuredPage(runs, headCommit(), thisMachine())
 	if err != nil {
 		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
 		return 1
 	}
-	if err := os.MkdirAll(filepath.Dir(args[0]), 0o755); err != nil {
-		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
-		return 1
-	}
-	if err := os.WriteFile(args[0], []byte(page), 0o644); err != nil {
+	if err := writePage(args[0], page); err != nil {
 		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "runcheck: measured page %s\n", args[0])
 	return 0
+}
+
+// writePage writes a generated page to path, making its directory.
+func writePage(path, page string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(page), 0o644)
+}
+
+// headCommit is the checkout's commit (short), with "plus uncommitted
+// changes" when tracked files differ from it; "" outside a git checkout.
+func headCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	commit := strings.TrimSpace(string(out))
+	var exit *exec.ExitError
+	if err := exec.Command("git", "diff", "--quiet", "HEAD", "--").Run(); errors.As(err, &exit) && exit.ExitCode() == 1 {
+		commit += " plus uncommitted changes"
+	}
+	return commit
+}
+
+// thisMachine is the machine this runs on.
+func thisMachine() machine {
+	return machine{cores: runtime.NumCPU(), memory: memTotal()}
+}
+
+// String is "2 cores and 24 GiB" (or "2 cores" where the memory is unknown).
+func (m machine) String() string {
+	if m.memory == "" {
+		return fmt.Sprintf("%d cores", m.cores)
+	}
+	return fmt.Sprintf("%d cores and %s", m.cores, m.memory)
 }
 
 // measuredPage renders the page: how it was made (the newest report's
@@ -110,11 +139,7 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 	if commit != "" {
 		fmt.Fprintf(&b, ", the suite at commit %s", commit)
 	}
-	fmt.Fprintf(&b, ", on a machine with %d cores", m.cores)
-	if m.memory != "" {
-		fmt.Fprintf(&b, " and %s", m.memory)
-	}
-	b.WriteString(".\n\n")
+	fmt.Fprintf(&b, ", on a machine with %s.\n\n", m)
 	b.WriteString("| run | passed | failed | skipped | wall time | spec time | cluster starts (p50, p95; share of spec time) |\n|---|---|---|---|---|---|---|\n")
 	for _, g := range got {
 		specTime, starts := g.s.specSeconds()

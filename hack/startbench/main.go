@@ -5,12 +5,18 @@
 // envtest and kwokctl's binary runtime, all running the same kube-apiserver
 // and etcd binaries (binaries.Ensure, KUBE_VERSION / ETCD_VERSION).
 //
-//	cd hack/startbench && go run . [-n 10] [-warmup 1] [-only local,envtest]
+//	cd hack/startbench && go run . [-n 10] [-warmup 1] [-only local,envtest] [-json FILE]
 //
 // Samples are taken round-robin over the starters (each round beginning one
 // starter further on), so drifting machine load hits every row alike. Stop
 // time is not measured. The table goes to stdout, progress to stderr. Run
 // nothing else meanwhile: on 2 cores any other load shows in the numbers.
+//
+// A row that cannot run on this machine (kwok without kubectl on PATH, kind
+// without Docker or its node image) is in the table as not run, saying why;
+// that is no error. -json also writes the samples (package
+// hack/runcheck/benchresult) for `make benchmarks`, which renders them into
+// docs/benchmarks.md.
 //
 // To add a row, append to the slice in starters (see starter).
 package main
@@ -20,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/signal"
@@ -32,7 +39,10 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/cluster/local"
+	"github.com/informer-conformance/informer-conformance/hack/runcheck/benchresult"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
@@ -81,8 +91,9 @@ func starters(e *env) []starter {
 		},
 		envtestRow(e),
 		{
-			name:  "kind",
-			notes: "kind.Start (this repo's kind backend: kind's Go library, the node image make kind-image builds offline, one control-plane node, /readyz and the test user) + Close; skipped without Docker or the image",
+			name:    "kind",
+			notes:   "kind.Start (this repo's kind backend: kind's Go library, the node image make kind-image builds offline, one control-plane node, /readyz and the test user) + Close; not run without Docker or the image",
+			prepare: kindAvailable,
 			start: func(ctx context.Context) (func(context.Context) error, error) {
 				c, err := kind.Start(ctx, kind.Options{})
 				if err != nil {
@@ -123,16 +134,53 @@ func ready(ctx context.Context, c cluster.Cluster) (stop func(context.Context) e
 	return stop, waitReady(ctx, cfg)
 }
 
+// kindAvailable fails, saying why, where kind.Start could not start the
+// kind row's cluster: no Docker, or no node image (what kind.Start's own
+// check says, before it would create anything).
+func kindAvailable(ctx context.Context) error {
+	d, err := docker.New(ctx)
+	if err != nil {
+		return err
+	}
+	image := os.Getenv(kind.EnvNodeImage)
+	if image == "" {
+		v, err := binaries.FromEnv()
+		if err != nil {
+			return err
+		}
+		image = nodeimage.Tag(v.KubeAPIServer)
+		if !d.ImageExists(ctx, image) {
+			return fmt.Errorf("no kind node image %s in Docker (make kind-image builds it, or %s names a published one)", image, kind.EnvNodeImage)
+		}
+	}
+	return nil // a published image kind.Start pulls if Docker lacks it
+}
+
 const stopTimeout = 2 * time.Minute
 
 func main() {
 	n := flag.Int("n", 10, "measured samples per starter")
 	warmup := flag.Int("warmup", 1, "unmeasured starts per starter before sampling")
 	only := flag.String("only", "", "comma-separated starter names to run (default all)")
+	jsonOut := flag.String("json", "", "also write the results to this file as JSON (for make benchmarks)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "startbench: unexpected arguments %q\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	err := run(ctx, *n, *warmup, *only)
+	args := []string{"-n", fmt.Sprint(*n), "-warmup", fmt.Sprint(*warmup)}
+	if *only != "" {
+		args = append(args, "-only", *only)
+	}
+	res := benchresult.New("hack/startbench", args, "a ready control plane: the local backend next to envtest, kind and kwok")
+	rows, err := run(ctx, &res, *n, *warmup, *only)
+	res.Rows = results(rows)
+	if werr := benchresult.Write(*jsonOut, res, err); werr != nil {
+		err = errors.Join(err, werr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "startbench:", err)
 		stopSignals()
@@ -148,22 +196,27 @@ type row struct {
 	skipped error // prepare failed
 }
 
-func run(ctx context.Context, n, warmup int, only string) (err error) {
+// run samples the starters named by only (all if empty) and prints the
+// table; it returns the rows, with what they measured before any error.
+func run(ctx context.Context, res *benchresult.Result, n, warmup int, only string) (rows []*row, err error) {
 	if n < 1 || warmup < 0 {
-		return errors.New("-n must be at least 1 and -warmup not negative")
+		return nil, errors.New("-n must be at least 1 and -warmup not negative")
 	}
 	v, err := binaries.FromEnv()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	res.Setup = fmt.Sprintf("kube-apiserver %s and etcd %s for every row; a sample runs from asking for a control plane until /readyz answers ok "+
+		"(but for cluster.BootstrapReconcileChecks), namespaces list and a ConfigMap is written; %d unmeasured warm-up start(s) per row, "+
+		"then the rows sampled round-robin; stop time not measured", v.KubeAPIServer, v.Etcd, warmup)
 	fmt.Fprintln(os.Stderr, "binaries: ensuring", v.KubeAPIServer, v.Etcd)
 	bins, err := binaries.Ensure(ctx, v, binaries.Options{Progress: os.Stderr})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "startbench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if rerr := os.RemoveAll(tmp); rerr != nil {
@@ -173,7 +226,6 @@ func run(ctx context.Context, n, warmup int, only string) (err error) {
 	e := &env{bins: bins, tmp: tmp}
 
 	all := starters(e)
-	var rows []*row
 	if only == "" {
 		for _, s := range all {
 			rows = append(rows, &row{starter: s})
@@ -187,7 +239,7 @@ func run(ctx context.Context, n, warmup int, only string) (err error) {
 				for _, s := range all {
 					names = append(names, s.name)
 				}
-				return fmt.Errorf("-only: no starter %q (have %s)", name, strings.Join(names, ", "))
+				return nil, fmt.Errorf("-only: no starter %q (have %s)", name, strings.Join(names, ", "))
 			}
 			rows = append(rows, &row{starter: all[i]})
 		}
@@ -200,7 +252,7 @@ func run(ctx context.Context, n, warmup int, only string) (err error) {
 		fmt.Fprintf(os.Stderr, "%s: preparing\n", r.name)
 		if err := r.prepare(ctx); err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return rows, ctx.Err()
 			}
 			r.skipped = err
 			fmt.Fprintf(os.Stderr, "%s: skipped: %v\n", r.name, err)
@@ -245,8 +297,25 @@ func run(ctx context.Context, n, warmup int, only string) (err error) {
 	if ctx.Err() != nil {
 		fmt.Fprintln(os.Stderr, "interrupted; the table holds the samples taken so far")
 	}
-	printTable(rows)
-	return ctx.Err()
+	printTable(os.Stdout, rows)
+	return rows, ctx.Err()
+}
+
+// results are rows as benchmark results: a row whose prepare failed is
+// not run, saying why.
+func results(rows []*row) []benchresult.Row {
+	var out []benchresult.Row
+	for _, r := range rows {
+		br := benchresult.Row{Name: r.name, Notes: r.notes, Seconds: benchresult.Seconds(r.samples), Failed: r.fails}
+		if r.skipped != nil {
+			br.NotRun = oneLine(r.skipped)
+		}
+		if len(r.errs) > 0 {
+			br.FirstError = r.errs[0]
+		}
+		out = append(out, br)
+	}
+	return out
 }
 
 // sample times one start; the stop that follows is not timed.
@@ -264,25 +333,25 @@ func sample(ctx context.Context, start startFunc) (time.Duration, error) {
 	return d, err
 }
 
-func printTable(rows []*row) {
-	fmt.Println("| starter | n | p50 | p95 | min | max | notes |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+func printTable(w io.Writer, rows []*row) {
+	fmt.Fprintln(w, "| starter | n | p50 | p95 | min | max | notes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		notes := r.notes
 		if r.skipped != nil {
-			fmt.Printf("| %s | 0 | - | - | - | - | **not run: %s** %s |\n", r.name, cell(oneLine(r.skipped)), cell(notes))
+			fmt.Fprintf(w, "| %s | 0 | - | - | - | - | **not run: %s** %s |\n", r.name, cell(oneLine(r.skipped)), cell(notes))
 			continue
 		}
 		if r.fails > 0 {
 			notes = fmt.Sprintf("**%d failed, first: %s** %s", r.fails, oneLine(errors.New(r.errs[0])), notes)
 		}
 		if len(r.samples) == 0 {
-			fmt.Printf("| %s | 0 | - | - | - | - | %s |\n", r.name, cell(notes))
+			fmt.Fprintf(w, "| %s | 0 | - | - | - | - | %s |\n", r.name, cell(notes))
 			continue
 		}
 		s := slices.Clone(r.samples)
 		slices.Sort(s)
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s |\n", r.name, len(s),
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", r.name, len(s),
 			fmtDur(quantile(s, 0.5)), fmtDur(quantile(s, 0.95)), fmtDur(s[0]), fmtDur(s[len(s)-1]), cell(notes))
 	}
 }

@@ -1,0 +1,97 @@
+package e2e
+
+// The run's configuration: every environment variable a run reads is
+// declared once (the harness's here, each backend's in cluster.Backend.Vars)
+// and read once per process into a RunConfig, which refuses a bad value
+// before any spec starts and hands the values down.
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/report"
+)
+
+// HarnessVars are the harness's own environment variables.
+var HarnessVars = []cluster.Var{
+	{Name: EnvRun, Doc: "1: RunSpecs runs the specs of a test binary (a plain go test ./... skips them)"},
+	{Name: EnvBackend, Doc: "the backend the specs run on: " + DefaultBackend + " (default), kind or existing"},
+	{Name: EnvClusterPerSpec, Kind: cluster.Flag, Doc: "true: every spec gets a cluster of its own, client-side specs too"},
+	{Name: EnvSpares, Kind: cluster.Flag, Doc: "true: each test process starts its next own cluster while the current spec runs"},
+	{Name: report.EnvArtifacts, Kind: cluster.Paths, Doc: "where the reports and logs go (default: _artifacts in the suite's package)"},
+}
+
+// RunConfig is a run's configuration, read once per process from the
+// environment (Config).
+type RunConfig struct {
+	// Backend is the selected backend (EnvBackend).
+	Backend cluster.Backend
+	// Env holds the values of the harness's and the backend's variables.
+	Env cluster.Env
+}
+
+// Vars are the variables the run reads: the harness's and the backend's.
+func (rc RunConfig) Vars() []cluster.Var {
+	return append(slices.Clone(HarnessVars), rc.Backend.Vars...)
+}
+
+// ReadConfig reads a run's configuration with getenv (os.Getenv: the
+// process's environment): the backend EnvBackend names among those
+// registered, and the values of the harness's and its variables, every bad
+// value said at once. On error the configuration holds what was read
+// (the harness's variables, those of its values that are good).
+func ReadConfig(getenv func(string) string) (RunConfig, error) {
+	name := getenv(EnvBackend)
+	if name == "" {
+		name = DefaultBackend
+	}
+	d, ok := cluster.LookupBackend(name)
+	if !ok {
+		registered := strings.Join(cluster.BackendNames(), ", ")
+		if registered == "" {
+			registered = "none (import github.com/informer-conformance/informer-conformance/cluster/backends, or the backend's package, in the suite)"
+		}
+		// A backend registers itself when its package is imported;
+		// suites/conformance imports local and existing, so kind's library
+		// enters only the modules that import cluster/kind.
+		env, _ := cluster.ReadEnv(getenv, HarnessVars...)
+		return RunConfig{Env: env}, fmt.Errorf(`%s=%q: no such backend (a backend registers itself when its package is imported, e.g. import _ "github.com/informer-conformance/informer-conformance/cluster/%s" in the test package); registered: %s`, EnvBackend, name, name, registered)
+	}
+	rc := RunConfig{Backend: d}
+	env, err := cluster.ReadEnv(getenv, rc.Vars()...)
+	rc.Env = env
+	if err != nil {
+		return rc, fmt.Errorf("the run's environment (backend %s): %w", d.Name, err)
+	}
+	return rc, nil
+}
+
+var (
+	configMu   sync.Mutex
+	configRead *RunConfig
+	configErr  error
+)
+
+// Config is this process's run configuration, read from its environment
+// the first time it is asked for.
+func Config() (RunConfig, error) {
+	configMu.Lock()
+	defer configMu.Unlock()
+	if configRead == nil {
+		rc, err := ReadConfig(os.Getenv)
+		configRead, configErr = &rc, err
+	}
+	return *configRead, configErr
+}
+
+// rereadConfig makes the next Config read the environment again (tests
+// that set variables).
+func rereadConfig() {
+	configMu.Lock()
+	defer configMu.Unlock()
+	configRead, configErr = nil, nil
+}
