@@ -6,9 +6,7 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,75 +17,27 @@ import (
 	"github.com/informer-conformance/informer-conformance/hack/runcheck/benchresult"
 )
 
-const benchmarksUsage = "usage: runcheck benchmarks OUT 'COMMAND=RESULTS.json'..."
-
-// benchRun is one benchmark the page names: the command that ran it
-// ("make bench-start BENCH_N=10") and the results file it wrote.
-type benchRun struct {
-	command, results string
-}
-
-// benchmarksMain is `runcheck benchmarks OUT 'COMMAND=RESULTS.json'...`:
-// the page of the benchmarks, each named with its command; a results file
-// that is not there names its command as not run (a benchmark that could
-// not run here writes why into its results instead). Fails when none has
-// results, or a file is there but is no benchmark's results.
-func benchmarksMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("runcheck benchmarks", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, benchmarksUsage) }
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	args = fs.Args()
-	if len(args) < 2 {
-		fmt.Fprintln(stderr, benchmarksUsage)
-		return 2
-	}
-	var runs []benchRun
-	for _, a := range args[1:] {
-		// The last "=": a command has its own (BENCH_N=10).
-		i := strings.LastIndex(a, "=")
-		if i <= 0 || i == len(a)-1 {
-			fmt.Fprintf(stderr, "runcheck benchmarks: %q is not COMMAND=RESULTS.json\n", a)
-			return 2
-		}
-		runs = append(runs, benchRun{command: strings.TrimSpace(a[:i]), results: a[i+1:]})
-	}
-	page, err := benchmarksPage(runs, headCommit(), thisMachine())
-	if err != nil {
-		fmt.Fprintf(stderr, "runcheck benchmarks: %v\n", err)
-		return 1
-	}
-	if err := writePage(args[0], page); err != nil {
-		fmt.Fprintf(stderr, "runcheck benchmarks: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "runcheck: benchmarks page %s\n", args[0])
-	return 0
-}
-
 // benchmarksPage renders the page: how it was made (the first start, the
 // commit, the machine and its load then), the commands, then a section
 // per command with its table.
-func benchmarksPage(runs []benchRun, commit string, m machine) (string, error) {
+func benchmarksPage(runs []namedRun, commit string, m machine) (string, error) {
 	type loaded struct {
-		benchRun
+		namedRun
 		r      benchresult.Result
 		absent string // why there are no results
 	}
 	var got []loaded
 	var first *benchresult.Result
 	for _, run := range runs {
-		r, err := benchresult.Read(run.results)
+		r, err := benchresult.Read(run.file)
 		if errors.Is(err, benchresult.ErrNoResults) {
-			got = append(got, loaded{benchRun: run, absent: fmt.Sprintf("no results at %s (the command did not run, or ended before writing them)", relPath(run.results))})
+			got = append(got, loaded{namedRun: run, absent: fmt.Sprintf("no results at %s (the command did not run, or ended before writing them)", relPath(run.file))})
 			continue
 		}
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", run.command, err)
 		}
-		got = append(got, loaded{benchRun: run, r: r})
+		got = append(got, loaded{namedRun: run, r: r})
 		if first == nil || r.Started.Before(first.Started) {
 			first = &got[len(got)-1].r
 		}

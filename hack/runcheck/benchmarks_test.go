@@ -47,7 +47,7 @@ func TestBenchmarksPage(t *testing.T) {
 	}
 	kind := benchresult.Result{Tool: "hack/kind bench -apiservers 1", Title: "the kind backend", Started: t0.Add(time.Hour),
 		NotRun: "no kind node image informer-conformance/kind-node:v1.37.2-r1 in Docker"}
-	runs := []benchRun{
+	runs := []namedRun{
 		{"make bench", writeResult(t, dir, "bench.json", local, nil)},
 		{"make bench-start BENCH_N=4", writeResult(t, dir, "start.json", start, nil)},
 		{"make kind-bench KIND_APISERVERS=1", writeResult(t, dir, "kind.json", kind, nil)},
@@ -91,7 +91,7 @@ func TestBenchmarksPageEndedEarly(t *testing.T) {
 	r := benchresult.Result{Tool: "hack/localbench -n 2", Title: "the local backend", Started: time.Now(),
 		Rows: []benchresult.Row{{Name: "start to ready", Seconds: []float64{1, 2}}}}
 	path := writeResult(t, dir, "bench.json", r, os.ErrDeadlineExceeded)
-	page, err := benchmarksPage([]benchRun{{"make bench", path}}, "", machine{cores: 4})
+	page, err := benchmarksPage([]namedRun{{"make bench", path}}, "", machine{cores: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestBenchmarksPageEndedEarly(t *testing.T) {
 // an unknown flag (usage, exit 2).
 func TestBenchmarksPageBadInput(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := benchmarksPage([]benchRun{{"make bench", filepath.Join(dir, "none.json")}}, "", machine{cores: 2}); err == nil ||
+	if _, err := benchmarksPage([]namedRun{{"make bench", filepath.Join(dir, "none.json")}}, "", machine{cores: 2}); err == nil ||
 		!strings.Contains(err.Error(), "none of the benchmarks has results") {
 		t.Errorf("no results at all: %v", err)
 	}
@@ -129,7 +129,7 @@ func TestBenchmarksPageBadInput(t *testing.T) {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := benchmarksPage([]benchRun{{"make bench", path}}, "", machine{cores: 2})
+		_, err := benchmarksPage([]namedRun{{"make bench", path}}, "", machine{cores: 2})
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "make bench") {
 			t.Errorf("%s: got %v, want an error naming the command and the file", name, err)
 		}
@@ -137,7 +137,7 @@ func TestBenchmarksPageBadInput(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "adir.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := benchmarksPage([]benchRun{{"make bench", filepath.Join(dir, "adir.json")}}, "", machine{cores: 2}); err == nil {
+	if _, err := benchmarksPage([]namedRun{{"make bench", filepath.Join(dir, "adir.json")}}, "", machine{cores: 2}); err == nil {
 		t.Error("an unreadable results file (a directory), yet a page")
 	}
 
@@ -153,7 +153,7 @@ func TestBenchmarksPageBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code := benchmarksMain(args, os.Stdout, stderr); code != 2 {
+		if code := generatedPageMain("benchmarks", "RESULTS.json", args, os.Stdout, stderr, benchmarksPage); code != 2 {
 			t.Errorf("runcheck benchmarks %q: exit %d, want 2", args, code)
 		}
 		msg, _ := os.ReadFile(stderr.Name())
@@ -178,7 +178,7 @@ func TestBenchmarksMain(t *testing.T) {
 		Rows: []benchresult.Row{{Name: "local", Seconds: []float64{1}}}}
 	path := writeResult(t, dir, "start.json", r, nil)
 	out := filepath.Join(dir, "docs", "benchmarks.md")
-	if code := benchmarksMain([]string{out, "make bench-start BENCH_N=1=" + path}, os.Stdout, os.Stderr); code != 0 {
+	if code := generatedPageMain("benchmarks", "RESULTS.json", []string{out, "make bench-start BENCH_N=1=" + path}, os.Stdout, os.Stderr, benchmarksPage); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	page, err := os.ReadFile(out)
@@ -197,7 +197,7 @@ func TestBenchmarksPageNothingMeasured(t *testing.T) {
 	dir := t.TempDir()
 	kind := benchresult.Result{Tool: "hack/kind bench -apiservers 1", Title: "the kind backend", Started: time.Now(),
 		NotRun: "Docker is not installed."}
-	page, err := benchmarksPage([]benchRun{
+	page, err := benchmarksPage([]namedRun{
 		{"make bench", filepath.Join(dir, "bench.json")},
 		{"make kind-bench", writeResult(t, dir, "kind.json", kind, nil)},
 	}, "abc1234", machine{cores: 2})

@@ -42,10 +42,10 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "page" {
-		os.Exit(pageMain(os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(generatedPageMain("page", "REPORT.json", os.Args[2:], os.Stdout, os.Stderr, measuredPage))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "benchmarks" {
-		os.Exit(benchmarksMain(os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(generatedPageMain("benchmarks", "RESULTS.json", os.Args[2:], os.Stdout, os.Stderr, benchmarksPage))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -7,7 +7,9 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -19,10 +21,11 @@ import (
 	"time"
 )
 
-// pageRun is one run the page names: the command that ran it and its
-// Ginkgo JSON report.
-type pageRun struct {
-	command, report string
+// namedRun is one run a generated page names: the command that ran it
+// ("make e2e", "make bench-start BENCH_N=10") and the file it left (a
+// Ginkgo JSON report, a benchmark's results).
+type namedRun struct {
+	command, file string
 }
 
 // machine is what the page says of the machine the runs ran on.
@@ -31,33 +34,41 @@ type machine struct {
 	memory string // "24 GiB"; "" unknown
 }
 
-// pageMain is `runcheck page OUT 'COMMAND=REPORT.json'...`: the page of the
-// runs whose reports exist (a missing one is named, not an error: a
-// session that ran only some of them); fails when none does.
-func pageMain(args []string, stdout, stderr *os.File) int {
-	if len(args) < 2 {
-		fmt.Fprintln(stderr, "usage: runcheck page OUT 'COMMAND=REPORT.json'...")
+// generatedPageMain is `runcheck VERB OUT 'COMMAND=FILE'...`: the page
+// render makes of the runs (the last "=" splits: a command may hold its
+// own, BENCH_N=10), written to OUT, with the checkout's commit and this
+// machine.
+func generatedPageMain(verb, file string, args []string, stdout, stderr io.Writer, render func([]namedRun, string, machine) (string, error)) int {
+	usage := fmt.Sprintf("usage: runcheck %s OUT 'COMMAND=%s'...", verb, file)
+	fs := flag.NewFlagSet("runcheck "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var runs []pageRun
+	args = fs.Args()
+	if len(args) < 2 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	var runs []namedRun
 	for _, a := range args[1:] {
-		command, path, ok := strings.Cut(a, "=")
-		if !ok || command == "" || path == "" {
-			fmt.Fprintf(stderr, "runcheck page: %q is not COMMAND=REPORT.json\n", a)
+		i := strings.LastIndex(a, "=")
+		if i <= 0 || i == len(a)-1 || strings.TrimSpace(a[:i]) == "" {
+			fmt.Fprintf(stderr, "runcheck %s: %q is not COMMAND=%s\n", verb, a, file)
 			return 2
 		}
-		runs = append(runs, pageRun{command: command, report: path})
+		runs = append(runs, namedRun{command: strings.TrimSpace(a[:i]), file: a[i+1:]})
 	}
-	page, err := measuredPage(runs, headCommit(), thisMachine())
+	page, err := render(runs, headCommit(), thisMachine())
+	if err == nil {
+		err = writePage(args[0], page)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
+		fmt.Fprintf(stderr, "runcheck %s: %v\n", verb, err)
 		return 1
 	}
-	if err := writePage(args[0], page); err != nil {
-		fmt.Fprintf(stderr, "runcheck page: %v\n", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "runcheck: measured page %s\n", args[0])
+	fmt.Fprintf(stdout, "runcheck %s: wrote %s\n", verb, args[0])
 	return 0
 }
 
@@ -100,9 +111,9 @@ func (m machine) String() string {
 // measuredPage renders the page: how it was made (the newest report's
 // date, the suite's commit, the machine), a row per run, then each run's
 // slowest specs.
-func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
+func measuredPage(runs []namedRun, commit string, m machine) (string, error) {
 	type loaded struct {
-		pageRun
+		namedRun
 		s    summary
 		wall time.Duration
 	}
@@ -110,12 +121,12 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 	var missing []string
 	var newest time.Time
 	for _, r := range runs {
-		fi, err := os.Stat(r.report)
+		fi, err := os.Stat(r.file)
 		if err != nil {
-			missing = append(missing, fmt.Sprintf("`%s` (no report at %s)", r.command, r.report))
+			missing = append(missing, fmt.Sprintf("`%s` (no report at %s)", r.command, r.file))
 			continue
 		}
-		reports, err := readReports(r.report)
+		reports, err := readReports(r.file)
 		if err != nil {
 			return "", err
 		}
@@ -123,7 +134,7 @@ func measuredPage(runs []pageRun, commit string, m machine) (string, error) {
 		for _, rep := range reports {
 			wall += rep.RunTime
 		}
-		got = append(got, loaded{pageRun: r, s: summarize(reports), wall: wall})
+		got = append(got, loaded{namedRun: r, s: summarize(reports), wall: wall})
 		if fi.ModTime().After(newest) {
 			newest = fi.ModTime()
 		}

@@ -32,7 +32,7 @@ func TestMeasuredPage(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	page, err := measuredPage([]pageRun{{"make e2e", path}, {"make e2e-long", filepath.Join(dir, "long", "report.json")}}, "abc1234", machine{cores: 2, memory: "24 GiB"})
+	page, err := measuredPage([]namedRun{{"make e2e", path}, {"make e2e-long", filepath.Join(dir, "long", "report.json")}}, "abc1234", machine{cores: 2, memory: "24 GiB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestMeasuredPage(t *testing.T) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
-	if _, err := measuredPage([]pageRun{{"make e2e-long", filepath.Join(dir, "none.json")}}, "", machine{cores: 2}); err == nil {
+	if _, err := measuredPage([]namedRun{{"make e2e-long", filepath.Join(dir, "none.json")}}, "", machine{cores: 2}); err == nil {
 		t.Error("no report at all, yet a page")
 	}
 }
