@@ -6,6 +6,7 @@ package e2e
 // before any spec starts and hands the values down.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -25,6 +26,27 @@ var HarnessVars = []cluster.Var{
 	{Name: report.EnvArtifacts, Kind: cluster.Paths, Doc: "where the reports and logs go (default: _artifacts in the suite's package)"},
 }
 
+var (
+	declaredMu sync.Mutex
+	declared   []cluster.Var
+)
+
+// DeclareVars adds the variables of a package built on the harness (a
+// scenario's parameters: scenarios.Scenario.Vars) to those every run reads.
+// Call it from an init function, before the configuration is read.
+func DeclareVars(vars ...cluster.Var) {
+	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	declared = append(declared, vars...)
+}
+
+// runVars are the harness's variables and the declared ones.
+func runVars() []cluster.Var {
+	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	return append(slices.Clone(HarnessVars), declared...)
+}
+
 // RunConfig is a run's configuration, read once per process from the
 // environment (Config).
 type RunConfig struct {
@@ -34,10 +56,9 @@ type RunConfig struct {
 	Env cluster.Env
 }
 
-// Vars are the variables the run reads: the harness's and the backend's.
-func (rc RunConfig) Vars() []cluster.Var {
-	return append(slices.Clone(HarnessVars), rc.Backend.Vars...)
-}
+// Vars are the variables the run reads: the harness's, those declared
+// (DeclareVars) and the backend's.
+func (rc RunConfig) Vars() []cluster.Var { return append(runVars(), rc.Backend.Vars...) }
 
 // ReadConfig reads a run's configuration with getenv (os.Getenv: the
 // process's environment): the backend EnvBackend names among those
@@ -58,8 +79,8 @@ func ReadConfig(getenv func(string) string) (RunConfig, error) {
 		// A backend registers itself when its package is imported;
 		// suites/conformance imports local and existing, so kind's library
 		// enters only the modules that import cluster/kind.
-		env, _ := cluster.ReadEnv(getenv, HarnessVars...)
-		return RunConfig{Env: env}, fmt.Errorf(`%s=%q: no such backend (a backend registers itself when its package is imported, e.g. import _ "github.com/informer-conformance/informer-conformance/cluster/%s" in the test package); registered: %s`, EnvBackend, name, name, registered)
+		env, err := cluster.ReadEnv(getenv, runVars()...)
+		return RunConfig{Env: env}, errors.Join(&NoBackendError{fmt.Sprintf(`%s=%q: no such backend (a backend registers itself when its package is imported, e.g. import _ "github.com/informer-conformance/informer-conformance/cluster/%s" in the test package); registered: %s`, EnvBackend, name, name, registered)}, err)
 	}
 	rc := RunConfig{Backend: d}
 	env, err := cluster.ReadEnv(getenv, rc.Vars()...)
@@ -68,6 +89,31 @@ func ReadConfig(getenv func(string) string) (RunConfig, error) {
 		return rc, fmt.Errorf("the run's environment (backend %s): %w", d.Name, err)
 	}
 	return rc, nil
+}
+
+// NoBackendError is ReadConfig's error for a backend name no package
+// registered.
+type NoBackendError struct{ msg string }
+
+func (e *NoBackendError) Error() string { return e.msg }
+
+// Settings are the values of this run's harness variables and declared
+// ones (a scenario's parameters), read with the configuration (Config);
+// the error is a bad value's. A run without a backend (scenarios on a
+// cluster the caller gives, the testing front end) has them too.
+func Settings() (cluster.Env, error) {
+	rc, err := Config()
+	if j, ok := err.(interface{ Unwrap() []error }); ok && rc.Backend.Name == "" {
+		// Not the backend's absence: the bad values, if any.
+		var rest []error
+		for _, e := range j.Unwrap() {
+			if _, nb := e.(*NoBackendError); !nb {
+				rest = append(rest, e)
+			}
+		}
+		err = errors.Join(rest...)
+	}
+	return rc.Env, err
 }
 
 var (

@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -31,36 +28,24 @@ func allVarNames() []string {
 	return cluster.VarNames(vars...)
 }
 
-// TestVarsDocumented: every variable the harness and the backends read
-// has a row in docs/running.md's environment table, so the docs list what
-// a run reads; a variable added without its row fails here.
-func TestVarsDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "running.md"))
-	if err != nil {
-		t.Fatal(err)
+// TestSettingsWithoutBackend: a run whose backend is not registered has
+// its harness's and declared settings (the testing front end runs
+// scenarios on the caller's cluster), but a bad value among them is still
+// refused.
+func TestSettingsWithoutBackend(t *testing.T) {
+	DeclareVars(cluster.Var{Name: "TEST_SETTINGS_COUNT", Kind: cluster.Count, Doc: "a test's"})
+	t.Cleanup(func() { declaredMu.Lock(); declared = declared[:len(declared)-1]; declaredMu.Unlock() })
+	setenv(t, EnvBackend, "no-such")
+	setenv(t, "TEST_SETTINGS_COUNT", "3")
+	if _, err := Config(); err == nil {
+		t.Fatal("no error for an unregistered backend")
 	}
-	_, table, ok := strings.Cut(string(doc), "\n## Environment\n")
-	if !ok {
-		t.Fatal("docs/running.md has no Environment section")
+	env, err := Settings()
+	if err != nil || env.Count("TEST_SETTINGS_COUNT", 1) != 3 {
+		t.Errorf("Settings without a backend: %v, %v", env, err)
 	}
-	table, _, _ = strings.Cut(table, "\n## ")
-	documented := map[string]bool{}
-	for _, line := range strings.Split(table, "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) < 3 {
-			continue
-		}
-		for _, m := range regexp.MustCompile("`([A-Z0-9_]+)`").FindAllStringSubmatch(cells[1], -1) {
-			documented[m[1]] = true
-		}
-	}
-	names := allVarNames()
-	if len(names) < 10 {
-		t.Fatalf("only %d variables: %v", len(names), names)
-	}
-	for _, name := range names {
-		if !documented[name] {
-			t.Errorf("%s is read by the run but has no row in docs/running.md's Environment table", name)
-		}
+	setenv(t, "TEST_SETTINGS_COUNT", "three")
+	if _, err := Settings(); err == nil || !strings.Contains(err.Error(), "TEST_SETTINGS_COUNT") || strings.Contains(err.Error(), "no such backend") {
+		t.Errorf("a bad setting without a backend: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -101,8 +100,8 @@ func (r *TestingRun) prepare(c cluster.Cluster) error {
 		return nil
 	}
 	// The cluster is the caller's, not a backend's: the harness's
-	// variables only.
-	if _, err := cluster.ReadEnv(os.Getenv, HarnessVars...); err != nil {
+	// variables and the scenarios'.
+	if _, err := Settings(); err != nil {
 		return err
 	}
 	if err := emptyEarlierRun(r.Dir(), r.Suite); err != nil {

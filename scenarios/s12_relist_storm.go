@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,6 +28,10 @@ import (
 var S12Storm = Register(Scenario{
 	ID: "S12", Title: "relist storm cost", Labels: []string{"relist-storm"},
 	Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart}, Disruptive: true,
+	Vars: []cluster.Var{
+		{Name: envStormInformers, Kind: cluster.Count, Doc: fmt.Sprintf("S12's informers (default %d)", defaultStormInformers)},
+		{Name: envStormObjects, Kind: cluster.Count, Doc: fmt.Sprintf("the pods S12's informers watch (default %d)", defaultStormObjects)},
+	},
 	Specs: []Spec{
 		{
 			Text: "every informer converges after an apiserver restart, each re-initialising a bounded number of times", Speed: Slow,
@@ -106,18 +109,20 @@ const (
 // StormParams is the size of a storm: how many informers watch how many pods.
 type StormParams struct{ Informers, Objects int }
 
+// The variables of S12's size (S12Storm.Vars).
+const (
+	envStormInformers = "S12_INFORMERS"
+	envStormObjects   = "S12_OBJECTS"
+)
+
 // StormSize is the storm's size: the defaults, or S12_INFORMERS and
-// S12_OBJECTS.
+// S12_OBJECTS (the run's configuration: positive numbers).
 func StormSize(ctx context.Context) StormParams {
-	p := StormParams{Informers: defaultStormInformers, Objects: defaultStormObjects}
-	for env, dst := range map[string]*int{"S12_INFORMERS": &p.Informers, "S12_OBJECTS": &p.Objects} {
-		if v := os.Getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			Expect(err).NotTo(HaveOccurred(), "%s=%q is not a number", env, v)
-			Expect(n).To(BeNumerically(">", stormChanges), "%s must be more than %d", env, stormChanges)
-			*dst = n
-		}
-	}
+	env, err := e2e.Settings()
+	Expect(err).NotTo(HaveOccurred(), "the run's configuration")
+	p := StormParams{Informers: env.Count(envStormInformers, defaultStormInformers), Objects: env.Count(envStormObjects, defaultStormObjects)}
+	Expect(p.Informers).To(BeNumerically(">", stormChanges), "%s must be more than %d", envStormInformers, stormChanges)
+	Expect(p.Objects).To(BeNumerically(">", stormChanges), "%s must be more than %d", envStormObjects, stormChanges)
 	return p
 }
 

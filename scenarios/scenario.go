@@ -49,6 +49,11 @@ type Scenario struct {
 	Speed Speed
 	// Specs are its specs and tables of specs, in order.
 	Specs []Spec
+	// Vars are the environment variables that set the scenario's
+	// parameters (S12's storm size): read with the run's configuration
+	// (e2e.Config, which refuses a bad value before any spec), each with
+	// its row in docs/running.md's Environment table.
+	Vars []cluster.Var
 
 	// file and line are where the value was registered (the Ginkgo
 	// specs' code location).
@@ -279,6 +284,7 @@ func Register(s Scenario) Scenario {
 		panic(fmt.Sprintf("scenarios.Register: %s registered twice", s.Name()))
 	}
 	registry = append(registry, s)
+	e2e.DeclareVars(s.Vars...)
 	return s
 }
 
