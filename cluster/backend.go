@@ -76,6 +76,10 @@ type Backend struct {
 type Harness struct {
 	// Env is the run's configuration: the values of the backend's Vars.
 	Env Env
+	// Name is the cluster's name when the caller gives one (Start);
+	// backends that name their clusters use it, and name them themselves
+	// when it is "".
+	Name string
 	// ArtifactsDir is where the cluster writes its logs (Start).
 	ArtifactsDir string
 	// Progress receives the backend's progress lines: the spec's log, or,

@@ -83,6 +83,7 @@ func init() {
 		},
 		Start: func(ctx context.Context, spec cluster.Spec, h cluster.Harness) (cluster.Cluster, error) {
 			opts := Options{
+				Name:         h.Name,
 				APIServers:   spec.APIServers,
 				EtcdLinks:    spec.EtcdLinks,
 				ArtifactsDir: h.ArtifactsDir,

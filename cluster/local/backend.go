@@ -81,7 +81,7 @@ const EnvFreshEtcd = "INFORMER_CONFORMANCE_FRESH_ETCD"
 
 // backendOptions are the local backend's options for spec.
 func backendOptions(spec cluster.Spec, h cluster.Harness) (Options, error) {
-	opts := Options{APIServers: spec.APIServers, EtcdLinks: spec.EtcdLinks, ArtifactsDir: h.ArtifactsDir, Progress: h.Progress,
+	opts := Options{Name: h.Name, APIServers: spec.APIServers, EtcdLinks: spec.EtcdLinks, ArtifactsDir: h.ArtifactsDir, Progress: h.Progress,
 		FreshEtcd: h.Env.Flag(EnvFreshEtcd), Find: binaries.OptionsIn(h.Env)}
 	v, err := binaries.VersionsIn(h.Env)
 	if err != nil && h.Env.Get(binaries.EnvAssets) == "" {

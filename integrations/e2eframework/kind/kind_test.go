@@ -26,6 +26,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/kind/lbimage"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/kind"
+	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/provider"
 )
 
 // needKind skips (fails, with INFORMER_CONFORMANCE_KIND_INTEGRATION=1, as
@@ -117,6 +118,17 @@ func TestKindProviderBadInput(t *testing.T) {
 	}
 	if _, err := kind.NewProvider().CreateWithConfig(ctx, kindConfig); err == nil || !strings.Contains(err.Error(), "e2e-framework's kind provider") {
 		t.Errorf("a kind configuration = %v, want an error pointing to e2e-framework's kind provider", err)
+	}
+	// image is kind's own field (a setting of KIND_NODE_IMAGE), the rest strict.
+	imageConfig := filepath.Join(dir, "image.yaml")
+	if err := os.WriteFile(imageConfig, []byte("image: kindest/node:v1.37.2\napiServers: 2\nnodes: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kind.NewProvider().CreateWithConfig(ctx, imageConfig); err == nil || !strings.Contains(err.Error(), `unknown field "nodes"`) {
+		t.Errorf("a config with image and an unknown field = %v, want an error naming the unknown field only", err)
+	}
+	if _, err := kind.NewProvider().WithOpts(provider.WithEtcdVersion("v3.6.1")).Create(ctx); err == nil || !strings.Contains(err.Error(), "does not read ETCD_VERSION") {
+		t.Errorf("an etcd version = %v, want an error: the kind backend runs kubeadm's etcd", err)
 	}
 	if _, err := kind.NewProvider().WithPath("/usr/local/bin/kind").Create(ctx); err == nil || !strings.Contains(err.Error(), "kind's Go library") {
 		t.Errorf("WithPath = %v, want an error", err)

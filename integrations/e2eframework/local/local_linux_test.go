@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/e2e-framework/support"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/integrations/e2eframework/local"
 )
 
@@ -88,6 +89,9 @@ func TestProviderThroughEnvfuncs(t *testing.T) {
 	}
 	if c.NumAPIServers() != 2 {
 		t.Errorf("%d kube-apiservers, want 2 (WithAPIServers)", c.NumAPIServers())
+	}
+	if c.Name() != "lifecycle" {
+		t.Errorf("cluster named %q, want envfuncs' name (lifecycle)", c.Name())
 	}
 	if _, err := p.Create(ctx); err == nil || !strings.Contains(err.Error(), "already created") {
 		t.Errorf("a second Create = %v, want an error", err)
@@ -208,6 +212,27 @@ func TestProviderBadInput(t *testing.T) {
 		_, err := local.NewProvider().SetDefaults().Create(ctx)
 		if err == nil || !strings.Contains(err.Error(), "Go toolchain") {
 			t.Fatalf("Create without go on PATH = %v, want an error naming the Go toolchain", err)
+		}
+		t.Log(err)
+	})
+
+	t.Run("version the path's binaries are not", func(t *testing.T) {
+		if _, _, err := binaries.Built(binaries.DefaultKubeVersion, binaries.Options{}); err != nil {
+			t.Skipf("needs the cached kube-apiserver %s: %v", binaries.DefaultKubeVersion, err)
+		}
+		paths, err := binaries.Ensure(ctx, binaries.Versions{}, binaries.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assets := t.TempDir()
+		for name, path := range map[string]string{binaries.KubeAPIServer: paths.KubeAPIServer, binaries.Etcd: paths.Etcd, binaries.Etcdutl: paths.Etcdutl} {
+			if err := os.Symlink(path, filepath.Join(assets, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = local.NewProvider().SetDefaults().WithPath(assets).WithVersion("v1.36.3").Create(ctx)
+		if err == nil || !strings.Contains(err.Error(), "version v1.36.3 asked") || !strings.Contains(err.Error(), paths.Versions.KubeAPIServer) {
+			t.Fatalf("Create with WithVersion(v1.36.3) and a path of %s = %v, want an error naming both", paths.Versions.KubeAPIServer, err)
 		}
 		t.Log(err)
 	})
