@@ -75,7 +75,7 @@ var run = e2e.NewTestingRun(Suite)
 // only: e2e-framework v0.7.0 filters assessments by name alone,
 // pkg/env/env.go requireAssessmentProcessing).
 const (
-	// LabelScenario is the scenario of docs/scenarios.md: S1 ... S34.
+	// LabelScenario is the scenario of docs/scenarios.md, by its ID (S1, S2, ...).
 	LabelScenario = "scenario"
 	// LabelCapability is what the feature needs of the cluster beyond a
 	// kubeconfig (a cluster.Capability name: apiserver-restart, ha, ...), a
