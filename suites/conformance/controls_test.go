@@ -20,12 +20,7 @@ import (
 // MatchError, where literal strings are allowed only as further terms of
 // an And whose first term is a constant (the detector's "informer pods").
 func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
-	// The package's sources, found from this file's path: make e2e runs
-	// the suite's binary outside the package directory.
-	dir := "."
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		dir = filepath.Dir(file)
-	}
+	dir := packageDir()
 	fset := token.NewFileSet()
 	checked := 0
 	for _, f := range sources(t, fset, dir) {
@@ -126,4 +121,13 @@ func literalTerms(e ast.Expr) []*ast.BasicLit {
 		}
 	}
 	return nil
+}
+
+// packageDir is this package's directory, found from this file's path:
+// make e2e runs the suite's binary outside the package directory.
+func packageDir() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Dir(file)
+	}
+	return "."
 }

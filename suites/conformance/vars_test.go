@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -18,13 +17,7 @@ import (
 // scenarios read has a row in docs/running.md's environment table, so the docs list what
 // a run reads; a variable added without its row fails here.
 func TestVarsDocumented(t *testing.T) {
-	// The repository's docs, found from this file's path: make e2e runs
-	// the suite's binary outside the package directory.
-	dir := "."
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		dir = filepath.Dir(file)
-	}
-	doc, err := os.ReadFile(filepath.Join(dir, "..", "..", "docs", "running.md"))
+	doc, err := os.ReadFile(filepath.Join(packageDir(), "..", "..", "docs", "running.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
