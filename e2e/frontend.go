@@ -123,9 +123,11 @@ func Skip(reason string) { current().Skip(reason) }
 // ginkgoFrontEnd is Ginkgo's: the suites' specs.
 type ginkgoFrontEnd struct{}
 
-func (ginkgoFrontEnd) Fail(message string) { ginkgo.Fail(message, 2) }
-func (ginkgoFrontEnd) Skip(reason string)  { ginkgo.Skip(reason, 2) }
-func (ginkgoFrontEnd) Failed() bool        { return ginkgo.CurrentSpecReport().Failed() }
+func (ginkgoFrontEnd) Fail(message string) {
+	ginkgo.Fail(withVerdict(message, ginkgo.CurrentSpecReport()), 2)
+}
+func (ginkgoFrontEnd) Skip(reason string) { ginkgo.Skip(reason, 2) }
+func (ginkgoFrontEnd) Failed() bool       { return ginkgo.CurrentSpecReport().Failed() }
 func (ginkgoFrontEnd) DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
 	args := []any{func(ctx ginkgo.SpecContext) error { return f(ctx) }, ginkgo.Offset(2)}
 	if timeout > 0 {

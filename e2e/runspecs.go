@@ -61,7 +61,7 @@ func RunSpecs(t *testing.T, description string, args ...any) bool {
 		t.Fatal(cerr) // before any spec: a bad value fails the run once, saying what it means
 	}
 	recordTestPackage(file)
-	gomega.RegisterFailHandler(ginkgo.Fail)
+	gomega.RegisterFailHandler(failWithVerdict)
 	return ginkgo.RunSpecs(t, description, args...)
 }
 

@@ -31,6 +31,9 @@ type runSummary struct {
 	Passed      int
 	Failed      int
 	Skipped     int
+	// Unexplained are the failed specs no verdict entry explains
+	// (Classify): Failed less the known ones.
+	Unexplained int
 	// Interrupted are the specs another failure stopped (a parallel
 	// process's, with --fail-fast): not failures of their own.
 	Interrupted int
@@ -162,6 +165,9 @@ func summarize(specs []SpecSummary) runSummary {
 		default:
 			c.Failed++
 			r.Failed++
+			if s.Verdict == nil || !s.Verdict.Known {
+				r.Unexplained++
+			}
 		}
 		// A limitation spec that ran documents it whatever its outcome (a
 		// failed one may mean upstream changed): the count and the list
@@ -223,6 +229,9 @@ func summaryMarkdown(title, header string, r runSummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Informer report: %s\n\n%s\n\n", title, header)
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
+	if r.Failed > 0 {
+		fmt.Fprintf(&b, " (failed: **%d unexplained**, %d known for this client-go: see Failures below)", r.Unexplained, r.Failed-r.Unexplained)
+	}
 	if r.Interrupted > 0 {
 		fmt.Fprintf(&b, ", %d interrupted by another spec's failure (--fail-fast): not failures of their own", r.Interrupted)
 	}
@@ -277,6 +286,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 		return slices.Sorted(maps.Keys(m))
 	},
 	"pct": func(r float64) string { return fmt.Sprintf("%.0f%%", 100*r) },
+	"sub": func(a, b int) int { return a - b },
 }).Parse(reportTemplateText))
 
 type scenarioGroup struct {

@@ -24,6 +24,9 @@ func Write(f Files, sum SuiteSummary) error {
 	if err := os.MkdirAll(filepath.Dir(f.JSON), 0o755); err != nil {
 		return err
 	}
+	if err := Classify(&sum); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
@@ -36,7 +39,7 @@ func Write(f Files, sum SuiteSummary) error {
 	if sum.ClientGoUnknown != "" {
 		header = ClientGoUnknownLine(sum) + "\n\n" + header
 	}
-	top := summaryMarkdown(title, header, summarize(sum.Specs))
+	top := summaryMarkdown(title, header, summarize(sum.Specs)) + failuresMarkdown(sum.Specs)
 	if err := os.WriteFile(f.Summary, []byte(top), 0o644); err != nil {
 		return err
 	}

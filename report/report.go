@@ -6,6 +6,8 @@
 package report
 
 import (
+	"github.com/informer-conformance/informer-conformance/report/known"
+
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -81,6 +83,10 @@ type SpecSummary struct {
 	// Observations are what the spec saw its informers and their clients
 	// do, in a form two runs compare (hack/matrix compare).
 	Observations []Observation `json:"observations,omitempty"`
+	// Verdict says what a failed spec's failure is: known behaviour of the
+	// client-go under test (with the upstream change) or unexplained
+	// (Classify).
+	Verdict *known.Verdict `json:"verdict,omitempty"`
 }
 
 // SpecEntry names the one Ginkgo report entry in which the harness records

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/mod/semver"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // The verdict run's defaults: the client-go minors (CLIENT_GO overrides)
@@ -95,135 +97,68 @@ type verdict struct {
 	// Run, when set, says whether the entry applies to a column run at the
 	// suite's commit (empty: not recorded); suite defects use it.
 	Run func(commit string) bool
+	// entry is the verdict data's entry it comes from.
+	entry known.Entry
 }
 
 // suiteDefectKind is the Kind of an entry that explains a failure by a
-// defect of this suite, fixed since the run (suiteDefects).
-const suiteDefectKind = "suite defect, fixed since the run"
+// defect of this suite, fixed since the run (known.KindSuiteDefect).
+const suiteDefectKind = known.KindSuiteDefect
 
-// suiteDefects are failures a verdict run found in the suite itself, not
-// in client-go: each applies only to columns run at a commit without its
-// fix (FixedIn, a commit of this repository), so a run after the fix
-// that fails the same way is unexplained again.
-var suiteDefects = []struct {
-	SpecContains, FixedIn, Why string
-	Applies                    func(clientGo string, gates gateSet) bool
-}{
-	{
-		SpecContains: "S1 kube-apiserver restart fails when the client relists whenever a watch ends",
-		FixedIn:      "aed9c06",
-		Why:          "the restarted apiserver answered the control's re-watch 403 while its authorizer started, after which S1 allows the relist, so no watch end told the broken client from a sound one; the control now has a second attempt (Ginkgo FlakeAttempts(2))",
-	},
-	{
-		SpecContains: "S13 GOAWAY across HA kube-apiservers informers move with their connections",
-		FixedIn:      "a9f4bc8",
-		Why:          "the re-initialisation's cause was taken from the request before it, a SelfSubjectReview of S13's load made through the informer's client (\"other status after #36 (HTTP 201)\"); the probe now takes it from the informer's last GET",
-	},
-	{
-		SpecContains: "S15 certificate rotation client CA rotated",
-		FixedIn:      "a28b8b9",
-		Why:          "two requests begun while the restarted apiserver started at load 30 ended in \"net/http: TLS handshake timeout\" (it listens before it answers handshakes promptly; client-go gives a handshake 10 s, transport/cache.go), which S15 did not count as the restart's; it does now, like a refused dial",
-	},
-	{
-		SpecContains: "S18 a consumer slower than the events fails when",
-		FixedIn:      "a28b8b9",
-		Why:          "the control's burst, from one writer, was slower than the consumer at load 30 (24 creates/s), so the locked queue never held the watch back; the burst now comes from 8 writers (194-783 creates/s measured, also beside CPU hogs)",
-	},
-	{
-		SpecContains: "S30 handlers added and removed while resyncs fire",
-		FixedIn:      "8aa8145",
-		Why:          "the writer was unpaced: a fast apiserver took 650-800 writes in the 2.5 s, more than the informer's 2 ms index calls keep up with, so the resync (v0.36+: one SyncAll delta) queued behind them past the 2.5 s and S30 saw one resync (\"else S30 tests nothing\"), and the slow handler the stuck-in-resync control relied on reached none; the writer is paced (a write every 8 ms at most) and that control uses the handler that is not slow",
-	},
+// verdicts are the explanations of client-go's behaviour in the verdict
+// data (package report/known, known.json: what the suite ships and a
+// downstream's run reads at run time): its changes and regressions.
+var verdicts = clientGoVerdicts(knownData())
+
+// clientGoVerdicts is data's client-go entries as the table looks them up.
+func clientGoVerdicts(data known.Data) []verdict {
+	var out []verdict
+	for _, e := range data.Entries {
+		if e.Kind == suiteDefectKind {
+			continue
+		}
+		out = append(out, verdict{SpecContains: e.Spec, Kind: e.Kind, Upstream: e.Upstream, Why: e.Why, entry: e,
+			Applies: func(clientGo string, gates gateSet) bool { return e.Applies(clientGo, gates.disables) }})
+	}
+	return out
 }
 
-// withSuiteDefects is table and the suite defects as entries that apply to
-// a column run at a commit fixed does not reach (fixed(commit, fix):
-// whether commit contains fix).
+// withSuiteDefects is table and the verdict data's suite defects (failures
+// a verdict run traced to this suite), each applying only to a column run
+// at a commit its fix does not reach (fixed(commit, fix): whether commit
+// contains fix), so a run after the fix that fails the same way is
+// unexplained again.
 func withSuiteDefects(table []verdict, fixed func(commit, fix string) bool) []verdict {
+	return withDefectsOf(knownData(), table, fixed)
+}
+
+// withDefectsOf is withSuiteDefects with data's suite defects.
+func withDefectsOf(data known.Data, table []verdict, fixed func(commit, fix string) bool) []verdict {
 	out := slices.Clone(table)
-	for _, d := range suiteDefects {
-		applies := d.Applies
-		if applies == nil {
-			applies = func(string, gateSet) bool { return true }
+	for _, e := range data.Entries {
+		if e.Kind != suiteDefectKind {
+			continue
 		}
 		out = append(out, verdict{
-			SpecContains: d.SpecContains,
-			Applies:      applies,
+			SpecContains: e.Spec,
+			Applies:      func(string, gateSet) bool { return true },
 			Kind:         suiteDefectKind,
-			Upstream:     "none: this suite, fixed by its commit " + d.FixedIn,
-			Why:          d.Why,
-			Run:          func(commit string) bool { return commit != "" && !fixed(commit, d.FixedIn) },
+			Upstream:     e.Upstream,
+			Why:          e.Why,
+			entry:        e,
+			Run:          func(commit string) bool { return commit != "" && !fixed(commit, e.FixedBySuite) },
 		})
 	}
 	return out
 }
 
-// verdicts are the known explanations of release-sensitive failures.
-var verdicts = []verdict{
-	{
-		SpecContains: "S16 handler order across objects",
-		Applies: func(clientGo string, gates gateSet) bool {
-			return olderThan(clientGo, "v0.33.0") || gates.disables("InOrderInformers")
-		},
-		Kind:     "documented change",
-		Upstream: "kubernetes PR #129568 (RealFIFO), gate InOrderInformers: beta and on in client-go v0.33, GA and locked in v0.36",
-		Why:      "the informer's queue is a DeltaFIFO, which hands over all of one object's queued deltas at once (delta_fifo.go Pop): a change to an object still queued from the initial list is heard right after that object's initial Add, before the initial Adds of the objects behind it (with a slow index function in both sync modes; in streaming-list mode even unslowed, the whole list being queued at once)",
-	},
-	{
-		SpecContains: "S17 what a handler sees of the store during a relist",
-		Applies: func(clientGo string, gates gateSet) bool {
-			noBatch := olderThan(clientGo, "v0.35.0") || gates.disables("InOrderInformersBatchProcess") || gates.disables("InOrderInformers")
-			noAtomic := olderThan(clientGo, "v0.36.0") || gates.disables("AtomicFIFO")
-			return noBatch && noAtomic
-		},
-		Kind:     "documented change",
-		Upstream: "kubernetes PR #132240 (batches, gate InOrderInformersBatchProcess, on in v0.35) and PR #135462 (atomic replace, gate AtomicFIFO, on in v0.36; KEP-5647)",
-		Why:      "the relist is queued one delta per object (the_real_fifo.go Replace: deletions first; delta_fifo.go: additions first), each applied to the store just before its handler call: handlers see a store half replaced; batches of up to 1000 objects in one store transaction (v0.35) or one ReplacedAll delta (v0.36) apply it at once",
-	},
-	{
-		SpecContains: "S18 a consumer slower than the events",
-		Applies: func(clientGo string, gates gateSet) bool {
-			return olderThan(clientGo, "v0.36.0") || gates.disables("UnlockWhileProcessingFIFO") || gates.disables("AtomicFIFO")
-		},
-		Kind:     "documented change",
-		Upstream: "kubernetes PR #136008 (the process loop decoupled from the FIFO's lock; gates AtomicFIFO and UnlockWhileProcessingFIFO, on in v0.36; KEP-5647); the old behaviour is kubernetes#103789",
-		Why:      "the queue's lock is held while the consumer processes (delta_fifo.go Pop, the_real_fifo.go Pop/PopBatch), so the reflector's Add waits and the watch is not read while a slow index function works",
-	},
-	{
-		SpecContains: "S3 watch timeouts when a client-side deadline fires while a protobuf watch frame is half read",
-		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.33.0") },
-		Kind:         "regression",
-		Upstream:     "kubernetes issue #129683, fixed by PR #129792 in apimachinery v0.33.0 (client-go v0.33.0)",
-		Why:          "the length-delimited frame reader answers any read error in the middle of a frame with io.ErrShortBuffer (apimachinery pkg/util/framer/framer.go lengthDelimitedFrameReader.Read, v0.31 and v0.32 alike), so the client's deadline reaches the stream watcher as \"got short buffer\", neither EOF nor a timeout: it sends an InternalError and the informer relists instead of resuming its watch; from v0.33 Read returns the underlying timeout first",
-	},
-	{
-		SpecContains: "S20 the clientset's own requests when the informers' connection is lost a GET in flight and a LIST issued meanwhile are retried on a new connection",
-		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.32.0") },
-		Kind:         "documented change",
-		Upstream:     "kubernetes PR #126954 (automatically retry GET requests when http2 connection lost), in v0.32.0",
-		Why:          "a GET failing with \"http2: client connection lost\" (the HTTP/2 health check's ping timed out) is not retryable (rest/request.go request: isErrRetryableFunc retries connection resets and probable EOFs only), so the controller's own GET and LIST fail once the silent connection is declared lost; from v0.32 IsHTTP2ConnectionLost is retryable and they succeed on a new connection",
-	},
-	{
-		SpecContains: "S26 a call whose context ends while client-go waits returns when its context ends, with an error waiting out a 429's Retry-After",
-		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.33.0") },
-		Kind:         "documented change",
-		Upstream:     "kubernetes PR #127709 (client-go/rest: finish context support; BackoffManager.Sleep deprecated: it \"ignores the caller's context\"), in v0.33.0",
-		Why:          "the REST client waits out a 429's Retry-After with request.backoff.Sleep(delay) (rest/with_retry.go Before), a time.Sleep (rest/urlbackoff.go NoBackoff.Sleep) the context does not end: the call returns only after the whole Retry-After; from v0.33 SleepWithContext ends the wait with the context",
-	},
-	{
-		SpecContains: "S29 a RetryWatcher through the informers' faults resumes what it can, reports and stops on what it cannot new watches refused (403)",
-		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.32.0") },
-		Kind:         "documented change",
-		Upstream:     "kubernetes PR #126038 (Stop the RetryWatcher when failing due to permissions issue), in v0.32.0",
-		Why:          "a watch refused when (re)opened (403, 401) is logged and retried for ever (tools/watch/retrywatcher.go doReceive): the caller is never told; from v0.32 an ERROR event with the status reaches it and the RetryWatcher stops",
-	},
-	{
-		SpecContains: "S33 content negotiation a list answered as a Table is reported, not taken for a list a dynamic informer whose transport asks for Table, LIST+WATCH",
-		Applies:      func(clientGo string, _ gateSet) bool { return olderThan(clientGo, "v0.36.0") },
-		Kind:         "documented change",
-		Upstream:     "kubernetes PR #136937 (client-go/reflector: reject Table format resources in List and Watch paths; fixes kubernetes issue #132926), in v0.36.0",
-		Why:          "the dynamic client decodes a LIST answered in the Table format into an UnstructuredList without items and no error (dynamic/simple.go List), and the reflector syncs an empty store, nothing reported to the watch error handler (tools/cache/reflector.go list); from v0.36 reflector.go list rejects an UnstructuredList of kind Table (\"unsupported list gvk\", isUnsupportedTableListObject) and the informer reports it and does not sync",
-	},
+// knownData is the verdict data, which the tests of the binary check.
+func knownData() known.Data {
+	d, err := known.Load()
+	if err != nil {
+		panic(err) // known's own tests refuse bad data first
+	}
+	return d
 }
 
 // isControlName says whether a spec's text names a negative control ("S18

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 func TestVerdictPlan(t *testing.T) {
@@ -359,7 +361,14 @@ func TestFindingsGroupByExplanation(t *testing.T) {
 // at a commit its fix does not reach; recorded nowhere, it explains nothing;
 // where the spec passed it is no "explained but not seen" claim.
 func TestSuiteDefects(t *testing.T) {
-	spec := suiteDefects[0].SpecContains
+	var defect known.Entry
+	for _, e := range knownData().Entries {
+		if e.Kind == suiteDefectKind {
+			defect = e
+			break
+		}
+	}
+	spec := defect.Spec
 	fixed := func(commit, fix string) bool { return commit == "after" }
 	table := withSuiteDefects(nil, fixed)
 	run := verdictRun{Date: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Cores: 2}
@@ -372,7 +381,7 @@ func TestSuiteDefects(t *testing.T) {
 		if got := len(problems) == 0; got != tc.wantExplained {
 			t.Errorf("commit %q: explained %v, want %v (problems %q)", tc.commit, got, tc.wantExplained, problems)
 		}
-		if tc.wantExplained && (!strings.Contains(doc, "**"+suiteDefectKind+"**. Upstream: none: this suite, fixed by its commit "+suiteDefects[0].FixedIn) ||
+		if tc.wantExplained && (!strings.Contains(doc, "**"+suiteDefectKind+"**. Upstream: none: this suite, fixed by its commit "+defect.FixedBySuite) ||
 			!strings.Contains(doc, "Of the explained, 1 by a defect of this suite")) {
 			t.Errorf("commit %q: the document does not name the suite defect:\n%s", tc.commit, doc)
 		}

@@ -1,0 +1,402 @@
+// Package known is what the suite's verdict run learned about client-go,
+// shipped with the module as data (known.json, embedded) and read at run
+// time: which failing specs are a known behaviour of a client-go release
+// (a documented change, a known regression: the upstream change and the
+// release that changed or fixed it) and which failures the verdict run
+// traced to this suite itself (fixed by a commit since).
+//
+// Every failing spec of a report is then one of two things: Known for the
+// client-go under test (Verdict.Known, with its entries), or Unexplained
+// (everything else, with why: no entry applies, no verdict data for that
+// client-go, a negative control, an unknown version). The report, its JUnit
+// messages, `hack/matrix compare` and the reusable workflow's gate read
+// Explain; the verdict run (`make verdicts`, hack/matrix) writes the
+// entries' Seen columns and the run they come from, and renders
+// docs/clientgo-releases.md from the same entries.
+package known
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/mod/semver"
+)
+
+// File is the data's path in the module, for the tools that rewrite it.
+const File = "report/known/known.json"
+
+//go:embed known.json
+var embedded []byte
+
+// Data is the verdict data: the run it comes from and its entries.
+type Data struct {
+	// Run is the verdict run the entries' Seen columns come from.
+	Run Run `json:"run"`
+	// Entries explain failing specs, in the order the verdict page lists
+	// them.
+	Entries []Entry `json:"entries"`
+}
+
+// Run names a verdict run.
+type Run struct {
+	// Commit is the suite's commit the run's columns ran at.
+	Commit string `json:"commit"`
+	// KubeAPIServer is the server version the columns ran against.
+	KubeAPIServer string `json:"kubeAPIServer"`
+	// ClientGo are the client-go versions it ran, oldest first: a version
+	// outside their range has no verdict data (its failures are
+	// unexplained, never explained by an older release's entries).
+	ClientGo []string `json:"clientGo"`
+	// Labels is the label filter of the run's columns.
+	Labels string `json:"labels"`
+	// Page is the verdict page rendered from the run.
+	Page string `json:"page"`
+}
+
+// The kinds of entry.
+const (
+	// KindChange is a change client-go made on purpose (a release note, a
+	// PR, a KEP).
+	KindChange = "documented change"
+	// KindRegression is a known upstream bug, with the release that fixed
+	// it.
+	KindRegression = "regression"
+	// KindSuiteDefect is a failure the verdict run traced to this suite,
+	// fixed by a commit of this repository since (FixedBySuite): it
+	// explains only the verdict run's own columns, never a run of the
+	// suite after the fix.
+	KindSuiteDefect = "suite defect, fixed since the run"
+)
+
+// Entry explains a spec failing on some client-go releases.
+type Entry struct {
+	// Spec is a substring of the spec's full text (Ginkgo's containers and
+	// leaf, space separated, as the informer report names specs).
+	Spec string `json:"spec"`
+	// Kind is KindChange, KindRegression or KindSuiteDefect.
+	Kind string `json:"kind"`
+	// Upstream names the PR, issue or release note; Links are their
+	// addresses.
+	Upstream string   `json:"upstream"`
+	Links    []string `json:"links,omitempty"`
+	// Why is what the spec sees, and why that client-go does it (file and
+	// function).
+	Why string `json:"why"`
+	// ChangedIn are the client-go changes that end the behaviour: the entry
+	// applies to a client-go that has none of them. A change is present
+	// from its release on, unless one of its gates is switched off.
+	ChangedIn []Change `json:"changedIn,omitempty"`
+	// KubeAPIServer, when set, limits the entry to those servers.
+	KubeAPIServer *Range `json:"kubeAPIServer,omitempty"`
+	// FixedBySuite is the commit of this repository that fixed a suite
+	// defect (KindSuiteDefect).
+	FixedBySuite string `json:"fixedBySuite,omitempty"`
+	// Seen are the verdict run's columns on which the entry explained a
+	// failure ("v0.33.13 default", "v0.35.10 InOrderInformers=false"),
+	// written by the verdict run.
+	Seen []string `json:"seen,omitempty"`
+}
+
+// Change is a client-go release that changed a behaviour, behind its
+// feature gates (the change is absent when any of them is off).
+type Change struct {
+	ClientGo string   `json:"clientGo"`
+	Gates    []string `json:"gates,omitempty"`
+}
+
+// Range is a range of versions: From (inclusive) to Before (exclusive),
+// either open.
+type Range struct {
+	From   string `json:"from,omitempty"`
+	Before string `json:"before,omitempty"`
+}
+
+// Contains says whether v lies in r.
+func (r Range) Contains(v string) bool {
+	v = canonical(v)
+	return (r.From == "" || semver.Compare(v, r.From) >= 0) && (r.Before == "" || semver.Compare(v, r.Before) < 0)
+}
+
+// String is the range in words.
+func (r Range) String() string {
+	switch {
+	case r.From != "" && r.Before != "":
+		return r.From + " up to " + r.Before
+	case r.From != "":
+		return r.From + " and later"
+	case r.Before != "":
+		return "before " + r.Before
+	}
+	return "any"
+}
+
+var (
+	loadOnce sync.Once
+	loaded   Data
+	loadErr  error
+)
+
+// Load is the embedded data, checked (Check).
+func Load() (Data, error) {
+	loadOnce.Do(func() {
+		loaded, loadErr = Parse(embedded)
+	})
+	return loaded, loadErr
+}
+
+// Parse reads and checks verdict data.
+func Parse(b []byte) (Data, error) {
+	var d Data
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return Data{}, fmt.Errorf("%s: %w", File, err)
+	}
+	if err := d.Check(); err != nil {
+		return Data{}, fmt.Errorf("%s: %w", File, err)
+	}
+	return d, nil
+}
+
+// Check says what is wrong with the data: a version that is not one, a
+// kind it does not know, an entry without its explanation, a suite defect
+// without its fixing commit, a change outside the run's client-go range.
+func (d Data) Check() error {
+	var errs []string
+	if len(d.Run.ClientGo) == 0 {
+		errs = append(errs, "run.clientGo: empty (the client-go versions the verdict run covered)")
+	}
+	for _, v := range d.Run.ClientGo {
+		if !isVersion(v) {
+			errs = append(errs, fmt.Sprintf("run.clientGo: %q is not a client-go version (vX.Y.Z)", v))
+		}
+	}
+	if !slices.IsSortedFunc(d.Run.ClientGo, semver.Compare) {
+		errs = append(errs, "run.clientGo: not oldest first")
+	}
+	if d.Run.KubeAPIServer != "" && !isVersion(d.Run.KubeAPIServer) {
+		errs = append(errs, fmt.Sprintf("run.kubeAPIServer: %q is not a version", d.Run.KubeAPIServer))
+	}
+	seen := map[string]bool{}
+	for i, e := range d.Entries {
+		name := fmt.Sprintf("entries[%d] (%.40s)", i, e.Spec)
+		if e.Spec == "" || e.Upstream == "" || e.Why == "" {
+			errs = append(errs, name+": spec, upstream and why are required")
+		}
+		key := e.Spec + "\x00" + e.Upstream
+		if seen[key] {
+			errs = append(errs, name+": the same spec and upstream twice")
+		}
+		seen[key] = true
+		switch e.Kind {
+		case KindChange, KindRegression:
+			if len(e.ChangedIn) == 0 {
+				errs = append(errs, name+": a client-go change or regression names the release that changed or fixed it (changedIn)")
+			}
+			if e.FixedBySuite != "" {
+				errs = append(errs, name+": fixedBySuite is a suite defect's")
+			}
+		case KindSuiteDefect:
+			if e.FixedBySuite == "" {
+				errs = append(errs, name+": a suite defect names the commit that fixed it (fixedBySuite)")
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s: kind %q (want %q, %q or %q)", name, e.Kind, KindChange, KindRegression, KindSuiteDefect))
+		}
+		for _, c := range e.ChangedIn {
+			if !isVersion(c.ClientGo) {
+				errs = append(errs, fmt.Sprintf("%s: changedIn %q is not a client-go version (vX.Y.Z)", name, c.ClientGo))
+			} else if len(d.Run.ClientGo) > 0 && !d.covers(c.ClientGo) {
+				errs = append(errs, fmt.Sprintf("%s: changedIn %s lies outside the run's client-go %s-%s: the run could not have seen it", name, c.ClientGo, d.Run.ClientGo[0], d.Run.ClientGo[len(d.Run.ClientGo)-1]))
+			}
+		}
+		if r := e.KubeAPIServer; r != nil {
+			for _, v := range []string{r.From, r.Before} {
+				if v != "" && !isVersion(v) {
+					errs = append(errs, fmt.Sprintf("%s: kubeAPIServer %q is not a version", name, v))
+				}
+			}
+		}
+		for _, l := range e.Links {
+			if !strings.HasPrefix(l, "https://") {
+				errs = append(errs, fmt.Sprintf("%s: link %q is no https address", name, l))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// isVersion says whether v is a full semantic version (v0.33.0,
+// v0.38.0-alpha.2).
+func isVersion(v string) bool {
+	return semver.IsValid(v) && semver.Canonical(v) == strings.SplitN(v, "+", 2)[0]
+}
+
+// canonical is v with a "v" in front.
+func canonical(v string) string {
+	if v != "" && !strings.HasPrefix(v, "v") {
+		return "v" + v
+	}
+	return v
+}
+
+// covers says whether client-go version v lies within the run's versions.
+func (d Data) covers(v string) bool {
+	if len(d.Run.ClientGo) == 0 {
+		return false
+	}
+	v = canonical(v)
+	return semver.Compare(v, d.Run.ClientGo[0]) >= 0 && semver.Compare(v, d.Run.ClientGo[len(d.Run.ClientGo)-1]) <= 0
+}
+
+// Applies says whether the entry explains its spec failing with client-go
+// version clientGo (vX.Y.Z), off saying whether a gate is switched off.
+func (e Entry) Applies(clientGo string, off func(gate string) bool) bool {
+	clientGo = canonical(clientGo)
+	for _, c := range e.ChangedIn {
+		if semver.Compare(clientGo, c.ClientGo) < 0 {
+			continue // not yet changed
+		}
+		if !slices.ContainsFunc(c.Gates, off) {
+			return false // changed, and not switched back
+		}
+	}
+	return true
+}
+
+// Matches says whether the entry is about spec (a spec's full text).
+func (e Entry) Matches(spec string) bool { return strings.Contains(spec, e.Spec) }
+
+// Changes is the entry's changes in words: "changed in client-go v0.36.0
+// (gates AtomicFIFO, UnlockWhileProcessingFIFO)".
+func (e Entry) Changes() string {
+	verb := "changed"
+	if e.Kind == KindRegression {
+		verb = "fixed"
+	}
+	var parts []string
+	for _, c := range e.ChangedIn {
+		p := c.ClientGo
+		switch len(c.Gates) {
+		case 0:
+		case 1:
+			p += " (gate " + c.Gates[0] + ")"
+		default:
+			p += " (gates " + strings.Join(c.Gates, ", ") + ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return verb + " in client-go " + strings.Join(parts, " and ")
+}
+
+// Subject is what a spec ran with, as Explain needs it.
+type Subject struct {
+	// Spec is the spec's full text; Control says it is a negative control
+	// (a deliberately broken client: its failure is the suite's, never
+	// client-go's).
+	Spec    string
+	Control bool
+	// ClientGo is the client-go version under test ("" unknown);
+	// Replacement what replaced it in the go.mod, if anything.
+	ClientGo, Replacement string
+	// GateOff says whether a client-go gate was off in the run (nil: all
+	// at their defaults).
+	GateOff func(gate string) bool
+	// KubeAPIServer is the server's version ("" unknown).
+	KubeAPIServer string
+}
+
+// Verdict is what a failing spec's failure is.
+type Verdict struct {
+	// Known: an entry explains it; Entries are those that do.
+	Known   bool    `json:"known"`
+	Entries []Entry `json:"entries,omitempty"`
+	// ClientGo is the client-go version the verdict is for.
+	ClientGo string `json:"clientGo,omitempty"`
+	// Why says why a failure is unexplained: no entry applies, no verdict
+	// data for that client-go, ... ("" when Known).
+	Why string `json:"why,omitempty"`
+	// Caveat qualifies a known verdict (a replaced client-go).
+	Caveat string `json:"caveat,omitempty"`
+}
+
+// Explain says what s's failure is: known for its client-go (the entries
+// of d that apply), or unexplained and why. Suite defects never explain a
+// run of the suite: they were fixed before it.
+func (d Data) Explain(s Subject) Verdict {
+	v := Verdict{ClientGo: s.ClientGo}
+	switch {
+	case s.Control:
+		v.Why = "a negative control: its deliberately broken client was not caught, a defect of this suite's check, not client-go's behaviour"
+		return v
+	case s.ClientGo == "":
+		v.Why = "the client-go version under test is not known, so no verdict data applies"
+		return v
+	case !semver.IsValid(canonical(s.ClientGo)):
+		v.Why = fmt.Sprintf("client-go %s is no release version, so no verdict data applies", s.ClientGo)
+		return v
+	case !d.covers(s.ClientGo):
+		v.Why = fmt.Sprintf("no verdict data for client-go %s (the data covers %s-%s, from the verdict run at %s): failures unexplained", s.ClientGo, d.Run.ClientGo[0], d.Run.ClientGo[len(d.Run.ClientGo)-1], d.Run.Commit)
+		return v
+	}
+	off := s.GateOff
+	if off == nil {
+		off = func(string) bool { return false }
+	}
+	for _, e := range d.Entries {
+		if e.Kind == KindSuiteDefect || !e.Matches(s.Spec) || !e.Applies(s.ClientGo, off) {
+			continue
+		}
+		if e.KubeAPIServer != nil && (s.KubeAPIServer == "" || !e.KubeAPIServer.Contains(s.KubeAPIServer)) {
+			continue
+		}
+		v.Entries = append(v.Entries, e)
+	}
+	if len(v.Entries) == 0 {
+		v.Why = fmt.Sprintf("no known behaviour of client-go %s explains it (verdict data of the run at %s)", s.ClientGo, d.Run.Commit)
+		return v
+	}
+	v.Known = true
+	if s.Replacement != "" {
+		v.Caveat = "client-go is replaced by " + s.Replacement + ": the data describes the released " + s.ClientGo
+	}
+	return v
+}
+
+// Line is the verdict in one line: "known for client-go v0.33.0: kubernetes
+// PR #132240 (...), changed in client-go v0.35.0 (gate ...)", or
+// "unexplained: ...".
+func (v Verdict) Line() string {
+	if !v.Known {
+		return "unexplained: " + v.Why
+	}
+	var parts []string
+	for _, e := range v.Entries {
+		p := e.Kind + ": " + e.Upstream
+		if c := e.Changes(); c != "" && !strings.Contains(e.Upstream, c) {
+			p += "; " + c
+		}
+		if len(e.Links) > 0 {
+			p += " (" + strings.Join(e.Links, ", ") + ")"
+		}
+		if e.KubeAPIServer != nil {
+			p += "; on kube-apiserver " + e.KubeAPIServer.String()
+		}
+		parts = append(parts, p)
+	}
+	line := "known for client-go " + v.ClientGo + ": " + strings.Join(parts, "; also ")
+	if v.Caveat != "" {
+		line += " (" + v.Caveat + ")"
+	}
+	return line
+}

@@ -1,0 +1,141 @@
+package known
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEmbeddedDataLoads(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Entries) == 0 || d.Run.Commit == "" {
+		t.Fatalf("embedded data has no entries or no run: %+v", d.Run)
+	}
+}
+
+func gatesOff(names ...string) func(string) bool {
+	return func(g string) bool {
+		for _, n := range names {
+			if n == g {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// The entries' conditions as the verdict page states them: S17 holds
+// until both its changes are present, either one switched off by a gate
+// brings it back.
+func TestExplainByVersionAndGates(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s17 = "S17 what a handler sees of the store during a relist every handler call of a relist after a 410 sees a store the server once had LIST+WATCH"
+	const s18 = "S18 a consumer slower than the events the watch keeps being read, stays open, and nothing is lost or relisted LIST+WATCH"
+	for _, c := range []struct {
+		spec, clientGo string
+		off            []string
+		known          bool
+	}{
+		{s17, "v0.33.0", nil, true},
+		{s17, "v0.34.13", nil, true},
+		{s17, "v0.35.10", nil, false},
+		{s17, "v0.35.10", []string{"InOrderInformersBatchProcess"}, true},
+		{s17, "v0.36.6", []string{"InOrderInformersBatchProcess"}, false},
+		{s17, "v0.36.6", []string{"AtomicFIFO", "InOrderInformersBatchProcess"}, true},
+		{s18, "v0.35.10", nil, true},
+		{s18, "v0.36.6", nil, false},
+		{s18, "v0.37.2", []string{"UnlockWhileProcessingFIFO"}, true},
+		{"S99 no such spec", "v0.33.0", nil, false},
+	} {
+		v := d.Explain(Subject{Spec: c.spec, ClientGo: c.clientGo, GateOff: gatesOff(c.off...)})
+		if v.Known != c.known {
+			t.Errorf("%.30s on %s, off %v: known %t, want %t (%s)", c.spec, c.clientGo, c.off, v.Known, c.known, v.Line())
+		}
+	}
+}
+
+func TestExplainLine(t *testing.T) {
+	d, _ := Load()
+	v := d.Explain(Subject{Spec: "S18 a consumer slower than the events the watch keeps being read LIST+WATCH", ClientGo: "v0.33.0"})
+	line := v.Line()
+	for _, want := range []string{"known for client-go v0.33.0", "PR #136008", "changed in client-go v0.36.0", "https://github.com/kubernetes/kubernetes/pull/136008"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+}
+
+// Outside the data: never a wrong explanation.
+func TestExplainUnexplained(t *testing.T) {
+	d, _ := Load()
+	const s18 = "S18 a consumer slower than the events the watch keeps being read LIST+WATCH"
+	for _, c := range []struct {
+		name string
+		s    Subject
+		want string
+	}{
+		{"newer than the data", Subject{Spec: s18, ClientGo: "v0.39.0"}, "no verdict data for client-go v0.39.0"},
+		{"older than the data", Subject{Spec: s18, ClientGo: "v0.30.2"}, "no verdict data for client-go v0.30.2"},
+		{"a pseudo-version", Subject{Spec: s18, ClientGo: "v0.0.0-20261101000000-abcdefabcdef"}, "no verdict data"},
+		{"unknown", Subject{Spec: s18}, "not known"},
+		{"not a version", Subject{Spec: s18, ClientGo: "master"}, "no release version"},
+		{"a control", Subject{Spec: "S18 a consumer slower than the events fails when the queue stays locked", ClientGo: "v0.33.0", Control: true}, "negative control"},
+		{"a suite defect never explains a run", Subject{Spec: "S30 handlers added and removed while resyncs fire x", ClientGo: "v0.33.0"}, "no known behaviour"},
+	} {
+		v := d.Explain(c.s)
+		if v.Known || !strings.Contains(v.Line(), c.want) {
+			t.Errorf("%s: %s, want unexplained with %q", c.name, v.Line(), c.want)
+		}
+	}
+}
+
+func TestReplacedClientGoCaveat(t *testing.T) {
+	d, _ := Load()
+	v := d.Explain(Subject{Spec: "S18 a consumer slower than the events x", ClientGo: "v0.33.0", Replacement: "example.com/fork v0.33.0-fork.1"})
+	if !v.Known || !strings.Contains(v.Line(), "replaced by example.com/fork") {
+		t.Errorf("%s", v.Line())
+	}
+}
+
+func TestKubeAPIServerRange(t *testing.T) {
+	d := Data{Run: Run{Commit: "c", ClientGo: []string{"v0.31.0", "v0.37.2"}}, Entries: []Entry{{
+		Spec: "S1 x", Kind: KindChange, Upstream: "u", Why: "w",
+		ChangedIn: []Change{{ClientGo: "v0.35.0"}}, KubeAPIServer: &Range{From: "v1.36.0"},
+	}}}
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if v := d.Explain(Subject{Spec: "S1 x y", ClientGo: "v0.33.0", KubeAPIServer: "v1.35.2"}); v.Known {
+		t.Errorf("on v1.35.2: %s", v.Line())
+	}
+	v := d.Explain(Subject{Spec: "S1 x y", ClientGo: "v0.33.0", KubeAPIServer: "v1.37.2"})
+	if !v.Known || !strings.Contains(v.Line(), "on kube-apiserver v1.36.0 and later") {
+		t.Errorf("on v1.37.2: %s", v.Line())
+	}
+}
+
+// Bad data is refused, saying what is wrong.
+func TestParseRefusesBadData(t *testing.T) {
+	for _, c := range []struct{ name, json, want string }{
+		{"unknown field", `{"run":{"commit":"c","clientGo":["v0.31.0"]},"entries":[],"extra":1}`, "unknown field"},
+		{"no versions", `{"run":{"commit":"c"},"entries":[]}`, "run.clientGo: empty"},
+		{"bad run version", `{"run":{"commit":"c","clientGo":["0.31"]},"entries":[]}`, `"0.31" is not a client-go version`},
+		{"unsorted", `{"run":{"commit":"c","clientGo":["v0.33.0","v0.31.0"]},"entries":[]}`, "not oldest first"},
+		{"bad changedIn", `{"run":{"commit":"c","clientGo":["v0.31.0","v0.37.0"]},"entries":[{"spec":"S1","kind":"regression","upstream":"u","why":"w","changedIn":[{"clientGo":"v0.33"}]}]}`, `changedIn "v0.33" is not a client-go version`},
+		{"changedIn beyond the run", `{"run":{"commit":"c","clientGo":["v0.31.0","v0.37.0"]},"entries":[{"spec":"S1","kind":"regression","upstream":"u","why":"w","changedIn":[{"clientGo":"v0.40.0"}]}]}`, "outside the run's client-go"},
+		{"no changedIn", `{"run":{"commit":"c","clientGo":["v0.31.0"]},"entries":[{"spec":"S1","kind":"documented change","upstream":"u","why":"w"}]}`, "changedIn"},
+		{"bad kind", `{"run":{"commit":"c","clientGo":["v0.31.0"]},"entries":[{"spec":"S1","kind":"bug","upstream":"u","why":"w"}]}`, `kind "bug"`},
+		{"suite defect without commit", `{"run":{"commit":"c","clientGo":["v0.31.0"]},"entries":[{"spec":"S1","kind":"suite defect, fixed since the run","upstream":"u","why":"w"}]}`, "fixedBySuite"},
+		{"no why", `{"run":{"commit":"c","clientGo":["v0.31.0"]},"entries":[{"spec":"S1","kind":"regression","upstream":"u","changedIn":[{"clientGo":"v0.31.0"}]}]}`, "why are required"},
+	} {
+		_, err := Parse([]byte(c.json))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A downstream's report on client-go v0.33.0: each failure is known (with
+// its upstream change) or unexplained (with why), in the JSON, the summary
+// and the HTML page; a negative control is never client-go's.
+func TestWriteClassifiesFailures(t *testing.T) {
+	const (
+		s18     = "S18 a consumer slower than the events the watch keeps being read, stays open, and nothing is lost or relisted LIST+WATCH"
+		s13     = "S13 GOAWAY across HA kube-apiservers informers move with their connections LIST+WATCH"
+		control = "S18 a consumer slower than the events fails when the queue stays locked while the consumer works"
+	)
+	sum := SuiteSummary{Suite: "conformance", ClientGo: "v0.33.0", KubeAPIServer: "v1.37.2",
+		ClientGoGates: map[string]Gate{"InOrderInformers": {Enabled: true, Default: true}},
+		Specs: []SpecSummary{
+			{Spec: s18, Outcome: "failed", Failure: "the watch was not read\nmore"},
+			{Spec: s13, Outcome: "failed", Failure: "relisted"},
+			{Spec: control, Outcome: "failed", Labels: []string{LabelNegativeControl}, Failure: "not caught"},
+			{Spec: "S1 restart", Outcome: "passed"},
+		}}
+	dir := t.TempDir()
+	f := FilesIn(dir, "conformance")
+	if err := Write(f, sum); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadSummary(f.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := map[string]bool{}
+	for _, s := range read.Specs {
+		if s.Verdict != nil {
+			verdicts[s.Spec] = s.Verdict.Known
+		}
+	}
+	if len(verdicts) != 3 || !verdicts[s18] || verdicts[s13] || verdicts[control] {
+		t.Errorf("verdicts (known by spec) %v: want S18 known, S13 and the control unexplained, the passed spec none", verdicts)
+	}
+	md, err := os.ReadFile(f.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"(failed: **2 unexplained**, 1 known for this client-go",
+		"## Failures: 2 unexplained, 1 known",
+		"- **unexplained**: " + s13 + ": relisted (no known behaviour of client-go v0.33.0 explains it",
+		"- **unexplained**: " + control + ": not caught (a negative control",
+		"- " + s18 + ": known for client-go v0.33.0: documented change: kubernetes PR #136008",
+		"changed in client-go v0.36.0 (gates UnlockWhileProcessingFIFO, AtomicFIFO)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, filepath.Base(f.HTML)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="badge known">known for client-go v0.33.0</span>`, `<span class="badge unexplained">unexplained</span>`, `<a href="https://github.com/kubernetes/kubernetes/pull/136008">`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("HTML page lacks %q", want)
+		}
+	}
+}
+
+// The gates of the run decide: S18 on v0.37.2 is known only with the
+// queue's lock switched back on.
+func TestClassifyReadsTheRunsGates(t *testing.T) {
+	const s18 = "S18 a consumer slower than the events the watch keeps being read LIST+WATCH"
+	for _, c := range []struct {
+		gates map[string]Gate
+		known bool
+	}{
+		{nil, false},
+		{map[string]Gate{"UnlockWhileProcessingFIFO": {Enabled: false, Default: true}}, true},
+		{map[string]Gate{"UnlockWhileProcessingFIFO": {Enabled: true, Default: true}}, false},
+	} {
+		sum := SuiteSummary{ClientGo: "v0.37.2", ClientGoGates: c.gates, Specs: []SpecSummary{{Spec: s18, Outcome: "failed"}}}
+		if err := Classify(&sum); err != nil {
+			t.Fatal(err)
+		}
+		if got := sum.Specs[0].Verdict.Known; got != c.known {
+			t.Errorf("gates %v: known %t, want %t (%s)", c.gates, got, c.known, sum.Specs[0].Verdict.Line())
+		}
+	}
+}

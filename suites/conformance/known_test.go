@@ -1,0 +1,77 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
+	"github.com/informer-conformance/informer-conformance/scenarios"
+)
+
+// specTexts are the full texts of every spec the suite declares (as
+// describe and declare compose them: scenario, context, table or spec,
+// entry and sync mode), which the informer report and the verdict data
+// name specs by.
+func specTexts() []string {
+	var texts []string
+	join := func(parts ...string) string {
+		var nonEmpty []string
+		for _, p := range parts {
+			if p != "" {
+				nonEmpty = append(nonEmpty, p)
+			}
+		}
+		return strings.Join(nonEmpty, " ")
+	}
+	for _, sc := range scenarios.All() {
+		for _, g := range sc.Groups() {
+			for _, s := range g.Specs {
+				if s.Entries == nil {
+					texts = append(texts, join(sc.Name(), g.Context, s.Text))
+					continue
+				}
+				for _, e := range s.Entries {
+					for _, m := range e.ModesOf() {
+						name := e.Name
+						switch {
+						case m.Name == "":
+						case name == "":
+							name = m.Name
+						default:
+							name += ", " + m.Name
+						}
+						texts = append(texts, join(sc.Name(), g.Context, s.Text, name))
+					}
+				}
+			}
+		}
+	}
+	return texts
+}
+
+// TestKnownDataNamesExistingSpecs: every entry of the verdict data the
+// suite ships (report/known) names a spec the suite still has; an entry
+// left behind by a renamed or removed spec would explain nothing, or the
+// wrong spec.
+func TestKnownDataNamesExistingSpecs(t *testing.T) {
+	data, err := known.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := specTexts()
+	if len(texts) < 100 {
+		t.Fatalf("only %d spec texts composed: the composition no longer follows describe", len(texts))
+	}
+	for _, e := range data.Entries {
+		found := false
+		for _, s := range texts {
+			if e.Matches(s) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s names %q, which is no spec of the suite (or part of one)", known.File, e.Spec)
+		}
+	}
+}
