@@ -173,7 +173,7 @@ measured: ## Write $(MEASURED) (docs/measured.md) from the reports of the last m
 	$(GO) run ./hack/runcheck page $(MEASURED) 'make e2e=$(ARTIFACTS)/report.json' 'make e2e-slow=$(ARTIFACTS)/slow/report.json' 'make e2e-long=$(ARTIFACTS)/long/report.json' 'make e2e-kind=$(ARTIFACTS)/kind/report.json'
 
 .PHONY: compare
-compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts directories, or directories of runs): outcomes first, then re-initialisation causes, recoveries beyond their noise; fails when HEAD changed an outcome for the worse (FAIL_ON_BASE_FAILURES=1: also when a spec fails on both).
+compare: ## What changed between two runs (BASE=dir HEAD=dir: artifacts directories, or directories of runs): a one-line verdict, then outcomes (each failure known for its client-go, with the upstream change, or unexplained; pass rates with several runs a side), re-initialisation causes, recoveries beyond their noise; fails when HEAD changed an outcome for the worse (FAIL_ON_BASE_FAILURES=1: also when an unexplained spec fails on both).
 	$(if $(and $(BASE),$(HEAD)),,$(error make compare BASE=<artifacts dir> HEAD=<artifacts dir>))
 	$(GO) run ./hack/matrix compare $(if $(FAIL_ON_BASE_FAILURES),-fail-on-base-failures) -out=$(ARTIFACTS)/compare.md '$(BASE)' '$(HEAD)'
 

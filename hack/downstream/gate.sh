@@ -7,13 +7,20 @@
 #     (the compiler's last lines): fails;
 #   - no spec ran on the head (an empty selection, or every selected spec
 #     skipped; runcheck ran): fails;
-#   - with a base that ran: hack/matrix compare of base and head; fails when
-#     the head changed an outcome for the worse; a spec failing on both sides
-#     is listed and fails only with FAIL_ON_BASE_FAILURES=true; the head's
-#     run failing outside its specs (ginkgo's exit) while the base's did not
-#     fails too;
-#   - without one (a push, or a base that did not build or run): the head's
-#     own Ginkgo exit status decides.
+#   - with a base that ran: hack/matrix compare of base and head (each side
+#     its first run and its reruns, run.sh's rerun-K directories: a series);
+#     its verdict line comes first; fails when the head changed an outcome
+#     for the worse; every failure is marked known (client-go's known
+#     behaviour, with the upstream change) or unexplained; a known failure on
+#     both sides never blocks, an unexplained one only with
+#     FAIL_ON_BASE_FAILURES=true; a spec whose runs disagree is flaky, not a
+#     change; the head's run failing outside its specs (ginkgo's exit) while
+#     the base's did not fails too;
+#   - without one (a push, or a base that did not build or run): hack/matrix
+#     verdict of the head: fails on an unexplained failure (known ones are
+#     listed), or when the head's run failed outside its specs.
+# The verdict line is also written to VERDICT_FILE when set (the workflow's
+# output).
 #
 #   hack/downstream/gate.sh HEAD_DIR [BASE_DIR]
 set -o errexit -o nounset -o pipefail
@@ -25,6 +32,7 @@ head=$1
 base=${2:-}
 suite=$(cd "$(dirname "$0")/../.." && pwd)
 summary=${SUMMARY:-/dev/stdout}
+verdict_file=${VERDICT_FILE:-/dev/null}
 case ${FAIL_ON_BASE_FAILURES:-false} in
 true) compare_flags=(-fail-on-base-failures) ;;
 false) compare_flags=() ;;
@@ -63,20 +71,29 @@ reports() { # the head's own informer report summary
   return 0
 }
 
+# verdict LINE: the gate's one-line verdict, first in the summary's
+# verdict section and in VERDICT_FILE.
+verdict() {
+  say "$1" ""
+  printf '%s\n' "$1" | sed 's/\*\*//g' >"$verdict_file"
+}
+
 say "# Informer conformance"
 say ""
 hs=$(status "$head")
 case $hs in
 none)
-  say "**Failed:** the head's job recorded nothing: it stopped before the specs (see its log)."
+  verdict "**Verdict: blocks**: the head's job recorded nothing: it stopped before the specs (see its log)."
   exit 1
   ;;
 filter)
-  block "**Failed:** the label filter does not parse:" "$head/status.log"
+  verdict "**Verdict: blocks**: the label filter does not parse."
+  block "The label filter:" "$head/status.log"
   exit 1
   ;;
 build)
-  block "**Failed:** the head does not compile (\`go test -c\` of the package printed):" "$head/status.log"
+  verdict "**Verdict: blocks**: the head does not compile."
+  block "\`go test -c\` of the package printed:" "$head/status.log"
   exit 1
   ;;
 esac
@@ -85,9 +102,14 @@ head_rc=${hs#ran }
 # An empty selection tests nothing: it fails, on every event.
 if ! "$tools/runcheck" ran "$head/report.json" >"$tools/head-ran.txt" 2>"$tools/head-ran.err"; then
   cat "$tools/head-ran.txt" "$tools/head-ran.err" >"$tools/head-ran.all"
-  block "**Failed:** no spec ran on the head:" "$tools/head-ran.all"
+  verdict "**Verdict: blocks**: no spec ran on the head (an empty selection, or every selected spec skipped)."
+  block "The head's run:" "$tools/head-ran.all"
   exit 1
 fi
+
+# The head's failed specs (runcheck's count): a Ginkgo failure without any
+# is outside the specs (a suite node, a timeout).
+head_failed=$(sed -n 's/.*specs of .*: [0-9]* passed, \([0-9]*\) failed.*/\1/p' "$tools/head-ran.txt" | awk '{n += $1} END {print n + 0}')
 
 bs=$(status "$base")
 why_no_base=""
@@ -102,48 +124,51 @@ build) why_no_base="the base does not compile (or lacks the package): $(tail -n 
 esac
 
 if [ -n "$why_no_base" ]; then
-  if [ "$head_rc" = 0 ]; then
-    say "**Passed:** every spec that ran on the head passed; nothing to compare with: $why_no_base."
-  else
-    say "**Failed:** the head's run failed (Ginkgo exited $head_rc); nothing to compare with: $why_no_base."
-  fi
+  rc=0
+  "$tools/matrix" verdict -out "$tools/verdict.md" "$head" >/dev/null 2>"$tools/verdict.err" || rc=$?
+  case $rc in
+  0 | 1)
+    line=$(sed -n '1p' "$tools/verdict.md")
+    if [ "$rc" = 0 ] && [ "$head_rc" != 0 ] && [ "$head_failed" = 0 ]; then
+      # No failing spec, yet Ginkgo failed: a suite node, a timeout.
+      line="**Verdict: blocks**: the head's run failed outside its specs (Ginkgo exited $head_rc: a suite node, a timeout; see its log)."
+      rc=1
+    fi
+    verdict "${line%.}; nothing to compare with: $why_no_base."
+    tail -n +2 "$tools/verdict.md" >>"$summary"
+    ;;
+  *)
+    verdict "**Verdict: blocks**: hack/matrix verdict could not read the head's reports (exit $rc)."
+    block "hack/matrix verdict:" "$tools/verdict.err"
+    rc=1
+    ;;
+  esac
   say ""
   block "The head's run:" "$tools/head-ran.txt"
   reports
-  if [ "$head_rc" = 0 ]; then exit 0; fi
-  exit 1
+  exit "$rc"
 fi
 
 rc=0
 "$tools/matrix" compare "${compare_flags[@]}" -out "$tools/compare.md" "$base" "$head" >/dev/null 2>"$tools/compare.err" || rc=$?
 touch "$tools/compare.md"
 base_rc=${bs#ran }
-both=$(sed -n 's/^## Failing on both sides.*(\([0-9]*\))$/\1/p' "$tools/compare.md")
 case $rc in
-0)
-  if [ "$head_rc" != 0 ] && [ "$base_rc" = 0 ]; then
-    say "**Failed:** no spec changed its outcome, but the head's run failed outside its specs (Ginkgo exited $head_rc, the base's 0: a suite node, a timeout; see the head's log)."
+0 | 1)
+  line=$(grep -m 1 '^\*\*Verdict' "$tools/compare.md" || true)
+  if [ "$rc" = 0 ] && [ "$head_rc" != 0 ] && [ "$base_rc" = 0 ] && [ "$head_failed" = 0 ]; then
+    line="**Verdict: blocks**: no spec changed its outcome for the worse, but the head's run failed outside its specs (Ginkgo exited $head_rc, the base's 0: a suite node, a timeout; see the head's log)."
     rc=1
-  elif [ -n "$both" ]; then
-    say "**Passed:** the head changed no outcome for the worse; $both spec(s) failing on both sides (listed below; not blocking: fail-on-base-failures is false)."
-  else
-    say "**Passed:** the head changed no outcome for the worse."
   fi
-  ;;
-1)
-  if grep -q '^## Outcomes that changed' "$tools/compare.md"; then
-    say "**Failed:** the head changed outcomes for the worse (listed below)."
-  else
-    say "**Failed:** $both spec(s) failing on both sides, and fail-on-base-failures is true."
-  fi
+  verdict "$line"
   ;;
 *)
-  block "**Failed:** hack/matrix compare could not compare the runs (exit $rc):" "$tools/compare.err"
+  verdict "**Verdict: blocks**: hack/matrix compare could not compare the runs (exit $rc)."
+  block "hack/matrix compare:" "$tools/compare.err"
   rc=1
   ;;
 esac
-say ""
-cat "$tools/compare.md" >>"$summary"
+grep -v '^\*\*Verdict' "$tools/compare.md" >>"$summary" || true
 say ""
 block "The head's run:" "$tools/head-ran.txt"
 reports

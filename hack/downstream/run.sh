@@ -21,6 +21,10 @@
 #   SUITE_DEADLINE   Unix time by which Ginkgo must have ended (its --timeout is what is left, less
 #                    SUITE_MARGIN seconds, default 120), else SUITE_TIMEOUT (default 60m)
 #   SUITE_MODULE     the suite's module path (default github.com/informer-conformance/informer-conformance)
+#   RERUN_FOCUS      a file with a Ginkgo --focus expression (hack/matrix compare -differing): rerun
+#                    only those specs, RERUNS times (default 3), each into OUT_DIR/rerun-K beside the
+#                    side's first run, which stays; an empty file reruns nothing
+#   RERUNS           how many times (RERUN_FOCUS)
 # The Ginkgo CLI is the version the module resolves (github.com/onsi/ginkgo/v2).
 set -o errexit -o nounset -o pipefail
 if [ $# -ne 3 ]; then
@@ -49,7 +53,23 @@ case $procs in
   exit 2
   ;;
 esac
-rm -f "$out/status" "$out/status.log" "$out/ginkgo.log" "$out/report.json" "$out/junit.xml" "$out"/informer-report-*
+rerun_focus=""
+if [ -n "${RERUN_FOCUS:-}" ]; then
+  rerun_focus=$(cat "$RERUN_FOCUS")
+  if [ -z "$rerun_focus" ]; then
+    echo "run.sh: $RERUN_FOCUS is empty: no spec to rerun"
+    exit 0
+  fi
+  reruns=${RERUNS:-3}
+  case $reruns in
+  '' | *[!0-9]* | 0)
+    echo "run.sh: RERUNS=$reruns is not a number of runs" >&2
+    exit 2
+    ;;
+  esac
+else
+  rm -f "$out/status" "$out/status.log" "$out/ginkgo.log" "$out/report.json" "$out/junit.xml" "$out"/informer-report-*
+fi
 
 tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
@@ -90,21 +110,48 @@ if [ "$backend" = kind ] && [ "${KIND_NODE_IMAGE:-}" = offline ]; then
   unset KIND_NODE_IMAGE
 fi
 
-timeout=${SUITE_TIMEOUT:-60m}
-if [ -n "${SUITE_DEADLINE:-}" ]; then
-  left=$((SUITE_DEADLINE - $(date +%s) - ${SUITE_MARGIN:-120}))
+# timeout: Ginkgo's --timeout now (SUITE_DEADLINE's time left, less the
+# margin, or SUITE_TIMEOUT); fails when too little is left.
+timeout() {
+  if [ -z "${SUITE_DEADLINE:-}" ]; then
+    echo "${SUITE_TIMEOUT:-60m}"
+    return
+  fi
+  local left=$((SUITE_DEADLINE - $(date +%s) - ${SUITE_MARGIN:-120}))
   if [ "$left" -lt 60 ]; then
     echo "run.sh: ${left} s left before SUITE_DEADLINE (less SUITE_MARGIN): no time to run the specs" >&2
-    exit 1
+    return 1
   fi
-  timeout=${left}s
+  echo "${left}s"
+}
+
+# specs DIR [GINKGO FLAGS...]: the package's specs, reports into DIR; the
+# exit status is Ginkgo's.
+specs() {
+  local dir=$1 timeout
+  shift
+  timeout=$(timeout) || return 1
+  mkdir -p "$dir"
+  echo "run.sh: ginkgo $("$tools/ginkgo" version | sed 's/^Ginkgo Version //') -procs=$procs --timeout=$timeout --label-filter='$filter' $* $pkg (backend $backend) into $dir"
+  (cd "$module" && INFORMER_CONFORMANCE=1 INFORMER_CONFORMANCE_BACKEND="$backend" INFORMER_CONFORMANCE_ARTIFACTS="$dir" \
+    "$tools/ginkgo" -procs="$procs" --timeout="$timeout" --label-filter="$filter" --no-color "$@" \
+    --json-report=report.json --junit-report=junit.xml --output-dir="$dir" "$pkg") 2>&1 | tee "$dir/ginkgo.log"
+}
+
+if [ -n "$rerun_focus" ]; then
+  # The specs whose outcome differed, again: the gate compares each side's
+  # first run and these as a series (pass rates), so one flake is not
+  # called a change. Their exit statuses are the gate's to judge.
+  for k in $(seq 1 "$reruns"); do
+    rm -rf "$out/rerun-$k"
+    specs "$out/rerun-$k" --focus="$rerun_focus" || true
+  done
+  exit 0
 fi
 
-echo "run.sh: ginkgo $("$tools/ginkgo" version | sed 's/^Ginkgo Version //') -procs=$procs --timeout=$timeout --label-filter='$filter' $pkg (backend $backend)"
+timeout >/dev/null || exit 1
 rc=0
-(cd "$module" && INFORMER_CONFORMANCE=1 INFORMER_CONFORMANCE_BACKEND="$backend" INFORMER_CONFORMANCE_ARTIFACTS="$out" \
-  "$tools/ginkgo" -procs="$procs" --timeout="$timeout" --label-filter="$filter" --no-color \
-  --json-report=report.json --junit-report=junit.xml --output-dir="$out" "$pkg") 2>&1 | tee "$out/ginkgo.log" || rc=$?
+specs "$out" || rc=$?
 # What ran and why specs skipped, for the job's log; the gate judges.
 "$tools/runcheck" report "$out/report.json" || true
 record "ran $rc"

@@ -6,27 +6,38 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/informer-conformance/informer-conformance/report"
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // `matrix compare BASE HEAD`: what changed between two runs of the suite
 // (two artifacts directories, each with its informer-report-<suite>.json;
-// or two directories of such runs, a series a side):
-// the outcomes first, then the re-initialisations by cause, then the
-// recovery times that moved beyond their noise, then the specs one run
-// has and the other not. It exits 1 when HEAD changed an outcome for the
-// worse: a spec that passed in BASE and failed in HEAD, that ran in BASE
-// and not in HEAD, or that failed in HEAD without having run in BASE (a
-// version constraint the bump now meets): a client-go bump that changes
-// what an informer does, named by scenario. A spec failing on both sides
-// is listed apart and fails the comparison only with
-// -fail-on-base-failures; one that failed in BASE and passes in HEAD is
-// listed as fixed. The reusable workflow runs the same command on the base
-// branch's and the head's reports, so a spec that already fails on the
-// base does not fail every pull request.
+// or two directories of such runs, a series a side). Its first line is the
+// verdict: whether it blocks, and why. Then the outcomes, then the
+// re-initialisations by cause, the recovery times that moved beyond their
+// noise, the specs one run has and the other not, the observations.
+//
+// Every failure is marked with its verdict (report/known): known behaviour
+// of that side's client-go (the upstream change, the release that changed
+// or fixed it) or unexplained. It exits 1 when HEAD changed an outcome for
+// the worse: a spec that passed in BASE and failed in HEAD, that ran in
+// BASE and not in HEAD, or that failed in HEAD without having run in BASE
+// (a version constraint the bump now meets). A spec failing on both sides
+// is listed apart: a known one never blocks, an unexplained one only with
+// -fail-on-base-failures. One that failed in BASE and passes in HEAD is
+// listed as fixed.
+//
+// Noise is told from change: with one run a side, every outcome that
+// differs says it is one observation (rerun to tell a change from a
+// flake); with two or more runs a side, a spec that passed in some runs of
+// a side and failed in others is flaky, listed with its pass rates and
+// never called a change, and observations are listed only outside their
+// run-to-run range. The reusable workflow reruns the specs whose outcome
+// differs before it judges (hack/downstream/gate.sh).
 
 // noise is how far a recovery time may move and still be the same: HEAD's
 // recoveries of a spec differ from BASE's when their ranges (each side may
@@ -70,6 +81,9 @@ type specResult struct {
 	causes     string    // re-initialisations by cause, all informers, summed over the runs (report.Counts)
 	recoveries []float64 // per run, the longest of its informers' recoveries
 	failure    string
+	// verdict is what its failure is (known behaviour of the side's
+	// client-go, or unexplained): the first failing run's.
+	verdict *known.Verdict
 	// control: the spec is a negative control (a deliberately broken
 	// client: what it observes is the broken client's, not client-go's).
 	control bool
@@ -77,11 +91,24 @@ type specResult struct {
 	observations map[string]*observed
 }
 
+// RerunPrefix names the subdirectories of a run's directory that hold
+// reruns of some of its specs (hack/downstream/run.sh with FOCUS_FILE):
+// the run and its reruns are one side's series.
+const RerunPrefix = "rerun-"
+
 // runDirs are the runs of a side: dir itself when it holds an informer
-// report, else its subdirectories that do (a series: hack/soak.sh's).
+// report, with its reruns (RerunPrefix subdirectories that hold one), else
+// its subdirectories that do (a series: hack/soak.sh's).
 func runDirs(dir string) ([]string, error) {
 	if own, _ := filepath.Glob(filepath.Join(dir, "informer-report-*.json")); len(own) > 0 {
-		return []string{dir}, nil
+		dirs := []string{dir}
+		reruns, _ := filepath.Glob(filepath.Join(dir, RerunPrefix+"*", "informer-report-*.json"))
+		for _, r := range reruns {
+			if d := filepath.Dir(r); !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+		return dirs, nil
 	}
 	reports, err := filepath.Glob(filepath.Join(dir, "*", "informer-report-*.json"))
 	if err != nil {
@@ -137,6 +164,9 @@ func loadSide(dir string) (runSpecs, error) {
 					if acc.failure == "" {
 						acc.failure = one.failure
 					}
+					if acc.verdict == nil {
+						acc.verdict = one.verdict
+					}
 				} else if acc.failed == 0 {
 					acc.outcome = "passed"
 				}
@@ -158,6 +188,7 @@ type oneRun struct {
 	byCause      map[report.Cause]int
 	recoveries   []float64
 	failure      string
+	verdict      *known.Verdict
 	observations []report.Observation
 }
 
@@ -180,11 +211,15 @@ func loadRun(dir string) (runOf, error) {
 		if err != nil {
 			return runOf{}, err
 		}
+		// Reports written before they carried verdicts: the same data.
+		if err := report.Classify(&s); err != nil {
+			return runOf{}, err
+		}
 		if r.clientGo == "" {
 			r.clientGo = s.ClientGo
 		}
 		for _, sp := range s.Specs {
-			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), byCause: map[report.Cause]int{}, observations: sp.Observations}
+			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: sp.Observations}
 			recovery := 0.0
 			for _, n := range sp.Informers {
 				for c, k := range n.Reinitialisations {
@@ -206,9 +241,20 @@ func (s specResult) ran() bool { return s.outcome == "passed" || s.outcome == "f
 
 // comparison is what changed, in the order it is printed.
 type comparison struct {
-	// outcomes changed for the worse; bothFailed failed on both sides;
-	// fixed failed in BASE and passed in HEAD.
-	outcomes, bothFailed, fixed, causes, recoveries, onlyHead []string
+	// outcomes changed for the worse (each with HEAD's verdict);
+	// knownBoth and bothFailed failed on both sides, known behaviour of
+	// HEAD's client-go or not; fixed failed in BASE and passed in HEAD;
+	// flaky passed in some runs of a side and failed in others (series
+	// only): noise, not a change.
+	outcomes, knownBoth, bothFailed, fixed, flaky, causes, recoveries, onlyHead []string
+	// worseUnexplained and worseKnown count outcomes by HEAD's verdict.
+	worseUnexplained, worseKnown int
+	// oneRun: an outcome that differs rests on a single run of a side (a
+	// line says so): one observation, not yet a change.
+	oneRun bool
+	// differing are the specs whose outcome differs between the sides
+	// (worse, fixed, flaky): what a rerun runs again.
+	differing []string
 	// observations changed in specs that ran on both sides;
 	// varyingObservations counts those left out (report.Observation.Varies,
 	// not both sides series).
@@ -220,9 +266,76 @@ type comparison struct {
 func (c comparison) changed() bool { return len(c.outcomes) > 0 }
 
 // fails says whether the comparison fails a gate: an outcome changed for
-// the worse, or, with failOnBase, a spec failed on both sides.
+// the worse, or, with failOnBase, an unexplained spec failed on both sides
+// (a known one never blocks: it is listed apart, with its upstream change).
 func (c comparison) fails(failOnBase bool) bool {
 	return c.changed() || failOnBase && len(c.bothFailed) > 0
+}
+
+// verdict is the comparison's first line: whether it blocks, and why, in
+// one sentence.
+func (c comparison) verdict(failOnBase bool) string {
+	var why []string
+	if c.changed() {
+		why = append(why, fmt.Sprintf("HEAD made %d outcome(s) worse (%d unexplained, %d known behaviour of HEAD's client-go)", len(c.outcomes), c.worseUnexplained, c.worseKnown))
+	}
+	if failOnBase && len(c.bothFailed) > 0 {
+		why = append(why, fmt.Sprintf("%d unexplained spec(s) fail on both sides (fail-on-base-failures)", len(c.bothFailed)))
+	}
+	var also []string
+	if len(c.flaky) > 0 {
+		also = append(also, fmt.Sprintf("%d flaky (outcomes vary between runs of a side: not a change)", len(c.flaky)))
+	}
+	if len(c.knownBoth) > 0 {
+		also = append(also, fmt.Sprintf("%d known failure(s) on both sides (not blocking)", len(c.knownBoth)))
+	}
+	if len(c.bothFailed) > 0 && !failOnBase {
+		also = append(also, fmt.Sprintf("%d unexplained failure(s) on both sides (already failing in BASE: not blocking)", len(c.bothFailed)))
+	}
+	if len(c.fixed) > 0 {
+		also = append(also, fmt.Sprintf("%d fixed in HEAD", len(c.fixed)))
+	}
+	line := "**Verdict: passes**: HEAD made no outcome worse"
+	if len(why) > 0 {
+		line = "**Verdict: blocks**: " + strings.Join(why, "; ")
+	}
+	if len(also) > 0 {
+		line += "; " + strings.Join(also, ", ")
+	}
+	line += "."
+	if c.oneRun && (len(c.outcomes) > 0 || len(c.fixed) > 0) {
+		line += " " + oneRunCaveat
+	}
+	return line
+}
+
+// oneRunCaveat qualifies an outcome that differs between one run a side.
+const oneRunCaveat = "One run a side: an outcome that differs is one observation, not yet a change; rerun (two or more runs a side: a directory of run directories each) to tell a change from a flake."
+
+// rate is a side's outcome of a spec as a pass rate: "passed", "failed",
+// or "passed N of M runs".
+func (s specResult) rate() string {
+	switch {
+	case s.ranIn > 1 && s.failed > 0 && s.failed < s.ranIn:
+		return fmt.Sprintf("passed %d of %d runs", s.ranIn-s.failed, s.ranIn)
+	case s.ranIn > 1 && s.failed == s.ranIn:
+		return fmt.Sprintf("failed %d of %d runs", s.failed, s.ranIn)
+	case s.ranIn > 1:
+		return fmt.Sprintf("passed %d of %d runs", s.ranIn, s.ranIn)
+	}
+	return s.outcome
+}
+
+// mixed says whether the spec passed in some runs and failed in others.
+func (s specResult) mixed() bool { return s.failed > 0 && s.failed < s.ranIn }
+
+// verdictOf is " — known for ...: ..." or " — unexplained: ...", from r's
+// verdict ("" when it has none).
+func verdictOf(r specResult) string {
+	if r.verdict == nil {
+		return ""
+	}
+	return " — " + r.verdict.Line()
 }
 
 func compareRuns(base, head runSpecs, n noise) comparison {
@@ -234,6 +347,22 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 	for s := range head.specs {
 		names[s] = true
 	}
+	// once qualifies a line whose outcome rests on one run of a side.
+	once := func(b, h specResult, line string) string {
+		if b.ranIn < 2 || h.ranIn < 2 {
+			c.oneRun = true
+			return line + " (one run a side)"
+		}
+		return line
+	}
+	worse := func(h specResult, line string) {
+		c.outcomes = append(c.outcomes, line)
+		if h.verdict != nil && h.verdict.Known {
+			c.worseKnown++
+		} else {
+			c.worseUnexplained++
+		}
+	}
 	for _, s := range slices.Sorted(maps.Keys(names)) {
 		b, inBase := base.specs[s]
 		h, inHead := head.specs[s]
@@ -243,29 +372,46 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 			if inHead {
 				outcome = h.outcome
 			}
-			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s", s, b.outcome, outcome))
-		case inHead && h.outcome == "failed" && (!inBase || !b.ran()):
+			worse(specResult{}, fmt.Sprintf("%s: BASE %s, HEAD %s", s, b.rate(), outcome)) // nothing to rerun: HEAD lacks it
+		case inHead && h.outcome == "failed" && (!inBase || !b.ran()) && !h.mixed():
 			// It did not run in BASE (a version constraint, a label, a
 			// spec the suite gained): its failure is HEAD's.
 			was := "not in BASE"
 			if inBase {
 				was = b.outcome
 			}
-			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, was, h.describe(), failureOf(specResult{}, h)))
-		case inHead && h.ran() && (!inBase || !b.ran()):
+			c.differing = append(c.differing, s)
+			worse(h, once(b, h, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, was, h.rate(), failureOf(specResult{}, h), verdictOf(h))))
+		case inHead && h.ran() && (!inBase || !b.ran()) && !h.mixed():
 			if inBase {
 				c.onlyHead = append(c.onlyHead, fmt.Sprintf("%s (BASE: %s)", s, b.outcome))
 			} else {
 				c.onlyHead = append(c.onlyHead, s)
 			}
+		case inHead && h.mixed() && (!inBase || !b.ran()):
+			c.differing = append(c.differing, s)
+			c.flaky = append(c.flaky, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, orNotIn(inBase, b), h.rate(), failureOf(specResult{}, h), verdictOf(h)))
 		case !inBase || !inHead || !b.ran():
 			// Ran in neither.
+		case b.mixed() || h.mixed():
+			// A series whose runs disagree: noise, with its pass rates,
+			// never a change.
+			c.differing = append(c.differing, s)
+			c.flaky = append(c.flaky, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, b.rate(), h.rate(), failureOf(b, h), verdictOf(h)))
+		case b.outcome == "failed" && h.outcome == "failed" && h.verdict != nil && h.verdict.Known:
+			c.knownBoth = append(c.knownBoth, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.rate(), h.rate(), verdictOf(h)))
 		case b.outcome == "failed" && h.outcome == "failed":
-			c.bothFailed = append(c.bothFailed, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.describe(), h.describe(), failureOf(b, h)))
+			c.bothFailed = append(c.bothFailed, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, b.rate(), h.rate(), failureOf(b, h), verdictOf(h)))
 		case b.outcome == "failed":
-			c.fixed = append(c.fixed, fmt.Sprintf("%s: BASE %s, HEAD %s", s, b.describe(), h.describe()))
+			was := "" // BASE's known failure: what the bump brought
+			if b.verdict != nil && b.verdict.Known {
+				was = verdictOf(b)
+			}
+			c.differing = append(c.differing, s)
+			c.fixed = append(c.fixed, once(b, h, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.rate(), h.rate(), was)))
 		case b.outcome != h.outcome:
-			c.outcomes = append(c.outcomes, fmt.Sprintf("%s: BASE %s, HEAD %s%s", s, b.describe(), h.describe(), failureOf(b, h)))
+			c.differing = append(c.differing, s)
+			worse(h, once(b, h, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, b.rate(), h.rate(), failureOf(b, h), verdictOf(h))))
 		case b.causes != h.causes && base.runs == 1 && head.runs == 1:
 			c.causes = append(c.causes, fmt.Sprintf("%s: BASE %s; HEAD %s", s, b.causes, h.causes))
 		case b.causes != h.causes:
@@ -276,6 +422,15 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 	}
 	c.observations, c.varyingObservations = compareObservations(base, head, n)
 	return c
+}
+
+// orNotIn is r's pass rate, or "not in BASE" / its outcome when it did not
+// run there.
+func orNotIn(in bool, r specResult) string {
+	if !in {
+		return "not in BASE"
+	}
+	return r.outcome
 }
 
 // describe is the outcome, with how many runs failed it when several ran.
@@ -304,10 +459,11 @@ func failureOf(b, h specResult) string {
 }
 
 // text is the comparison as markdown, the differences first.
-func (c comparison) text(base, head runSpecs, n noise) string {
+func (c comparison) text(base, head runSpecs, n noise, failOnBase bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Comparison: BASE %s (client-go %s, %d runs) vs HEAD %s (client-go %s, %d runs)\n\n", base.dir, orNone(base.clientGo), base.runs, head.dir, orNone(head.clientGo), head.runs)
-	if !c.changed() && len(c.bothFailed)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead)+len(c.observations) == 0 {
+	b.WriteString(c.verdict(failOnBase) + "\n\n")
+	if !c.changed() && len(c.bothFailed)+len(c.knownBoth)+len(c.flaky)+len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.onlyHead)+len(c.observations) == 0 {
 		fmt.Fprintf(&b, "No change: %d specs in BASE, %d in HEAD, the same outcomes, re-initialisations and observations, recoveries within %.0f s or %.0f%%.\n", len(base.specs), len(head.specs), n.Seconds, 100*n.Ratio)
 		c.varyingLine(&b)
 		return b.String()
@@ -323,7 +479,9 @@ func (c comparison) text(base, head runSpecs, n noise) string {
 		b.WriteString("\n")
 	}
 	section("Outcomes that changed", c.outcomes)
-	section("Failing on both sides (already failing in BASE: not a change of HEAD's)", c.bothFailed)
+	section("Flaky: passed in some runs of a side and failed in others (pass rates; noise, not a change)", c.flaky)
+	section("Known failures on both sides (known behaviour of HEAD's client-go, with the upstream change: not blocking)", c.knownBoth)
+	section("Failing on both sides, unexplained (already failing in BASE: not a change of HEAD's)", c.bothFailed)
 	section("Fixed in HEAD (failed in BASE)", c.fixed)
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
@@ -347,7 +505,8 @@ func compareMain(args []string) int {
 	fset.Float64Var(&n.Seconds, "noise-seconds", 2, "a recovery time that moved by this many seconds or less is the same")
 	fset.Float64Var(&n.Ratio, "noise-ratio", 0.5, "... or by this share of BASE's or less")
 	out := fset.String("out", "", "also write the comparison (markdown) to this file")
-	failOnBase := fset.Bool("fail-on-base-failures", false, "exit 1 also when a spec failed on both sides")
+	failOnBase := fset.Bool("fail-on-base-failures", false, "exit 1 also when an unexplained spec failed on both sides")
+	differing := fset.String("differing", "", "also write a Ginkgo --focus regular expression of the specs whose outcome differs (worse, fixed, flaky) to this file, for reruns; empty file when none differs")
 	fset.Usage = func() {
 		fmt.Fprintln(fset.Output(), "usage: matrix compare [flags] BASE HEAD: what changed between two runs' artifacts directories (or two directories of runs, a series each); exit 1 when HEAD changed an outcome for the worse")
 		fset.PrintDefaults()
@@ -364,7 +523,7 @@ func compareMain(args []string) int {
 		var head runSpecs
 		if head, err = loadSide(fset.Arg(1)); err == nil {
 			c := compareRuns(base, head, n)
-			text := c.text(base, head, n)
+			text := c.text(base, head, n, *failOnBase)
 			fmt.Print(text)
 			if *out != "" {
 				if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
@@ -372,6 +531,12 @@ func compareMain(args []string) int {
 					return 2
 				}
 				if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+					fmt.Fprintln(os.Stderr, "matrix compare:", err)
+					return 2
+				}
+			}
+			if *differing != "" {
+				if err := os.WriteFile(*differing, []byte(focusOf(c.differing)), 0o644); err != nil {
 					fmt.Fprintln(os.Stderr, "matrix compare:", err)
 					return 2
 				}
@@ -392,4 +557,101 @@ func (c comparison) varyingLine(b *strings.Builder) {
 	if c.varyingObservations > 0 {
 		fmt.Fprintf(b, "%d observations that vary between runs of the same code (statuses and errors under faults, request and handler call counts, resource versions at a moment) differ too: compare series (a directory of runs a side, two or more) to list them.\n", c.varyingObservations)
 	}
+}
+
+// focusOf is a Ginkgo --focus regular expression matching exactly the
+// specs (full texts) named, or "" for none.
+func focusOf(specs []string) string {
+	if len(specs) == 0 {
+		return ""
+	}
+	var q []string
+	for _, s := range specs {
+		q = append(q, regexp.QuoteMeta(s))
+	}
+	return "^(" + strings.Join(q, "|") + ")$\n"
+}
+
+// runVerdict is the verdict of one side alone (no BASE to compare with: a
+// push): it blocks on unexplained failures; known ones are listed apart,
+// each with its upstream change; a spec that failed in some runs of a
+// series and passed in others is flaky.
+func runVerdict(side runSpecs) (string, bool) {
+	var unexplained, knownLines, flaky []string
+	for _, name := range slices.Sorted(maps.Keys(side.specs)) {
+		r := side.specs[name]
+		switch {
+		case r.failed == 0:
+		case r.mixed():
+			flaky = append(flaky, fmt.Sprintf("%s: %s%s", name, r.rate(), verdictOf(r)))
+		case r.verdict != nil && r.verdict.Known:
+			knownLines = append(knownLines, fmt.Sprintf("%s: %s%s", name, r.rate(), verdictOf(r)))
+		default:
+			unexplained = append(unexplained, fmt.Sprintf("%s: %s%s%s", name, r.rate(), failureOf(specResult{}, r), verdictOf(r)))
+		}
+	}
+	var b strings.Builder
+	blocks := len(unexplained) > 0
+	if blocks {
+		fmt.Fprintf(&b, "**Verdict: blocks**: %d unexplained failure(s)", len(unexplained))
+	} else {
+		b.WriteString("**Verdict: passes**: no unexplained failure")
+	}
+	if len(knownLines) > 0 {
+		fmt.Fprintf(&b, "; %d known failure(s) of client-go %s (not blocking)", len(knownLines), orNone(side.clientGo))
+	}
+	if len(flaky) > 0 {
+		fmt.Fprintf(&b, "; %d flaky (failed in some runs only)", len(flaky))
+	}
+	b.WriteString(".\n\n")
+	for _, sec := range []struct {
+		title string
+		lines []string
+	}{{"Unexplained failures", unexplained}, {"Flaky", flaky}, {"Known failures (known behaviour of this client-go, with the upstream change)", knownLines}} {
+		if len(sec.lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s (%d)\n\n", sec.title, len(sec.lines))
+		for _, l := range sec.lines {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), blocks
+}
+
+// verdictMain is `matrix verdict [-out FILE] DIR`: one run's (or series')
+// failures, unexplained and known, and whether they block; exit 1 when an
+// unexplained failure does.
+func verdictMain(args []string) int {
+	fset := flag.NewFlagSet("matrix verdict", flag.ContinueOnError)
+	out := fset.String("out", "", "also write the verdict (markdown) to this file")
+	fset.Usage = func() {
+		fmt.Fprintln(fset.Output(), "usage: matrix verdict [flags] DIR: a run's failures (an artifacts directory, or a directory of runs), each known behaviour of its client-go or unexplained; exit 1 when one is unexplained")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if fset.NArg() != 1 {
+		fset.Usage()
+		return 2
+	}
+	side, err := loadSide(fset.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix verdict:", err)
+		return 2
+	}
+	text, blocks := runVerdict(side)
+	fmt.Print(text)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "matrix verdict:", err)
+			return 2
+		}
+	}
+	if blocks {
+		return 1
+	}
+	return 0
 }

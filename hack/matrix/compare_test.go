@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -71,9 +72,11 @@ func TestCompareTwoRuns(t *testing.T) {
 	if !c.changed() {
 		t.Fatal("an outcome changed, compare says none did")
 	}
-	text := c.text(b, h, n)
+	text := c.text(b, h, n, false)
 	for _, want := range []string{
-		"## Outcomes that changed (2)\n\n- S1 restart: BASE passed, HEAD failed\n- S14 bookmark: BASE passed, HEAD not in HEAD\n",
+		"**Verdict: blocks**: HEAD made 2 outcome(s) worse (2 unexplained, 0 known behaviour of HEAD's client-go). One run a side: an outcome that differs is one observation, not yet a change",
+		"## Outcomes that changed (2)\n\n- S1 restart: BASE passed, HEAD failed — unexplained: no known behaviour of client-go v0.36.6 explains it (verdict data of the run at 76a9523) (one run a side)\n",
+		"- S14 bookmark: BASE passed, HEAD not in HEAD\n",
 		"- S5 compaction: BASE 410 Gone: 1; HEAD transport error: 1",
 		"- S6 restore: BASE 10.0 s, HEAD 30.0 s",
 		"## Ran in HEAD only (1)\n\n- S9 sync (BASE: skipped)",
@@ -110,9 +113,10 @@ func TestCompareSeries(t *testing.T) {
 		t.Fatalf("runs %d and %d, want 3 and 2", b.runs, h.runs)
 	}
 	n := noise{Seconds: 2, Ratio: 0.5}
-	text := compareRuns(b, h, n).text(b, h, n)
-	if !strings.Contains(text, "- S2 blackhole: BASE passed, HEAD failed in 1 of 2 runs") {
-		t.Errorf("the flaky outcome is not named with its count:\n%s", text)
+	text := compareRuns(b, h, n).text(b, h, n, false)
+	if !strings.Contains(text, "## Flaky: passed in some runs of a side and failed in others (pass rates; noise, not a change) (1)\n\n- S2 blackhole: BASE passed 3 of 3 runs, HEAD passed 1 of 2 runs") ||
+		!strings.Contains(text, "**Verdict: passes**: HEAD made no outcome worse; 1 flaky") || strings.Contains(text, "Outcomes that changed") {
+		t.Errorf("the flaky outcome is not named with its pass rates, apart from changes:\n%s", text)
 	}
 	if strings.Contains(text, "S6 restore") {
 		t.Errorf("S6's recoveries overlap (8-31 s and 12-26 s), yet listed:\n%s", text)
@@ -148,10 +152,10 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 	if !c.fails(true) {
 		t.Errorf("with failOnBase, S10 failing on both sides does not fail the comparison: %+v", c)
 	}
-	text := c.text(b, h, n)
+	text := c.text(b, h, n, false)
 	for _, want := range []string{
-		"## Failing on both sides (already failing in BASE: not a change of HEAD's) (1)\n\n- S10 shutdown: BASE failed, HEAD failed\n",
-		"## Fixed in HEAD (failed in BASE) (1)\n\n- S19 transform: BASE failed, HEAD passed\n",
+		"## Failing on both sides, unexplained (already failing in BASE: not a change of HEAD's) (1)\n\n- S10 shutdown: BASE failed, HEAD failed — unexplained",
+		"## Fixed in HEAD (failed in BASE) (1)\n\n- S19 transform: BASE failed, HEAD passed (one run a side)\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, text)
@@ -172,8 +176,139 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 	if !c.fails(false) {
 		t.Errorf("S14 failed in HEAD only, yet the comparison passes: %+v", c)
 	}
-	text = c.text(b, h, n)
-	if want := "## Outcomes that changed (4)\n\n- S10 shutdown: BASE failed, HEAD not in HEAD\n- S14 bookmark: BASE skipped, HEAD failed (no bookmark)\n- S19 transform: BASE failed, HEAD not in HEAD\n- S22 writes: BASE not in BASE, HEAD failed\n"; !strings.Contains(text, want) {
+	text = c.text(b, h, n, false)
+	if want := "(4)\n\n- S10 shutdown: BASE failed, HEAD not in HEAD\n- S14 bookmark: BASE skipped, HEAD failed (no bookmark) — unexplained: no known behaviour of client-go v0.37.2 explains it (verdict data of the run at 76a9523) (one run a side)\n- S19 transform: BASE failed, HEAD not in HEAD\n- S22 writes: BASE not in BASE, HEAD failed — unexplained"; !strings.Contains(text, want) {
 		t.Errorf("comparison lacks %q:\n%s", want, text)
+	}
+}
+
+// TestCompareKnownFailures: a downstream bumps client-go v0.32.13 to
+// v0.33.0: S17 fails on both sides, known for HEAD's client-go (listed
+// apart with its upstream change and link, never blocking); S16's known
+// failure is fixed by the bump (said with what BASE's was); S13 failing on
+// both sides with no entry is unexplained (blocking only with failOnBase).
+func TestCompareKnownFailures(t *testing.T) {
+	const (
+		s17 = "S17 what a handler sees of the store during a relist every handler call of a relist after a 410 sees a store the server once had LIST+WATCH"
+		s13 = "S13 GOAWAY across HA kube-apiservers informers move with their connections LIST+WATCH"
+		s16 = "S16 handler order across objects the handler hears a burst of changes slow index function, LIST+WATCH"
+	)
+	root := t.TempDir()
+	failed := func(name string) report.SpecSummary { return report.SpecSummary{Spec: name, Outcome: "failed", Failure: "boom"} }
+	base := writeRun(t, root, "base", "v0.32.13", failed(s17), failed(s13), failed(s16))
+	head := writeRun(t, root, "head", "v0.33.0", failed(s17), failed(s13), spec(s16, "passed", 0, nil))
+	b, h := loadSides(t, base, head)
+	n := noise{Seconds: 2, Ratio: 0.5}
+	c := compareRuns(b, h, n)
+	if c.fails(false) {
+		t.Errorf("nothing worse, yet it blocks: %+v", c)
+	}
+	if !c.fails(true) || len(c.bothFailed) != 1 {
+		t.Errorf("with failOnBase the unexplained S13 alone blocks: %+v", c)
+	}
+	text := c.text(b, h, n, false)
+	for _, want := range []string{
+		"## Known failures on both sides (known behaviour of HEAD's client-go, with the upstream change: not blocking) (1)\n\n- " + s17 + ": BASE failed, HEAD failed — known for client-go v0.33.0: documented change: kubernetes PR #132240",
+		"https://github.com/kubernetes/kubernetes/pull/132240",
+		"## Failing on both sides, unexplained (already failing in BASE: not a change of HEAD's) (1)\n\n- " + s13,
+		"- " + s16 + ": BASE failed, HEAD passed — known for client-go v0.32.13: documented change: kubernetes PR #129568",
+		"**Verdict: passes**: HEAD made no outcome worse; 1 known failure(s) on both sides (not blocking), 1 unexplained failure(s) on both sides",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestCompareSameCodeSeries: five runs a side of the same client-go, one
+// spec flaky on each side in turn, observations varying within their
+// range: no change listed, the verdict passes.
+func TestCompareSameCodeSeries(t *testing.T) {
+	root := t.TempDir()
+	for side, flakyRun := range map[string]int{"base": 1, "head": 3} {
+		for i := range 5 {
+			outcome := "passed"
+			if i == flakyRun {
+				outcome = "failed"
+			}
+			writeRun(t, filepath.Join(root, side), "run-"+string(rune('a'+i)), "v0.36.6",
+				spec("S2 blackhole", outcome, 5, nil),
+				spec("S6 restore", "passed", float64(8+3*i), nil),
+				report.SpecSummary{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Counted("pods", "LISTs", float64(20+i), report.UnitCalls)}})
+		}
+	}
+	b, h := loadSides(t, filepath.Join(root, "base"), filepath.Join(root, "head"))
+	n := noise{Seconds: 2, Ratio: 0.5}
+	c := compareRuns(b, h, n)
+	if c.changed() || c.fails(true) || len(c.fixed)+len(c.causes)+len(c.recoveries)+len(c.observations) != 0 {
+		t.Errorf("the same code compared with itself lists changes: %+v", c)
+	}
+	text := c.text(b, h, n, false)
+	if !strings.Contains(text, "- S2 blackhole: BASE passed 4 of 5 runs, HEAD passed 4 of 5 runs") || strings.Contains(text, "One run a side") {
+		t.Errorf("comparison:\n%s", text)
+	}
+}
+
+// TestCompareReruns: the specs whose outcome differs are named for a rerun
+// (a focus that matches them alone); the reruns, in rerun-N directories of
+// each side's run, make those specs a series: a failure HEAD repeats in
+// every run is a change, without the one-run caveat; a flip that does not
+// repeat is flaky.
+func TestCompareReruns(t *testing.T) {
+	root := t.TempDir()
+	const s1, s2 = "S1 restart (graceful), LIST+WATCH", "S2 blackhole [x]"
+	base := writeRun(t, root, "base", "v0.36.6", spec(s1, "passed", 0, nil), spec(s2, "passed", 0, nil), spec("S3 other", "passed", 0, nil))
+	head := writeRun(t, root, "head", "v0.37.2", spec(s1, "failed", 0, nil), spec(s2, "failed", 0, nil), spec("S3 other", "passed", 0, nil))
+	b, h := loadSides(t, base, head)
+	c := compareRuns(b, h, noise{Seconds: 2, Ratio: 0.5})
+	focus := focusOf(c.differing)
+	re := regexp.MustCompile(strings.TrimSpace(focus))
+	if !re.MatchString(s1) || !re.MatchString(s2) || re.MatchString("S3 other") || re.MatchString("x"+s1) {
+		t.Errorf("focus %q does not match exactly the differing specs", focus)
+	}
+	for i := range 2 {
+		writeRun(t, base, RerunPrefix+string(rune('1'+i)), "v0.36.6", spec(s1, "passed", 0, nil), spec(s2, "passed", 0, nil))
+		writeRun(t, head, RerunPrefix+string(rune('1'+i)), "v0.37.2", spec(s1, "failed", 0, nil), spec(s2, "passed", 0, nil))
+	}
+	b, h = loadSides(t, base, head)
+	n := noise{Seconds: 2, Ratio: 0.5}
+	c = compareRuns(b, h, n)
+	text := c.text(b, h, n, false)
+	for _, want := range []string{
+		"- " + s1 + ": BASE passed 3 of 3 runs, HEAD failed 3 of 3 runs",
+		"## Flaky: passed in some runs of a side and failed in others (pass rates; noise, not a change) (1)\n\n- " + s2 + ": BASE passed 3 of 3 runs, HEAD passed 2 of 3 runs",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "one run a side") || !c.fails(false) || len(c.outcomes) != 1 {
+		t.Errorf("comparison:\n%s", text)
+	}
+	if got := focusOf(nil); got != "" {
+		t.Errorf("focus of none = %q", got)
+	}
+}
+
+// TestRunVerdict: one run alone blocks on unexplained failures only; known
+// ones are listed apart with their upstream change.
+func TestRunVerdict(t *testing.T) {
+	const s17 = "S17 what a handler sees of the store during a relist every handler call LIST+WATCH"
+	root := t.TempDir()
+	dir := writeRun(t, root, "head", "v0.33.0", report.SpecSummary{Spec: s17, Outcome: "failed", Failure: "half replaced"}, spec("S1 restart", "passed", 0, nil))
+	side, err := loadSide(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, blocks := runVerdict(side)
+	if blocks || !strings.HasPrefix(text, "**Verdict: passes**: no unexplained failure; 1 known failure(s) of client-go v0.33.0 (not blocking).") ||
+		!strings.Contains(text, "- "+s17+": failed — known for client-go v0.33.0: documented change: kubernetes PR #132240") {
+		t.Errorf("blocks %t:\n%s", blocks, text)
+	}
+	dir = writeRun(t, root, "other", "v0.33.0", report.SpecSummary{Spec: "S13 GOAWAY x", Outcome: "failed", Failure: "relisted\nmore"})
+	side, _ = loadSide(dir)
+	text, blocks = runVerdict(side)
+	if !blocks || !strings.Contains(text, "**Verdict: blocks**: 1 unexplained failure(s).") || !strings.Contains(text, "- S13 GOAWAY x: failed (relisted) — unexplained: no known behaviour of client-go v0.33.0") {
+		t.Errorf("blocks %t:\n%s", blocks, text)
 	}
 }

@@ -93,6 +93,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		os.Exit(compareMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "verdict" {
+		os.Exit(verdictMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "skew" {
 		os.Exit(skewMain(os.Args[2:]))
 	}

@@ -44,7 +44,7 @@ func TestCompareObservations(t *testing.T) {
 	if c.changed() {
 		t.Errorf("no outcome changed, compare says one did: %v", c.outcomes)
 	}
-	text := c.text(b, h, n)
+	text := c.text(b, h, n, false)
 	for _, want := range []string{
 		`- informer pods: GET list /api/v1/namespaces/<ns>/pods: Accept changed from "protobuf" to "JSON" (2 specs: S1 restart; S3 timeout)`,
 		`- S19 transform: informer pods: transform calls per object changed from "1" to "1, 2"`,
@@ -77,7 +77,7 @@ func TestCompareMemoryObservations(t *testing.T) {
 	b, _ := loadSide(base)
 	h, _ := loadSide(head)
 	n := noise{Seconds: 2, Ratio: 0.5}
-	text := compareRuns(b, h, n).text(b, h, n)
+	text := compareRuns(b, h, n).text(b, h, n, false)
 	if want := "- S34 memory: peak live heap during the sync, stripped moved from 37.1 MiB to 6.5 MiB"; !strings.Contains(text, want) {
 		t.Errorf("comparison lacks %q:\n%s", want, text)
 	}
@@ -122,7 +122,7 @@ func TestVaryingObservationsNeedSeries(t *testing.T) {
 	if len(c.observations) != 0 || c.varyingObservations != 1 {
 		t.Errorf("single runs: listed %v, counted %d; want none listed, 1 counted", c.observations, c.varyingObservations)
 	}
-	if text := c.text(b, h, noise{Seconds: 2, Ratio: 0.5}); !strings.Contains(text, "1 observations that vary between runs") {
+	if text := c.text(b, h, noise{Seconds: 2, Ratio: 0.5}, false); !strings.Contains(text, "1 observations that vary between runs") {
 		t.Errorf("the count is not said:\n%s", text)
 	}
 	for i := range 2 {
