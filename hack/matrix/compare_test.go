@@ -194,7 +194,9 @@ func TestCompareKnownFailures(t *testing.T) {
 		s16 = "S16 handler order across objects the handler hears a burst of changes slow index function, LIST+WATCH"
 	)
 	root := t.TempDir()
-	failed := func(name string) report.SpecSummary { return report.SpecSummary{Spec: name, Outcome: "failed", Failure: "boom"} }
+	failed := func(name string) report.SpecSummary {
+		return report.SpecSummary{Spec: name, Outcome: "failed", Failure: "boom"}
+	}
 	base := writeRun(t, root, "base", "v0.32.13", failed(s17), failed(s13), failed(s16))
 	head := writeRun(t, root, "head", "v0.33.0", failed(s17), failed(s13), spec(s16, "passed", 0, nil))
 	b, h := loadSides(t, base, head)
