@@ -70,7 +70,9 @@ type runSpecs struct {
 	dir      string
 	runs     int
 	clientGo string
-	specs    map[string]specResult
+	// kube is the kube-apiserver the side ran against.
+	kube  string
+	specs map[string]specResult
 }
 
 // specResult is what compare looks at in one spec, over a side's runs.
@@ -140,6 +142,7 @@ func loadSide(dir string) (runSpecs, error) {
 		}
 		if side.clientGo == "" {
 			side.clientGo = r.clientGo
+			side.kube = r.kube
 		}
 		for name, one := range r.specs {
 			acc, seen := side.specs[name]
@@ -196,7 +199,7 @@ func (s oneRun) ran() bool { return s.outcome == "passed" || s.outcome == "faile
 
 // runOf is one run's specs.
 type runOf struct {
-	clientGo string
+	clientGo, kube string
 	specs    map[string]oneRun
 }
 
@@ -217,6 +220,7 @@ func loadRun(dir string) (runOf, error) {
 		}
 		if r.clientGo == "" {
 			r.clientGo = s.ClientGo
+			r.kube = s.KubeAPIServer
 		}
 		for _, sp := range s.Specs {
 			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: sp.Observations}
@@ -486,7 +490,7 @@ func (c comparison) text(base, head runSpecs, n noise, failOnBase bool) string {
 	section("Same outcome, other re-initialisations (a spec that allows several causes can differ between runs: rerun before calling it a change)", c.causes)
 	section(fmt.Sprintf("Recovery beyond the noise (more than %.0f s and %.0f%% apart)", n.Seconds, 100*n.Ratio), c.recoveries)
 	section("Ran in HEAD only", c.onlyHead)
-	section("Observations that changed (what the informers did differently in specs that ran on both sides, where no outcome says so: values, times beyond the noise, counts by more than one call and half, memory by more than 4 MiB and half)", observationLines(c.observations))
+	section("Observations that changed (what the informers did differently in specs that ran on both sides, where no outcome says so: values, times beyond the noise, counts by more than one call and half, memory by more than 4 MiB and half; each tied to its upstream change where the verdict data knows it)", tiedObservations(c.observations, base, head))
 	c.varyingLine(&b)
 	return b.String()
 }
@@ -654,4 +658,30 @@ func verdictMain(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// tiedObservations are the observation changes as compare prints them,
+// each with the upstream changes of the step from base to head that
+// explain it (the verdict data: a client-go change when the client-go
+// versions differ, a kube-apiserver change when the servers do).
+func tiedObservations(cs []observationChange, base, head runSpecs) []string {
+	data := knownData()
+	var out []string
+	for i, line := range observationLines(cs) {
+		var tied []knownChange
+		if base.clientGo != "" && head.clientGo != "" && base.clientGo != head.clientGo {
+			tied = append(tied, data.ExplainObservation(cs[i].sentence, known.ComponentClientGo, base.clientGo, head.clientGo)...)
+		}
+		if base.kube != "" && head.kube != "" && base.kube != head.kube {
+			tied = append(tied, data.ExplainObservation(cs[i].sentence, known.ComponentKubeAPIServer, base.kube, head.kube)...)
+		}
+		for _, k := range tied {
+			line += " — known: " + k.ComponentOf() + " " + k.AddedIn + ": " + k.Upstream
+			if len(k.Links) > 0 {
+				line += " (" + strings.Join(k.Links, ", ") + ")"
+			}
+		}
+		out = append(out, line)
+	}
+	return out
 }

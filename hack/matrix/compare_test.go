@@ -314,3 +314,33 @@ func TestRunVerdict(t *testing.T) {
 		t.Errorf("blocks %t:\n%s", blocks, text)
 	}
 }
+
+// TestCompareTiesObservationsUpstream: a downstream's bump from v0.34.13 to
+// v0.35.0 changes its informers' first request to a streaming list: compare
+// lists it tied to the upstream change (the WatchListClient gate on by
+// default); the same change between two runs of one release is not tied.
+func TestCompareTiesObservationsUpstream(t *testing.T) {
+	root := t.TempDir()
+	obs := func(what string) report.SpecSummary {
+		return report.SpecSummary{Spec: "S10 shutdown", Outcome: "passed", Observations: []report.Observation{report.Valued("pods", what, "protobuf")}}
+	}
+	base := writeRun(t, root, "base", "v0.34.13", obs("GET list /api/v1/namespaces/x/pods: Accept"))
+	head := writeRun(t, root, "head", "v0.35.0", obs("GET streaming list /api/v1/namespaces/x/pods: Accept"))
+	b, h := loadSides(t, base, head)
+	n := noise{Seconds: 2, Ratio: 0.5}
+	text := compareRuns(b, h, n).text(b, h, n, false)
+	for _, want := range []string{
+		`S10 shutdown: informer pods: GET streaming list /api/v1/namespaces/x/pods: Accept appeared: "protobuf" — known: client-go v0.35.0: kubernetes PR #134180`,
+		`S10 shutdown: informer pods: GET list /api/v1/namespaces/x/pods: Accept disappeared (BASE: "protobuf") — known: client-go v0.35.0: kubernetes PR #134180`,
+		"https://github.com/kubernetes/kubernetes/pull/134180",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+	same := writeRun(t, root, "same", "v0.34.13", obs("GET streaming list /api/v1/namespaces/x/pods: Accept"))
+	b, h = loadSides(t, base, same)
+	if text := compareRuns(b, h, n).text(b, h, n, false); strings.Contains(text, "known:") {
+		t.Errorf("tied without a step of client-go:\n%s", text)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -212,32 +211,11 @@ func shortCommits(cols []column) []string {
 	return commits
 }
 
-// knownServerChanges are the observation changes between two servers (the
-// same client-go against two kube-apiserver or etcd versions) tied to the
-// upstream change that made them. Applies takes the versions of the
-// component that changed (Server).
-var knownServerChanges = []knownChange{
-	{
-		// Seen on every streaming-list informer: S3's padding had to
-		// become incompressible for its mid-frame stall to hold anything.
-		Server:   "kube-apiserver",
-		Pattern:  regexp.MustCompile(`: GET streaming list \S+: Content-Encoding of 2xx answers changed from "identity" to "gzip"`),
-		Applies:  addedIn("v1.37.0"),
-		Kind:     "documented change",
-		Upstream: "kubernetes PRs #139308 and #140140 (the WatchListCompression gate, beta and on in kube-apiserver 1.37): apiserver pkg/endpoints/handlers/watch.go compresses a streaming list's watch stream for a client that accepts gzip, which Go's net/http asks for on its own and decompresses (client-go sets no Accept-Encoding)",
-	},
-}
-
-// explainServerChange is the known server changes that explain a sentence
-// of the step of component from one version to the other.
+// explainServerChange is the known server changes (the verdict data's,
+// report/known) that explain a sentence of the step of component
+// (kube-apiserver or etcd) from one version to the other.
 func explainServerChange(sentence, component, from, to string) []knownChange {
-	var out []knownChange
-	for _, k := range knownServerChanges {
-		if k.Server == component && strings.Contains(sentence, k.Contains) && (k.Pattern == nil || k.Pattern.MatchString(sentence)) && k.Applies(from, to) {
-			out = append(out, k)
-		}
-	}
-	return out
+	return knownData().ExplainObservation(sentence, component, from, to)
 }
 
 // serverStep is two default-gate columns of one client-go against servers
@@ -309,7 +287,7 @@ func writeServerSteps(b *strings.Builder, cols []column, n noise) {
 	b.WriteString("The same client-go against two servers one component apart (a kube-apiserver version and the next on the same etcd, " +
 		"an etcd version and the next under the same kube-apiserver), compared as `make compare` does: outcomes, re-initialisations and " +
 		"observations (one run a column, so the observations that vary between runs of the same code are only counted). " +
-		"An observation change is tied to its upstream change by hack/matrix/skew.go's knownServerChanges, or says it is not yet.\n\n")
+		"An observation change is tied to its upstream change by the verdict data (report/known/known.json), or says it is not yet.\n\n")
 	for _, s := range steps {
 		fmt.Fprintf(b, "### %s\n\n", s.title())
 		from, to := s.from.Kube, s.to.Kube

@@ -19,6 +19,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,86 @@ type Data struct {
 	// Entries explain failing specs, in the order the verdict page lists
 	// them.
 	Entries []Entry `json:"entries"`
+	// Changes are upstream changes that change what the informers do
+	// without failing a spec (an encoding, a request's shape, a metric),
+	// each said once; Observations tie the observation changes a
+	// comparison lists (hack/matrix compare) to them.
+	Changes      []UpstreamChange  `json:"changes,omitempty"`
+	Observations []ObservationRule `json:"observations,omitempty"`
+}
+
+// The components a change can come with.
+const (
+	ComponentClientGo      = "client-go"
+	ComponentKubeAPIServer = "kube-apiserver"
+	ComponentEtcd          = "etcd"
+)
+
+// UpstreamChange is a change a release of a component made to what an
+// informer sees or does.
+type UpstreamChange struct {
+	// ID names it for the rules that point at it.
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Component is client-go (empty), kube-apiserver or etcd; AddedIn the
+	// release of it that brought the change.
+	Component string   `json:"component,omitempty"`
+	AddedIn   string   `json:"addedIn"`
+	Upstream  string   `json:"upstream"`
+	Links     []string `json:"links,omitempty"`
+}
+
+// ComponentOf is the change's component, client-go when empty.
+func (c UpstreamChange) ComponentOf() string {
+	if c.Component == "" {
+		return ComponentClientGo
+	}
+	return c.Component
+}
+
+// Brought says whether a step of the change's component from version
+// from to version to brings the change (from before AddedIn, to at it or
+// after).
+func (c UpstreamChange) Brought(from, to string) bool {
+	return semver.Compare(canonical(from), c.AddedIn) < 0 && semver.Compare(canonical(to), c.AddedIn) >= 0
+}
+
+// ObservationRule ties an observation change (its sentence, as hack/matrix
+// compare writes it) to an upstream change: the sentence contains Contains
+// and matches Pattern (each when set).
+type ObservationRule struct {
+	Change   string `json:"change"`
+	Contains string `json:"contains,omitempty"`
+	Pattern  string `json:"pattern,omitempty"`
+}
+
+// ExplainObservation is the upstream changes of component that explain an
+// observation change's sentence between its versions from and to.
+func (d Data) ExplainObservation(sentence, component, from, to string) []UpstreamChange {
+	var out []UpstreamChange
+	for _, r := range d.Observations {
+		c, ok := d.change(r.Change)
+		if !ok || c.ComponentOf() != component || !c.Brought(from, to) || !strings.Contains(sentence, r.Contains) {
+			continue
+		}
+		if r.Pattern != "" && !regexp.MustCompile(r.Pattern).MatchString(sentence) {
+			continue // Check compiled every pattern
+		}
+		if !slices.ContainsFunc(out, func(o UpstreamChange) bool { return o.ID == c.ID }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// change is the change of that ID.
+func (d Data) change(id string) (UpstreamChange, bool) {
+	for _, c := range d.Changes {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return UpstreamChange{}, false
 }
 
 // Run names a verdict run.
@@ -225,6 +306,43 @@ func (d Data) Check() error {
 			if !strings.HasPrefix(l, "https://") {
 				errs = append(errs, fmt.Sprintf("%s: link %q is no https address", name, l))
 			}
+		}
+	}
+	ids := map[string]bool{}
+	for i, c := range d.Changes {
+		name := fmt.Sprintf("changes[%d] (%s)", i, c.ID)
+		if c.ID == "" || c.Upstream == "" || ids[c.ID] {
+			errs = append(errs, name+": an id of its own and upstream are required")
+		}
+		ids[c.ID] = true
+		if c.Kind != KindChange && c.Kind != KindRegression {
+			errs = append(errs, fmt.Sprintf("%s: kind %q (want %q or %q)", name, c.Kind, KindChange, KindRegression))
+		}
+		switch c.ComponentOf() {
+		case ComponentClientGo:
+			if !isVersion(c.AddedIn) {
+				errs = append(errs, fmt.Sprintf("%s: addedIn %q is not a client-go version (vX.Y.Z)", name, c.AddedIn))
+			} else if len(d.Run.ClientGo) > 0 && !d.covers(c.AddedIn) {
+				errs = append(errs, fmt.Sprintf("%s: addedIn %s lies outside the run's client-go", name, c.AddedIn))
+			}
+		case ComponentKubeAPIServer, ComponentEtcd:
+			if !isVersion(c.AddedIn) {
+				errs = append(errs, fmt.Sprintf("%s: addedIn %q is not a version", name, c.AddedIn))
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s: component %q (want client-go, kube-apiserver or etcd)", name, c.Component))
+		}
+	}
+	for i, r := range d.Observations {
+		name := fmt.Sprintf("observations[%d]", i)
+		if !ids[r.Change] {
+			errs = append(errs, fmt.Sprintf("%s: change %q is none of changes", name, r.Change))
+		}
+		if r.Contains == "" && r.Pattern == "" {
+			errs = append(errs, name+": contains or pattern is required")
+		}
+		if _, err := regexp.Compile(r.Pattern); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: pattern: %v", name, err))
 		}
 	}
 	if len(errs) > 0 {

@@ -139,3 +139,52 @@ func TestParseRefusesBadData(t *testing.T) {
 		}
 	}
 }
+
+// The known observation changes of a step: the streaming list by default
+// between v0.34 and v0.35, not between two v0.35 patches nor back.
+func TestExplainObservation(t *testing.T) {
+	d, _ := Load()
+	const sentence = "pods: GET streaming list /api/v1/namespaces/x/pods: Accept appeared: \"protobuf\""
+	if got := d.ExplainObservation(sentence, ComponentClientGo, "v0.34.13", "v0.35.0"); len(got) != 1 || got[0].ID != "watchlist-on" {
+		t.Errorf("v0.34.13 -> v0.35.0: %+v", got)
+	}
+	for _, step := range [][2]string{{"v0.35.0", "v0.35.10"}, {"v0.35.0", "v0.34.13"}} {
+		if got := d.ExplainObservation(sentence, ComponentClientGo, step[0], step[1]); len(got) != 0 {
+			t.Errorf("%s -> %s: %+v", step[0], step[1], got)
+		}
+	}
+	if got := d.ExplainObservation(sentence, ComponentKubeAPIServer, "v0.34.13", "v0.35.0"); len(got) != 0 {
+		t.Errorf("as a server step: %+v", got)
+	}
+	gz := "pods: GET streaming list /api/v1/pods: Content-Encoding of 2xx answers changed from \"identity\" to \"gzip\""
+	if got := d.ExplainObservation(gz, ComponentKubeAPIServer, "v1.36.3", "v1.37.2"); len(got) != 1 {
+		t.Errorf("kube-apiserver 1.36 -> 1.37: %+v", got)
+	}
+}
+
+func TestCheckRefusesBadChanges(t *testing.T) {
+	base := Data{Run: Run{Commit: "c", ClientGo: []string{"v0.31.0", "v0.37.2"}}}
+	for _, c := range []struct {
+		name string
+		d    func(d *Data)
+		want string
+	}{
+		{"unknown change", func(d *Data) { d.Observations = []ObservationRule{{Change: "x", Contains: "y"}} }, `change "x" is none of changes`},
+		{"bad pattern", func(d *Data) {
+			d.Changes = []UpstreamChange{{ID: "x", Kind: KindChange, AddedIn: "v0.32.0", Upstream: "u"}}
+			d.Observations = []ObservationRule{{Change: "x", Pattern: "("}}
+		}, "pattern"},
+		{"bad version", func(d *Data) {
+			d.Changes = []UpstreamChange{{ID: "x", Kind: KindChange, AddedIn: "0.32", Upstream: "u"}}
+		}, `addedIn "0.32"`},
+		{"bad component", func(d *Data) {
+			d.Changes = []UpstreamChange{{ID: "x", Kind: KindChange, Component: "kubelet", AddedIn: "v1.2.3", Upstream: "u"}}
+		}, `component "kubelet"`},
+	} {
+		d := base
+		c.d(&d)
+		if err := d.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
