@@ -200,7 +200,7 @@ func (s oneRun) ran() bool { return s.outcome == "passed" || s.outcome == "faile
 // runOf is one run's specs.
 type runOf struct {
 	clientGo, kube string
-	specs    map[string]oneRun
+	specs          map[string]oneRun
 }
 
 func loadRun(dir string) (runOf, error) {
