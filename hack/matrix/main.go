@@ -60,6 +60,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/informer-conformance/informer-conformance/report"
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // The modules that move together.
@@ -79,7 +80,7 @@ func main() {
 	verdicts := flag.Bool("verdicts", false, "plan the verdict columns (each minor's newest patch with default and each verdict gate set, its first patch with defaults) and write the verdict document")
 	doc := flag.String("doc", "", "with -verdicts: the verdict document to write; empty = docs/clientgo-releases.md in the module")
 	render := flag.String("render", "", "with -verdicts: run nothing, write the verdict document from an earlier verdict run's matrix.json (after the explanation table changed)")
-	runCommit := flag.String("commit", "", "with -render: the suite's commit the columns ran at, for column files that do not record it (runs before they did); the suite defects fixed since (hack/matrix/verdicts.go suiteDefects) explain their failures")
+	runCommit := flag.String("commit", "", "with -render: the suite's commit the columns ran at, for column files that do not record it (runs before they did); the suite defects fixed since (the verdict data's entries of kind \"suite defect\") explain their failures")
 	reports := flag.String("reports", "", "with -render: where the columns' report directories are, found by name when not where their run wrote them (the downloaded shards); empty = beside matrix.json")
 	list := flag.Bool("list", false, "print the planned columns, one per line (index and name), and run nothing: how many shards a workflow fans out to")
 	shardFlag := flag.String("shard", os.Getenv("MATRIX_SHARD"), "I/N: run only the planned columns whose index is I modulo N (0 <= I < N); every run writes its column files to OUT/columns for `matrix merge`")
@@ -638,7 +639,11 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
 	table := withSuiteDefects(verdicts, gitContains(root))
-	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly}, cols, table)
+	catalogue, err := catalogueIDs(root)
+	if err != nil {
+		return fmt.Errorf("the scenario catalogue: %w", err)
+	}
+	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly, Catalogue: catalogue}, cols, table)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)
 	}
@@ -646,6 +651,14 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 		return fmt.Errorf("verdict document: %w", err)
 	}
 	step("verdicts: %s", path)
+	if cfg.doc == "" {
+		// The default page: the data the suite ships learns the run too.
+		data := filepath.Join(root, filepath.FromSlash(known.File))
+		if err := writeKnownData(data, cfg, cols, table, "docs/clientgo-releases.md"); err != nil {
+			return fmt.Errorf("verdict data: %w", err)
+		}
+		step("verdict data: %s", data)
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problem(s) a person must look at (see %s):\n  %s", len(problems), path, strings.Join(problems, "\n  "))
 	}

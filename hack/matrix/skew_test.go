@@ -57,7 +57,7 @@ func TestSkewDoc(t *testing.T) {
 	for _, want := range []string{
 		"Produced 2026-11-27 18:00 UTC from the suite at commit 0123456 on a machine with 2 cores, by\n\n```\nmake matrix KUBE_VERSIONS='v1.36.3 v1.37.2'\n```\n",
 		"| v0.37.2 | 0 / 1: S3 (+1) | 1 / 0 (0) |\n",
-		"- client-go v0.37.2 / kube-apiserver v1.36.3:\n  - S3 x: **no entry of hack/matrix/verdicts.go explains it on this client-go: the server's doing, or unknown**; failure: timed out \\| waiting\n",
+		"- client-go v0.37.2 / kube-apiserver v1.36.3:\n  - S3 x: **no entry of the verdict data explains it on this client-go: the server's doing, or unknown**; failure: timed out \\| waiting\n",
 		"- client-go v0.37.2 / kube-apiserver v1.37.2: none\n",
 		"  - S18 a consumer slower than the events the watch keeps being read LIST+WATCH: the client-go's (documented change: kubernetes PR #136008",
 	} {

@@ -97,24 +97,45 @@ func clientGoSteps(ran []column) []upgradeStep {
 	return steps
 }
 
-// writeUpgradeSteps writes the section of the verdict document that lists,
-// per upgrade step, what changed.
-func writeUpgradeSteps(b *strings.Builder, cols []column, n noise) {
-	steps := upgradeSteps(cols)
-	b.WriteString("\n## What each upgrade changes\n\n")
+// judgeSteps judges every upgrade step of cols (upgradeSteps) with table.
+func judgeSteps(cols []column, table []verdict, n noise) []stepJudgement {
+	var out []stepJudgement
+	for _, s := range upgradeSteps(cols) {
+		out = append(out, judgeStep(s, table, n))
+	}
+	return out
+}
+
+// writeStepVerdicts writes the verdict document's first section: a line
+// per upgrade step.
+func writeStepVerdicts(b *strings.Builder, steps []stepJudgement) {
+	b.WriteString("## Verdict per upgrade step\n\n")
 	if len(steps) == 0 {
 		b.WriteString("No two default-gate columns with reports to compare (a document rendered from a matrix.json without the columns' directories, or one column).\n\n")
 		return
 	}
+	b.WriteString("| step | verdict |\n|---|---|\n")
+	for _, j := range steps {
+		fmt.Fprintf(b, "| %s → %s (%s) | %s |\n", j.step.from.ClientGo, j.step.to.ClientGo, j.step.what, mdCell(j.verdict()))
+	}
+	b.WriteString("\nA behaviour change is an outcome or an observation that changed with a known upstream change (the verdict data, report/known/known.json); " +
+		"a flip of a behaviour known on both releases, a re-initialisation count or an observation that varies between runs of the same code is noise, not a change (one run a column); " +
+		"breaks names the specs no known change explains. The sections below say what each step changed.\n\n")
+}
+
+// writeUpgradeSteps writes the section of the verdict document that lists,
+// per upgrade step, what changed.
+func writeUpgradeSteps(b *strings.Builder, steps []stepJudgement) {
+	b.WriteString("\n## What each upgrade changes\n\n")
+	if len(steps) == 0 {
+		b.WriteString("No two default-gate columns with reports to compare.\n\n")
+		return
+	}
 	b.WriteString("Each step compares two default-gate columns as `make compare` does: outcomes, re-initialisations and observations " +
-		"(what the informers did, also where no spec fails: the first request's shape, the encodings, what the specs observe; " +
-		"one run a column, so the observations that vary between runs of the same code, such as statuses under faults and call counts, are only counted). " +
-		"An observation change is tied to its upstream change by the verdict data (report/known/known.json: changes, observations), or says it is not yet.\n\n")
-	for _, s := range steps {
-		fmt.Fprintf(b, "### %s → %s (%s)\n\n", s.from.ClientGo, s.to.ClientGo, s.what)
-		writeComparison(b, s.from, s.to, func(sentence string) []knownChange {
-			return explainChange(sentence, s.from.ClientGo, s.to.ClientGo)
-		}, n)
+		"(what the informers did, also where no spec fails: the first request's shape, the encodings, what the specs observe). " +
+		"Each upstream change once, with what it changed folded under it.\n\n")
+	for _, j := range steps {
+		j.write(b)
 	}
 }
 

@@ -30,11 +30,17 @@ func TestUpgradeSteps(t *testing.T) {
 		t.Errorf("steps %s\nwant  %s", strings.Join(got, "; "), want)
 	}
 	var b strings.Builder
-	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	steps := judgeSteps(cols, verdicts, noise{Seconds: 2, Ratio: 0.5})
+	writeStepVerdicts(&b, steps)
+	writeUpgradeSteps(&b, steps)
 	for _, want := range []string{
-		"### v0.33.0 → v0.33.13 (patches of v0.33)\n\nNo change: 1 specs",
-		`- S19 transform streaming list: informer pods: transform calls per object (the store's and the handler calls') changed from "1" to "1, 2" — **documented change**: kubernetes PR #131799`,
-		"Outcomes changed for the worse:\n\n- S20 new: BASE not in BASE, HEAD failed",
+		"| v0.33.0 → v0.33.13 (patches of v0.33) | safe: no behaviour change",
+		"| v0.33.13 → v0.34.13 (v0.33 to v0.34) | 1 behaviour change(s): kubernetes PR #131799 (transform-twice) |",
+		"| v0.34.13 → v0.35.0-alpha.2 (the next minor's pre-release: what v0.35 will change) | **breaks**: 1 spec(s) no known change explains (S20 new) |",
+		"### v0.33.0 → v0.33.13 (patches of v0.33)\n\nSafe: no behaviour change",
+		"- **kubernetes PR #131799 (transform-twice)**, documented change: 1 observation(s). Kubernetes PR #131799",
+		`  - S19 transform streaming list: informer pods: transform calls per object (the store's and the handler calls') changed from "1" to "1, 2"`,
+		"- **breaks**: S20 new: v0.34.13 not run, v0.35.0-alpha.2 failed",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("section lacks %q:\n%s", want, b.String())
@@ -73,8 +79,8 @@ func TestUpgradeStepMemory(t *testing.T) {
 		{ClientGo: "v0.34.13", Dir: writeRun(t, root, "v0.34.13", "v0.34.13", peak(6.5))},
 	}
 	var b strings.Builder
-	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
-	if want := "- S34 memory streaming list: peak live heap during the sync, with a transform stripping the data moved from 37.1 MiB to 6.5 MiB — **documented change**: kubernetes PR #131799"; !strings.Contains(b.String(), want) {
+	writeUpgradeSteps(&b, judgeSteps(cols, verdicts, noise{Seconds: 2, Ratio: 0.5}))
+	if want := "- **kubernetes PR #131799 (transform-twice)**, documented change: 1 observation(s)"; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "  - S34 memory streaming list: peak live heap during the sync, with a transform stripping the data moved from 37.1 MiB to 6.5 MiB") {
 		t.Errorf("section lacks %q:\n%s", want, b.String())
 	}
 }
@@ -91,8 +97,8 @@ func TestFindColumnDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
-	if !strings.Contains(b.String(), `changed from "1, 2" to "1" — not yet tied to an upstream change`) {
+	writeUpgradeSteps(&b, judgeSteps(cols, verdicts, noise{Seconds: 2, Ratio: 0.5}))
+	if !strings.Contains(b.String(), "1 observation change(s) not yet tied to an upstream change") || !strings.Contains(b.String(), `changed from "1, 2" to "1"`) {
 		t.Errorf("the shards' reports were not compared:\n%s", b.String())
 	}
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,6 +277,9 @@ type verdictRun struct {
 	Command string
 	// DefaultGatesOnly: the run planned no gate sets (VERDICT_GATES=none).
 	DefaultGatesOnly bool
+	// Catalogue are the scenario IDs of docs/scenarios.md (S1 ... S34):
+	// the header names those the run did not run.
+	Catalogue []string
 }
 
 // verdictCommand is the command that plans the same columns again (the
@@ -326,15 +333,17 @@ func mdCell(s string) string {
 // failing spec) and unexplained failures.
 func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []string) {
 	t := tallyVerdicts(cols, table)
+	steps := judgeSteps(cols, table, noise{Seconds: 2, Ratio: 0.5})
 	var b strings.Builder
 	writeVerdictHeader(&b, run, cols, t)
+	writeStepVerdicts(&b, steps)
+	writeFindings(&b, t.findings)
+	writeUpgradeSteps(&b, steps)
+	writeServerSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
 	writeVerdictColumns(&b, cols)
 	writeSkew(&b, cols)
-	writeFindings(&b, t.findings)
-	writeUpgradeSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
-	writeServerSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
 	if len(t.unseen) > 0 {
-		b.WriteString("## Explained but not seen\n\nAn entry of hack/matrix/verdicts.go applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much. Per entry, the columns and the specs that passed there.\n\n")
+		b.WriteString("## Explained but not seen\n\nAn entry of the verdict data (report/known/known.json) applies, yet the spec passed: a spec that no longer tells the versions apart, a race it lost, or an entry that claims too much. Per entry, the columns and the specs that passed there.\n\n")
 		writeGrouped(&b, t.unseen, "###", false)
 	}
 	writeVerdictList(&b, "Not applicable", "Columns not run: their gate set names a gate their client-go lacks, or asks a locked gate for the other value.", t.notApplicable)
@@ -401,7 +410,7 @@ func (t *verdictTally) addSpecs(c column, table []verdict) int {
 			}
 			if len(vs) == 0 {
 				t.unexplained++
-				t.problems = append(t.problems, fmt.Sprintf("%s: %s %s, and no entry of hack/matrix/verdicts.go explains it", c.name(), spec, cl.Outcome))
+				t.problems = append(t.problems, fmt.Sprintf("%s: %s %s, and no entry of the verdict data explains it", c.name(), spec, cl.Outcome))
 			}
 			t.findings[spec] = append(t.findings[spec], finding{col: c, failure: cl.Failure, verdicts: vs})
 		case cl.Outcome == "passed":
@@ -425,11 +434,14 @@ func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t ver
 	if len(commits) > 0 {
 		at = " from the suite at commit " + strings.Join(commits, ", ")
 	}
-	fmt.Fprintf(b, "Produced %s%s on a machine with %d cores, label filter `%s`, by\n\n```\n%s\n```\n\n",
-		run.Date.UTC().Format("2006-01-02 15:04 UTC"), at, run.Cores, run.Labels, run.Command)
+	servers := kubeVersions(cols)
+	fmt.Fprintf(b, "**Run**: the suite at commit %s, against kube-apiserver %s, label filter `%s`. %s\n\n",
+		orDash(strings.Join(commits, ", ")), orDash(strings.Join(servers, ", ")), run.Labels, scenariosSentence(cols, run.Catalogue))
+	fmt.Fprintf(b, "Produced %s%s on a machine with %d cores by\n\n```\n%s\n```\n\n",
+		run.Date.UTC().Format("2006-01-02 15:04 UTC"), at, run.Cores, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
 		columnsSentence(run.DefaultGatesOnly) +
-		"A failing spec that an entry of hack/matrix/verdicts.go explains (a documented change or a known regression) is a finding, " +
+		"A failing spec that an entry of the verdict data (report/known/known.json) explains (a documented change or a known regression) is a finding, " +
 		"not a failure of the run: the run exits non-zero only if a column errored or a failing spec is unexplained.\n\n")
 	fmt.Fprintf(b, "%d columns: %d ran, %d not applicable, %d errored. %d failing (spec, column): %d explained, %d unexplained.",
 		len(cols), t.ran, len(t.notApplicable), len(cols)-t.ran-len(t.notApplicable), t.failures, t.failures-t.unexplained, t.unexplained)
@@ -464,7 +476,7 @@ func writeVerdictColumns(b *strings.Builder, cols []column) {
 			continue
 		}
 		passed, skipped, failed := countOutcomes(c)
-		fmt.Fprintf(b, " %d | %d | %d | %.0f | %s |\n", passed, len(failed), skipped, c.Seconds, mdCell(strings.Join(failed, "; ")))
+		fmt.Fprintf(b, " %d | %d | %d | %.0f | %s |\n", passed, len(failed), skipped, c.Seconds, mdCell(byScenario(failed)))
 	}
 }
 
@@ -494,7 +506,7 @@ func writeFindings(b *strings.Builder, findings map[string][]finding) {
 		b.WriteString("No spec failed in any column that ran.\n\n")
 		return
 	}
-	b.WriteString("Each explanation once (an entry of hack/matrix/verdicts.go), then where it was seen: the columns, each with the specs that failed there.\n\n")
+	b.WriteString("Each explanation once (an entry of the verdict data (report/known/known.json)), then where it was seen: the columns, each with the specs that failed there.\n\n")
 	writeGrouped(b, findings, "###", true)
 }
 
@@ -514,7 +526,7 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 	for _, spec := range slices.Sorted(maps.Keys(findings)) {
 		for _, f := range findings[spec] {
 			if len(f.verdicts) == 0 {
-				line := fmt.Sprintf("- %s on %s: no entry of hack/matrix/verdicts.go explains it; a person must look", spec, f.col.name())
+				line := fmt.Sprintf("- %s on %s: no entry of the verdict data explains it; a person must look", spec, f.col.name())
 				if f.failure != "" {
 					line += fmt.Sprintf(" (failure: %s)", mdCell(f.failure))
 				}
@@ -564,6 +576,9 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 			}
 			fmt.Fprintf(b, "%s: %s%s%s …\n\n", map[bool]string{true: "Failing", false: "Passing"}[full], g.v.SpecContains, sep, prefix)
 		}
+		if len(g.cols) > 3 {
+			fmt.Fprintf(b, "<details><summary>%d columns</summary>\n\n", len(g.cols))
+		}
 		for _, c := range g.cols {
 			var specs []string
 			for _, sp := range g.specs[c] {
@@ -576,6 +591,9 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 				continue
 			}
 			fmt.Fprintf(b, "- %s: %s\n", c, strings.Join(specs, "; "))
+		}
+		if len(g.cols) > 3 {
+			b.WriteString("\n</details>\n")
 		}
 		b.WriteString("\n")
 	}
@@ -646,3 +664,180 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// byScenario counts specs by scenario: "S16 ×4, S17 ×2" (the specs
+// themselves are under Findings).
+func byScenario(specs []string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, s := range specs {
+		sc := scenarioOf(s)
+		if counts[sc] == 0 {
+			order = append(order, sc)
+		}
+		counts[sc]++
+	}
+	slices.SortFunc(order, func(a, b string) int { return scenarioNumber(a) - scenarioNumber(b) })
+	var parts []string
+	for _, sc := range order {
+		if counts[sc] == 1 {
+			parts = append(parts, sc)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", sc, counts[sc]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kubeVersions are the kube-apiserver versions of the columns that ran.
+func kubeVersions(cols []column) []string {
+	var out []string
+	for _, c := range cols {
+		if c.Kube != "" && !slices.Contains(out, c.Kube) {
+			out = append(out, c.Kube)
+		}
+	}
+	slices.SortFunc(out, semver.Compare)
+	return out
+}
+
+// ranScenarios are the scenarios of which a spec ran (passed or failed) in
+// some column.
+func ranScenarios(cols []column) map[string]bool {
+	ran := map[string]bool{}
+	for _, c := range cols {
+		for spec, cl := range c.Cells {
+			if cl.Outcome == "passed" || failing(cl.Outcome) {
+				ran[scenarioOf(spec)] = true
+			}
+		}
+	}
+	return ran
+}
+
+// scenariosSentence names the catalogue's scenarios the run covered and
+// those it did not run (not in the suite at its commit, or only specs its
+// label filter leaves out), so that "passed everywhere" is never read into
+// "never ran".
+func scenariosSentence(cols []column, catalogue []string) string {
+	if len(catalogue) == 0 {
+		return ""
+	}
+	ran := ranScenarios(cols)
+	var in, out []string
+	for _, id := range catalogue {
+		if ran[id] {
+			in = append(in, id)
+		} else {
+			out = append(out, id)
+		}
+	}
+	s := fmt.Sprintf("Scenarios run: %s.", orDash(idRanges(in)))
+	if len(out) > 0 {
+		s += fmt.Sprintf(" **Scenarios not run: %s** (not in the suite at its commit, or only specs its label filter leaves out): nothing here says how they behave.", idRanges(out))
+	}
+	return s
+}
+
+// idRanges spells scenario IDs with runs joined: "S1-S24, S26-S29".
+func idRanges(ids []string) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && scenarioNumber(ids[j+1]) == scenarioNumber(ids[j])+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, ids[i]+"-"+ids[j])
+		} else {
+			parts = append(parts, ids[i])
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// catalogueIDs are the scenario IDs of docs/scenarios.md under root, in
+// order: its "## S<N> title" headings.
+func catalogueIDs(root string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "scenarios.md"))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := catalogueHeading.FindStringSubmatch(line); m != nil {
+			ids = append(ids, m[1])
+		}
+	}
+	return ids, nil
+}
+
+// catalogueHeading is a scenario's heading in docs/scenarios.md.
+var catalogueHeading = regexp.MustCompile(`^## (S[0-9]+) `)
+
+// writeKnownData rewrites the verdict data at path with what the run
+// learned: the run (commit, server, client-go versions, labels, page) and
+// each entry's Seen columns (where it explained a failure); the entries'
+// explanations and the changes stay as they are written.
+func writeKnownData(path string, cfg config, cols []column, table []verdict, page string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	data, err := known.Parse(raw)
+	if err != nil {
+		return err
+	}
+	data.Run = knownRun(cfg, cols, page)
+	seen := map[string][]string{}
+	t := tallyVerdicts(cols, table)
+	for _, spec := range slices.Sorted(maps.Keys(t.findings)) {
+		for _, f := range t.findings[spec] {
+			for _, v := range f.verdicts {
+				k := v.SpecContains + "\x00" + v.Upstream
+				if name := seenName(f.col); !slices.Contains(seen[k], name) {
+					seen[k] = append(seen[k], name)
+				}
+			}
+		}
+	}
+	for i, e := range data.Entries {
+		s := seen[e.Spec+"\x00"+e.Upstream]
+		slices.SortFunc(s, func(a, b string) int { return semver.Compare(strings.Fields(a)[0], strings.Fields(b)[0]) })
+		data.Entries[i].Seen = s
+	}
+	if err := data.Check(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(data); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// knownRun is the run cols are as the verdict data names it.
+func knownRun(cfg config, cols []column, page string) known.Run {
+	r := known.Run{Commit: strings.Join(shortCommits(cols), ", "), Labels: cfg.labels, Page: page}
+	if r.Commit == "" {
+		r.Commit = cfg.commit
+	}
+	if kube := kubeVersions(cols); len(kube) > 0 {
+		r.KubeAPIServer = kube[len(kube)-1]
+	}
+	for _, c := range cols {
+		if c.Error == "" && c.NotApplicable == "" && !slices.Contains(r.ClientGo, c.ClientGo) {
+			r.ClientGo = append(r.ClientGo, c.ClientGo)
+		}
+	}
+	slices.SortFunc(r.ClientGo, semver.Compare)
+	return r
+}
+
+// seenName is a column as the verdict data's Seen names it: "v0.35.10
+// default", "v0.36.6 AtomicFIFO=false".
+func seenName(c column) string { return c.ClientGo + " " + c.Gates.String() }

@@ -143,21 +143,22 @@ func TestVerdictDoc(t *testing.T) {
 		{ClientGo: "v0.31.14", Gates: gateSet{{Name: "AtomicFIFO"}}, NotApplicable: "client-go v0.31.14 has no AtomicFIFO gate"},
 		{ClientGo: "v0.99.0", Error: "resolve modules for client-go v0.99.0: exit status 1"},
 	}
-	run := verdictRun{Date: time.Date(2026, 5, 1, 12, 30, 0, 0, time.UTC), Cores: 2, Labels: "release-sensitive", Command: "go run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'"}
+	run := verdictRun{Date: time.Date(2026, 5, 1, 12, 30, 0, 0, time.UTC), Cores: 2, Labels: "release-sensitive", Command: "go run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'", Catalogue: []string{"S1", "S2", "S3", "S16", "S17", "S18"}}
 	doc, problems := verdictDoc(run, cols, verdicts)
 	for _, want := range []string{
-		"Produced 2026-05-01 12:30 UTC on a machine with 2 cores, label filter `release-sensitive`, by\n\n```\ngo run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'\n```",
+		"Produced 2026-05-01 12:30 UTC on a machine with 2 cores by\n\n```\ngo run ./hack/matrix -verdicts -client-go 'v0.32 v0.37'\n```",
+		"**Run**: the suite at commit -, against kube-apiserver v1.36.3, label filter `release-sensitive`. Scenarios run: S3, S16-S17. **Scenarios not run: S1-S2, S18**",
 		"the run exits non-zero only if a column errored or a failing spec is unexplained",
 		"4 columns: 2 ran, 1 not applicable, 1 errored. 2 failing (spec, column): 1 explained, 1 unexplained.",
 		"| client-go | kube-apiserver | etcd | gates | passed | failed | skipped | seconds | failing specs |",
 		"| v0.37.2 | v1.36.3 | - | default | 2 | 0 | 1 | 61 |  |\n",
-		"| v0.32.13 | v1.36.3 | - | default | 1 | 2 | 0 | 75 | " + s16 + "; " + s3 + " |\n",
+		"| v0.32.13 | v1.36.3 | - | default | 1 | 2 | 0 | 75 | S3, S16 |\n",
 		"| v0.31.14 | - | - | AtomicFIFO=false | - | - | - | - | not applicable: client-go v0.31.14 has no AtomicFIFO gate |\n",
 		"| v0.99.0 | - | - | default | - | - | - | - | error: resolve modules for client-go v0.99.0: exit status 1 |\n",
 		"### S16 handler order across objects\n\n**documented change**. Upstream: kubernetes PR #129568 (RealFIFO), gate InOrderInformers",
 		"\n\nThe informer's queue is a DeltaFIFO",
 		"\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: keeps the server's order\n",
-		"### Unexplained\n\n- " + s3 + " on client-go v0.32.13 / kube-apiserver v1.36.3: no entry of hack/matrix/verdicts.go explains it; a person must look (failure: timed out \\| waiting).\n",
+		"### Unexplained\n\n- " + s3 + " on client-go v0.32.13 / kube-apiserver v1.36.3: no entry of the verdict data explains it; a person must look (failure: timed out \\| waiting).\n",
 		"## Explained but not seen",
 		"### S17 what a handler sees of the store during a relist\n\n- client-go v0.32.13 / kube-apiserver v1.36.3: sees the whole relist\n",
 		"## Not applicable\n\n",
@@ -175,7 +176,7 @@ func TestVerdictDoc(t *testing.T) {
 	if strings.Index(doc, "## Findings") > strings.Index(doc, "## Not applicable") {
 		t.Errorf("findings come after the columns not run:\n%s", doc)
 	}
-	if all := strings.Join(problems, "\n"); len(problems) != 2 || !strings.Contains(all, "client-go v0.99.0 errored: resolve modules") || !strings.Contains(all, s3+" failed, and no entry of hack/matrix/verdicts.go explains it") {
+	if all := strings.Join(problems, "\n"); len(problems) != 2 || !strings.Contains(all, "client-go v0.99.0 errored: resolve modules") || !strings.Contains(all, s3+" failed, and no entry of the verdict data explains it") {
 		t.Errorf("problems %q, want the errored column and the unexplained failure", problems)
 	}
 

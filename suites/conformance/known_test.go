@@ -1,6 +1,10 @@
 package conformance
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +76,47 @@ func TestKnownDataNamesExistingSpecs(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s names %q, which is no spec of the suite (or part of one)", known.File, e.Spec)
+		}
+	}
+}
+
+// TestVerdictPageNamesEveryScenario: the release verdict page covers every
+// scenario of the catalogue or names it as not run, so that a reader never
+// takes "passed everywhere" for "never ran".
+func TestVerdictPageNamesEveryScenario(t *testing.T) {
+	data, err := known.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(packageDir(), "..", "..", filepath.FromSlash(data.Run.Page)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	named := map[string]bool{}
+	for _, re := range []*regexp.Regexp{regexp.MustCompile(`Scenarios run: ([^.]*)\.`), regexp.MustCompile(`Scenarios not run: ([^*]*)\*\*`)} {
+		m := re.FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("%s does not say %q", data.Run.Page, re)
+		}
+		for _, part := range strings.Split(m[1], ", ") {
+			lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+			if !isRange {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(strings.TrimPrefix(lo, "S"))
+			b, err2 := strconv.Atoi(strings.TrimPrefix(hi, "S"))
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: %q is no scenario or range of them", data.Run.Page, part)
+			}
+			for n := a; n <= b; n++ {
+				named["S"+strconv.Itoa(n)] = true
+			}
+		}
+	}
+	for _, sc := range scenarios.All() {
+		if !named[sc.ID] {
+			t.Errorf("%s neither covers %s nor names it as not run: render it again (make verdicts, or hack/matrix -verdicts -render)", data.Run.Page, sc.ID)
 		}
 	}
 }
