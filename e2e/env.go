@@ -61,6 +61,9 @@ type Env struct {
 	detectorNoted bool
 	// data is what the harness measures of the spec, for its report.
 	data *specData
+	// limiter records what the client-side rate limiter held the
+	// informers' requests (watchRateLimiter).
+	limiter *probe.MetricsTap
 }
 
 // Setup is what a scenario runs with, handed to StartEnv: the sync mode
@@ -137,6 +140,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	e.User, err = c.RESTConfigFor(cluster.TestUser, e.Proxy.URL())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	e.watchRateLimiter(e.User.Host)
 	// The spec's time axis starts here, the cluster ready.
 	e.startTimeline()
 	return e, ctx

@@ -12,6 +12,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // Hooks let a module that runs the suites (library mode) build the
@@ -83,6 +84,31 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 		}
 	}
 	return cfg, opts
+}
+
+// ClientSettingsInForce are the client settings the informers run with:
+// what the hooks' Config returns for an informer's config (the suite's own
+// when no hook is set), and what the other hooks add.
+func ClientSettingsInForce() report.ClientSettings {
+	cfg := &rest.Config{Host: "https://informer.invalid"}
+	hooked := hooks.Config != nil || len(hooks.FactoryOptions) > 0 || hooks.Informers != nil
+	if hooks.Config != nil {
+		cfg = hooks.Config(rest.CopyConfig(cfg))
+	}
+	return report.ClientSettings{
+		Hooked:             hooked,
+		QPS:                cfg.QPS,
+		Burst:              cfg.Burst,
+		RateLimiter:        cfg.RateLimiter != nil,
+		UserAgent:          cfg.UserAgent,
+		ContentType:        cfg.ContentType,
+		AcceptContentTypes: cfg.AcceptContentTypes,
+		TimeoutSeconds:     cfg.Timeout.Seconds(),
+		WrapsTransport:     cfg.WrapTransport != nil,
+		Dial:               cfg.Dial != nil,
+		FactoryOptions:     len(hooks.FactoryOptions),
+		Informers:          InformerSource(),
+	}
 }
 
 // EnsureBinaries prepares the selected backend before any spec starts a

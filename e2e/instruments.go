@@ -108,6 +108,7 @@ func (e *Env) StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Optio
 		cfg = e.setup.Client(rest.CopyConfig(cfg))
 	}
 	cfg, opts = applyHooks(cfg, opts)
+	e.watchRateLimiter(cfg.Host)
 	p, err := probe.New(cfg, opts)
 	if errors.Is(err, probe.ErrNotSupported) {
 		Skip(fmt.Sprintf("probe %s: %v", name, err))

@@ -40,7 +40,8 @@ func WriteReports(r ginkgo.Report) error {
 		specs = append(specs, sum)
 	}
 	cg := ClientGoInUse()
-	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Etcd: EtcdVersion(), Specs: specs})
+	settings := ClientSettingsInForce()
+	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Etcd: EtcdVersion(), ClientSettings: &settings, Specs: specs})
 }
 
 // addEntry adds a report entry to the spec's summary: the harness's data

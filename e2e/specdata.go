@@ -126,3 +126,14 @@ func (e *Env) ObserveNumber(what string, n float64, unit string) {
 func (e *Env) ObserveVaryingNumber(what string, n float64, unit string) {
 	e.data.observe(report.Varying(report.Counted("", what, n, unit)))
 }
+
+// rateLimiter records what the client-side rate limiter held the spec's
+// informer clients.
+func (s *specData) rateLimiter(w report.LimiterWaits) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d.RateLimiter = &w
+}

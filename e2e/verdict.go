@@ -40,6 +40,9 @@ func withVerdict(message string, spec ginkgo.SpecReport) string {
 	cg := ClientGoInUse()
 	gates, _ := ClientGoGates() // without them, every gate counts as at its default
 	sum := report.SuiteSummary{ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoGates: gates, KubeAPIServer: KubeAPIServerVersion()}
-	s := report.SpecSummary{Spec: strings.Join(append(slices.Clone(spec.ContainerHierarchyTexts), spec.LeafNodeText), " "), Labels: spec.Labels()}
-	return message + "\n\n" + VerdictPrefix + data.Explain(report.SubjectOf(sum, s)).Line()
+	s := report.SpecSummary{Spec: strings.Join(append(slices.Clone(spec.ContainerHierarchyTexts), spec.LeafNodeText), " "), Labels: spec.Labels(), RateLimiter: currentLimiterWaits()}
+	settings := ClientSettingsInForce()
+	sum.ClientSettings = &settings
+	v := report.Verdict(sum, s, data)
+	return message + "\n\n" + VerdictPrefix + v.Line()
 }

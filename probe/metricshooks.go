@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // client-go's metrics hooks are process-global, and most take only their
@@ -185,7 +187,25 @@ func (t *MetricsTap) Calls() []MetricCall {
 	return slices.Clone(t.calls)
 }
 
+// Watch adds hosts (host:port, or a URL) to those the tap records the
+// rest client's calls of.
+func (t *MetricsTap) Watch(hosts ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, h := range hosts {
+		if u, err := url.Parse(h); err == nil && u.Host != "" {
+			h = u.Host
+		}
+		t.hosts[h] = true
+		if name, _, err := net.SplitHostPort(h); err == nil {
+			t.hosts[name] = true
+		}
+	}
+}
+
 func (t *MetricsTap) wants(c MetricCall) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	switch {
 	case strings.HasPrefix(c.Hook, "util/workqueue."):
 		return t.queues[c.Name]
@@ -555,4 +575,26 @@ func (m *reflectorMetric) Set(v float64) {
 func (m *reflectorMetric) Observe(v float64) {
 	hooks.reflectorCalls.Add(1)
 	record(MetricCall{Hook: m.hook, Op: OpObserve, Name: m.name, Value: v})
+}
+
+// LongThrottle is the wait on the client-side rate limiter from which
+// client-go logs "Waited for ... due to client-side throttling"
+// (rest/request.go longThrottleLatency): a request held that long waited
+// on the limiter, not merely passed it.
+const LongThrottle = 50 * time.Millisecond
+
+// LimiterWaits sums the client-side rate limiter's waits among calls (the
+// RateLimiterLatency hook's observations: one per request of a client
+// with a limiter, rest/request.go tryThrottleWithInfo).
+func LimiterWaits(calls []MetricCall) report.LimiterWaits {
+	var w report.LimiterWaits
+	for _, c := range Of(calls, HookRateLimiterLatency) {
+		w.Requests++
+		if c.Value >= LongThrottle.Seconds() {
+			w.Waited++
+			w.TotalSeconds += c.Value
+			w.LongestSeconds = max(w.LongestSeconds, c.Value)
+		}
+	}
+	return w
 }

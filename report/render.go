@@ -36,6 +36,9 @@ func Write(f Files, sum SuiteSummary) error {
 	}
 	title := Title(sum)
 	header := gatesLine(sum.ClientGoGates) + "\n\n" + DetectorNote + ": " + sum.WatchListConsistencyDetector
+	if sum.ClientSettings != nil {
+		header += "\n\n" + sum.ClientSettings.Line()
+	}
 	if sum.ClientGoUnknown != "" {
 		header = ClientGoUnknownLine(sum) + "\n\n" + header
 	}

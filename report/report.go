@@ -6,8 +6,6 @@
 package report
 
 import (
-	"github.com/informer-conformance/informer-conformance/report/known"
-
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -17,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // EnvArtifacts, when set, is the directory the suite writes its reports
@@ -83,6 +83,9 @@ type SpecSummary struct {
 	// Observations are what the spec saw its informers and their clients
 	// do, in a form two runs compare (hack/matrix compare).
 	Observations []Observation `json:"observations,omitempty"`
+	// RateLimiter is what the client-side rate limiter held the informers'
+	// requests (SpecData.RateLimiter).
+	RateLimiter *LimiterWaits `json:"rateLimiter,omitempty"`
 	// Verdict says what a failed spec's failure is: known behaviour of the
 	// client-go under test (with the upstream change) or unexplained
 	// (Classify).
@@ -111,6 +114,37 @@ type SpecData struct {
 	// Observations are what the spec saw its informers and their clients
 	// do (Observation).
 	Observations []Observation `json:"observations,omitempty"`
+	// RateLimiter is what the client-side rate limiter of the informers'
+	// clients held their requests (nil: not observed).
+	RateLimiter *LimiterWaits `json:"rateLimiter,omitempty"`
+}
+
+// LimiterWaits is what client-go's client-side rate limiter did to a
+// spec's informer clients: the requests it saw, those it held 50 ms or
+// more (client-go logs those as client-side throttling), the longest hold
+// and all holds together.
+type LimiterWaits struct {
+	Requests       int     `json:"requests"`
+	Waited         int     `json:"waited"`
+	LongestSeconds float64 `json:"longestSeconds"`
+	TotalSeconds   float64 `json:"totalSeconds"`
+	// NotObserved says why the waits could not be recorded (another
+	// registrant of client-go's metrics hooks took them first).
+	NotObserved string `json:"notObserved,omitempty"`
+}
+
+// Significant says whether the limiter held requests long enough to be a
+// cause of a failure worth naming: a second or more in all.
+func (w *LimiterWaits) Significant() bool {
+	return w != nil && w.NotObserved == "" && w.TotalSeconds >= 1
+}
+
+// String is the waits in words.
+func (w LimiterWaits) String() string {
+	if w.NotObserved != "" {
+		return "not observed: " + w.NotObserved
+	}
+	return fmt.Sprintf("%d of %d requests held 50 ms or more, %.1f s in all, the longest %.1f s", w.Waited, w.Requests, w.TotalSeconds, w.LongestSeconds)
 }
 
 // String is the spec's numbers, an informer a line, for the console (the
@@ -140,6 +174,9 @@ func DecodeSpecData(raw any, asJSON string) (d SpecData, ok bool) {
 func (s *SpecSummary) Add(d SpecData) {
 	s.Informers = append(s.Informers, d.Informers...)
 	s.Observations = append(s.Observations, d.Observations...)
+	if d.RateLimiter != nil {
+		s.RateLimiter = d.RateLimiter
+	}
 	if d.Timeline != nil {
 		s.Timeline = d.Timeline
 	}
@@ -177,8 +214,11 @@ type SuiteSummary struct {
 	// WatchListConsistencyDetector says whether client-go's watch-list
 	// consistency detector was on in the run (probe.DetectorState); each
 	// streaming-list spec's notes say it too (DetectorNote).
-	WatchListConsistencyDetector string        `json:"watchListConsistencyDetector,omitempty"`
-	Specs                        []SpecSummary `json:"specs"`
+	WatchListConsistencyDetector string `json:"watchListConsistencyDetector,omitempty"`
+	// ClientSettings are the client settings the informers ran with: what
+	// the downstream's hooks (e2e.Hooks) put in force, or the suite's own.
+	ClientSettings *ClientSettings `json:"clientSettings,omitempty"`
+	Specs          []SpecSummary   `json:"specs"`
 }
 
 // Counts spells a count per key, sorted by key ("410 Gone: 1, clean
@@ -381,4 +421,87 @@ func Valued(informer, what, value string) Observation {
 // Counted is an observation of a number in unit.
 func Counted(informer, what string, n float64, unit string) Observation {
 	return Observation{Informer: informer, What: what, Number: &n, Unit: unit}
+}
+
+// ClientSettings are the settings of the informers' clients that a
+// downstream's hooks can change (e2e.Hooks: its rest.Config hook, its
+// factory options, its informer source), as they were in force.
+type ClientSettings struct {
+	// Hooked says the downstream set hooks; the rest is what its Config
+	// hook returned for an informer's config (the suite's own when not).
+	Hooked bool `json:"hooked"`
+	// QPS and Burst as set; client-go's defaults (5, 10) apply to 0
+	// (rest.RESTClientFor), a negative QPS means no limiter.
+	QPS   float32 `json:"qps"`
+	Burst int     `json:"burst"`
+	// RateLimiter says a limiter of the hook's own replaces client-go's.
+	RateLimiter        bool    `json:"rateLimiter,omitempty"`
+	UserAgent          string  `json:"userAgent,omitempty"`
+	ContentType        string  `json:"contentType,omitempty"`
+	AcceptContentTypes string  `json:"acceptContentTypes,omitempty"`
+	TimeoutSeconds     float64 `json:"timeoutSeconds,omitempty"`
+	// WrapsTransport and Dial say the hook wraps the transport or dials
+	// itself.
+	WrapsTransport bool `json:"wrapsTransport,omitempty"`
+	Dial           bool `json:"dial,omitempty"`
+	// FactoryOptions counts the informer factory options the hooks add (a
+	// transform, a resync, list tweaks: client-go's options cannot be told
+	// apart from outside).
+	FactoryOptions int `json:"factoryOptions,omitempty"`
+	// Informers names the downstream's informer source, if any.
+	Informers string `json:"informers,omitempty"`
+}
+
+// Limiter is the client-side rate limiter in words.
+func (c ClientSettings) Limiter() string {
+	switch {
+	case c.RateLimiter:
+		return "a rate limiter of the hook's own"
+	case c.QPS < 0:
+		return "no client-side rate limiter (QPS < 0)"
+	case c.QPS == 0 && c.Burst == 0:
+		return "QPS 5, burst 10 (client-go's defaults: QPS and Burst left 0)"
+	}
+	qps, burst := fmt.Sprintf("%g", c.QPS), fmt.Sprint(c.Burst)
+	if c.QPS == 0 {
+		qps = "5 (client-go's default)"
+	}
+	if c.Burst == 0 {
+		burst = "10 (client-go's default)"
+	}
+	return "QPS " + qps + ", burst " + burst
+}
+
+// Line is the settings in one line for the report's header.
+func (c ClientSettings) Line() string {
+	who := "the suite's own"
+	if c.Hooked {
+		who = "set by the downstream's hooks"
+	}
+	parts := []string{c.Limiter()}
+	if c.UserAgent != "" {
+		parts = append(parts, "user agent "+c.UserAgent)
+	}
+	if c.ContentType != "" {
+		parts = append(parts, "content type "+c.ContentType)
+	}
+	if c.AcceptContentTypes != "" {
+		parts = append(parts, "accepts "+c.AcceptContentTypes)
+	}
+	if c.TimeoutSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("request timeout %g s", c.TimeoutSeconds))
+	}
+	if c.WrapsTransport {
+		parts = append(parts, "a transport wrapper")
+	}
+	if c.Dial {
+		parts = append(parts, "a dialer of its own")
+	}
+	if c.FactoryOptions > 0 {
+		parts = append(parts, fmt.Sprintf("%d informer factory option(s) (a transform, a resync, list tweaks)", c.FactoryOptions))
+	}
+	if c.Informers != "" {
+		parts = append(parts, "informers built by "+c.Informers)
+	}
+	return "client settings (" + who + "): " + strings.Join(parts, "; ")
 }

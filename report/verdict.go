@@ -23,10 +23,22 @@ func Classify(sum *SuiteSummary) error {
 		if outcomeOf(*s) != outcomeFailed || s.Verdict != nil {
 			continue
 		}
-		v := data.Explain(SubjectOf(*sum, *s))
+		v := Verdict(*sum, *s, data)
 		s.Verdict = &v
 	}
 	return nil
+}
+
+// Verdict is what spec s's failure is, in a run of sum: known behaviour
+// of its client-go (data's entries), else its client settings' doing where
+// the client-side rate limiter held its informers a second or more, else
+// unexplained.
+func Verdict(sum SuiteSummary, s SpecSummary, data known.Data) known.Verdict {
+	v := data.Explain(SubjectOf(sum, s))
+	if !v.Known && s.RateLimiter.Significant() {
+		v.Settings = settingsCause(sum.ClientSettings, *s.RateLimiter)
+	}
+	return v
 }
 
 // SubjectOf is what a spec of sum ran with, as known.Data.Explain needs it.
@@ -100,4 +112,18 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// settingsCause names the client setting that held an unexplained failing
+// spec's requests and by how much: the client-side rate limiter.
+func settingsCause(c *ClientSettings, w LimiterWaits) string {
+	limiter := "client-go's client-side rate limiter"
+	if c != nil {
+		limiter += " (" + c.Limiter()
+		if c.Hooked {
+			limiter += ", as the downstream's hooks left it"
+		}
+		limiter += ")"
+	}
+	return limiter + " held the informers' requests: " + w.String()
 }

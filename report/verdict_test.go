@@ -90,3 +90,34 @@ func TestClassifyReadsTheRunsGates(t *testing.T) {
 		}
 	}
 }
+
+// An unexplained failure whose informers the client-side rate limiter held
+// a second or more names the setting and the hold, apart from client-go's
+// behaviour; a known failure stays known; a short hold changes nothing.
+func TestClassifyNamesTheClientSettings(t *testing.T) {
+	const s13 = "S13 GOAWAY across HA kube-apiservers informers move LIST+WATCH"
+	const s18 = "S18 a consumer slower than the events the watch keeps being read LIST+WATCH"
+	held := &LimiterWaits{Requests: 40, Waited: 12, LongestSeconds: 1.9, TotalSeconds: 6.3}
+	sum := SuiteSummary{ClientGo: "v0.33.0", ClientSettings: &ClientSettings{Hooked: true, UserAgent: "controller/v1", FactoryOptions: 1},
+		Specs: []SpecSummary{
+			{Spec: s13, Outcome: "failed", RateLimiter: held},
+			{Spec: s18, Outcome: "failed", RateLimiter: held},
+			{Spec: s13 + " streaming list", Outcome: "failed", RateLimiter: &LimiterWaits{Requests: 40, Waited: 1, LongestSeconds: 0.2, TotalSeconds: 0.2}},
+		}}
+	if err := Classify(&sum); err != nil {
+		t.Fatal(err)
+	}
+	want := "the client's settings may cause it: client-go's client-side rate limiter (QPS 5, burst 10 (client-go's defaults: QPS and Burst left 0), as the downstream's hooks left it) held the informers' requests: 12 of 40 requests held 50 ms or more, 6.3 s in all, the longest 1.9 s (no known behaviour of client-go v0.33.0"
+	if got := sum.Specs[0].Verdict.Line(); !strings.HasPrefix(got, want) {
+		t.Errorf("S13 held:\n%s\nwant\n%s", got, want)
+	}
+	if v := sum.Specs[1].Verdict; !v.Known || v.Settings != "" {
+		t.Errorf("S18 known: %s", v.Line())
+	}
+	if v := sum.Specs[2].Verdict; v.Settings != "" || !strings.HasPrefix(v.Line(), "unexplained: ") {
+		t.Errorf("S13 barely held: %s", v.Line())
+	}
+	if line := sum.ClientSettings.Line(); line != "client settings (set by the downstream's hooks): QPS 5, burst 10 (client-go's defaults: QPS and Burst left 0); user agent controller/v1; 1 informer factory option(s) (a transform, a resync, list tweaks)" {
+		t.Errorf("settings line %q", line)
+	}
+}

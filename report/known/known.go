@@ -446,6 +446,11 @@ type Verdict struct {
 	Why string `json:"why,omitempty"`
 	// Caveat qualifies a known verdict (a replaced client-go).
 	Caveat string `json:"caveat,omitempty"`
+	// Settings names a client setting of the run that held the spec's
+	// informers (their client-side rate limiter) and by how much, for a
+	// failure no entry explains: the downstream's settings may cause it,
+	// apart from client-go's behaviour.
+	Settings string `json:"settings,omitempty"`
 }
 
 // Explain says what s's failure is: known for its client-go (the entries
@@ -495,6 +500,9 @@ func (d Data) Explain(s Subject) Verdict {
 // PR #132240 (...), changed in client-go v0.35.0 (gate ...)", or
 // "unexplained: ...".
 func (v Verdict) Line() string {
+	if !v.Known && v.Settings != "" {
+		return "the client's settings may cause it: " + v.Settings + " (" + v.Why + ")"
+	}
 	if !v.Known {
 		return "unexplained: " + v.Why
 	}
