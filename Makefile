@@ -158,6 +158,20 @@ report-check: ## Check the HTML report of the last make e2e in headless Chromium
 e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long; reports in $(ARTIFACTS)/stacks.
 	$(MAKE) e2e LABEL_FILTER='extra-stack && !long' ARTIFACTS=$(ARTIFACTS)/stacks
 
+# make flakes: the default suite RUNS times idle and RUNS times beside LOAD
+# CPU hogs (stress-ng; default twice the cores), then the pass rate of every
+# spec that failed at least once ($(ARTIFACTS)/flakes.md, each with its
+# verdict): the flake budget. Fails when a spec failed in some run.
+RUNS ?= 10
+LOAD ?= $(shell echo $$((2 * $$(nproc))))
+.PHONY: flakes
+flakes: binaries ## The flake budget: the default suite RUNS times (10) idle and RUNS times beside LOAD CPU hogs (twice the cores; stress-ng), then per-spec pass rates in $(ARTIFACTS)/flakes.md; fails when a spec failed in some run.
+	@command -v stress-ng >/dev/null || { echo "make flakes: LOAD needs stress-ng (Debian: apt-get install stress-ng)"; exit 2; }
+	rm -rf $(ARTIFACTS)/soak
+	rc=0; hack/soak.sh SOAK_RUNS=$(RUNS) SOAK_HOG=0 ARTIFACTS=$(ARTIFACTS) || rc=1; \
+	hack/soak.sh SOAK_RUNS=$(RUNS) SOAK_HOG=$(LOAD) ARTIFACTS=$(ARTIFACTS) || rc=1; \
+	$(GO) run ./hack/matrix flakes -out $(ARTIFACTS)/flakes.md $(ARTIFACTS)/soak || rc=1; exit $$rc
+
 .PHONY: soak
 soak: binaries ## Run the non-slow suite SOAK_RUNS times (default 10) idle, then beside a CPU hog (stress-ng --cpu 1); per-run times in $(ARTIFACTS)/soak.
 	hack/soak.sh SOAK_RUNS=$(or $(SOAK_RUNS),10) SOAK_HOG=0 ARTIFACTS=$(ARTIFACTS)

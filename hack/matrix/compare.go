@@ -685,3 +685,168 @@ func tiedObservations(cs []observationChange, base, head runSpecs) []string {
 	}
 	return out
 }
+
+// flakesMain is `matrix flakes [-out FILE] DIR`: the per-spec pass rates of
+// the series of runs under DIR (hack/soak.sh's <series>-<n> directories,
+// grouped by series: idle, hog4, ...), every spec that failed at least
+// once, with its verdict; exit 1 when a spec failed in any run.
+func flakesMain(args []string) int {
+	fset := flag.NewFlagSet("matrix flakes", flag.ContinueOnError)
+	out := fset.String("out", "", "also write the table (markdown) to this file")
+	fset.Usage = func() {
+		fmt.Fprintln(fset.Output(), "usage: matrix flakes [flags] DIR: per-spec pass rates of the series of runs in DIR (<series>-<n> run directories, as hack/soak.sh writes them); exit 1 when a spec failed in some run")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if fset.NArg() != 1 {
+		fset.Usage()
+		return 2
+	}
+	text, failed, err := flakeTable(fset.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matrix flakes:", err)
+		return 2
+	}
+	fmt.Print(text)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "matrix flakes:", err)
+			return 2
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// seriesRun is a run directory's series: "idle-3" is series idle.
+var seriesRun = regexp.MustCompile(`^(.+)-([0-9]+)$`)
+
+// flakeTable is the pass-rate table of the series under dir, and whether
+// any spec failed.
+func flakeTable(dir string) (string, bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false, err
+	}
+	bySeries := map[string][]string{}
+	for _, e := range entries {
+		m := seriesRun.FindStringSubmatch(e.Name())
+		if !e.IsDir() || m == nil {
+			continue
+		}
+		if own, _ := filepath.Glob(filepath.Join(dir, e.Name(), "informer-report-*.json")); len(own) == 0 {
+			continue // a run that wrote no report (see its log)
+		}
+		bySeries[m[1]] = append(bySeries[m[1]], filepath.Join(dir, e.Name()))
+	}
+	if len(bySeries) == 0 {
+		return "", false, fmt.Errorf("%s has no run directories (<series>-<n>) with an informer report", dir)
+	}
+	series := slices.Sorted(maps.Keys(bySeries))
+	sides := map[string]runSpecs{}
+	for _, s := range series {
+		side := runSpecs{dir: s, specs: map[string]specResult{}}
+		for _, d := range bySeries[s] {
+			r, err := loadRun(d)
+			if err != nil {
+				return "", false, err
+			}
+			side.runs++
+			side.clientGo = cmpOr(side.clientGo, r.clientGo)
+			for name, one := range r.specs {
+				acc := side.specs[name]
+				if one.ran() {
+					acc.ranIn++
+					if one.outcome == "failed" {
+						acc.failed++
+						acc.outcome = "failed"
+						if acc.verdict == nil {
+							acc.verdict = one.verdict
+						}
+						if acc.failure == "" {
+							acc.failure = one.failure
+						}
+					} else if acc.outcome == "" {
+						acc.outcome = "passed"
+					}
+				}
+				side.specs[name] = acc
+			}
+		}
+		sides[s] = side
+	}
+	var b strings.Builder
+	b.WriteString("# Flake budget: pass rates per spec\n\n| series | runs | specs that ran | runs with a failure | specs that failed |\n|---|---:|---:|---:|---:|\n")
+	failing := map[string]bool{}
+	for _, s := range series {
+		side := sides[s]
+		failedSpecs := 0
+		for name, r := range side.specs {
+			if r.failed > 0 {
+				failing[name] = true
+				failedSpecs++
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", s, side.runs, len(side.specs), runsWithFailure(bySeries[s]), failedSpecs)
+	}
+	if len(failing) == 0 {
+		b.WriteString("\nNo spec failed in any run.\n")
+		return b.String(), false, nil
+	}
+	b.WriteString("\n| spec |")
+	for _, s := range series {
+		fmt.Fprintf(&b, " %s |", s)
+	}
+	b.WriteString(" verdict and first failure |\n|---|")
+	for range series {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
+	for _, name := range slices.Sorted(maps.Keys(failing)) {
+		fmt.Fprintf(&b, "| %s |", mdCell(name))
+		var first specResult
+		for _, s := range series {
+			r := sides[s].specs[name]
+			fmt.Fprintf(&b, " %d of %d passed |", r.ranIn-r.failed, r.ranIn)
+			if first.failure == "" && r.failed > 0 {
+				first = r
+			}
+		}
+		v := ""
+		if first.verdict != nil {
+			v = first.verdict.Line() + "; "
+		}
+		fmt.Fprintf(&b, " %s |\n", mdCell(v+first.failure))
+	}
+	return b.String(), true, nil
+}
+
+// runsWithFailure counts the runs among dirs in which some spec failed.
+func runsWithFailure(dirs []string) int {
+	n := 0
+	for _, d := range dirs {
+		r, err := loadRun(d)
+		if err != nil {
+			continue
+		}
+		for _, one := range r.specs {
+			if one.outcome == "failed" {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// cmpOr is a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -342,5 +343,37 @@ func TestCompareTiesObservationsUpstream(t *testing.T) {
 	b, h = loadSides(t, base, same)
 	if text := compareRuns(b, h, n).text(b, h, n, false); strings.Contains(text, "known:") {
 		t.Errorf("tied without a step of client-go:\n%s", text)
+	}
+}
+
+// TestFlakeTable: the series of a soak (idle-N, hog4-N) as pass rates, the
+// specs that failed at least once, each with its verdict.
+func TestFlakeTable(t *testing.T) {
+	root := t.TempDir()
+	for i := 1; i <= 3; i++ {
+		s12 := "passed"
+		if i == 2 {
+			s12 = "failed"
+		}
+		writeRun(t, root, fmt.Sprintf("idle-%d", i), "v0.37.2", spec("S1 restart", "passed", 0, nil), report.SpecSummary{Spec: "S12 storm", Outcome: s12, Failure: "re-initialised 5 times"})
+		writeRun(t, root, fmt.Sprintf("hog4-%d", i), "v0.37.2", spec("S1 restart", "passed", 0, nil), spec("S12 storm", "passed", 0, nil))
+	}
+	if err := os.MkdirAll(filepath.Join(root, "idle-4"), 0o755); err != nil { // no report: not a run
+		t.Fatal(err)
+	}
+	text, failed, err := flakeTable(root)
+	if err != nil || !failed {
+		t.Fatalf("failed %t, err %v", failed, err)
+	}
+	for _, want := range []string{
+		"| hog4 | 3 | 2 | 0 | 0 |", "| idle | 3 | 2 | 1 | 1 |",
+		"| S12 storm | 3 of 3 passed | 2 of 3 passed | unexplained: no known behaviour of client-go v0.37.2 explains it",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if _, _, err := flakeTable(t.TempDir()); err == nil {
+		t.Error("an empty directory gives a table")
 	}
 }

@@ -94,6 +94,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		os.Exit(compareMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "flakes" {
+		os.Exit(flakesMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "verdict" {
 		os.Exit(verdictMain(os.Args[2:]))
 	}
