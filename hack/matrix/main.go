@@ -654,8 +654,8 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 		return fmt.Errorf("verdict document: %w", err)
 	}
 	step("verdicts: %s", path)
-	if cfg.doc == "" {
-		// The default page: the data the suite ships learns the run too.
+	if abs, err := filepath.Abs(path); err == nil && abs == filepath.Join(root, "docs", "clientgo-releases.md") {
+		// The page in the tree: the data the suite ships learns the run too.
 		data := filepath.Join(root, filepath.FromSlash(known.File))
 		if err := writeKnownData(data, cfg, cols, table, "docs/clientgo-releases.md"); err != nil {
 			return fmt.Errorf("verdict data: %w", err)
