@@ -31,9 +31,10 @@ type runSummary struct {
 	Passed      int
 	Failed      int
 	Skipped     int
-	// Unexplained are the failed specs no verdict entry explains
-	// (Classify): Failed less the known ones.
-	Unexplained int
+	// Unexplained are the failed specs no verdict entry explains and no
+	// client setting may (Classify); Settings those the client's settings
+	// may cause; the rest of Failed are known.
+	Unexplained, Settings int
 	// Interrupted are the specs another failure stopped (a parallel
 	// process's, with --fail-fast): not failures of their own.
 	Interrupted int
@@ -165,7 +166,11 @@ func summarize(specs []SpecSummary) runSummary {
 		default:
 			c.Failed++
 			r.Failed++
-			if s.Verdict == nil || !s.Verdict.Known {
+			switch {
+			case s.Verdict != nil && s.Verdict.Known:
+			case s.Verdict != nil && s.Verdict.Settings != "":
+				r.Settings++
+			default:
 				r.Unexplained++
 			}
 		}
@@ -230,7 +235,7 @@ func summaryMarkdown(title, header string, r runSummary) string {
 	fmt.Fprintf(&b, "# Informer report: %s\n\n%s\n\n", title, header)
 	fmt.Fprintf(&b, "**%d passed, %d failed, %d skipped**", r.Passed, r.Failed, r.Skipped)
 	if r.Failed > 0 {
-		fmt.Fprintf(&b, " (failed: **%d unexplained**, %d known for this client-go: see Failures below)", r.Unexplained, r.Failed-r.Unexplained)
+		fmt.Fprintf(&b, " (failed: **%d unexplained**, %d maybe the client's settings, %d known for this client-go: see Failures below)", r.Unexplained, r.Settings, r.Failed-r.Unexplained-r.Settings)
 	}
 	if r.Interrupted > 0 {
 		fmt.Fprintf(&b, ", %d interrupted by another spec's failure (--fail-fast): not failures of their own", r.Interrupted)

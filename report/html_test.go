@@ -59,7 +59,7 @@ func TestHTMLReport(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"1 failed</span> (1 unexplained, 0 known for this client-go), 1 passed, 1 skipped",
+		"1 failed</span> (1 unexplained, 0 maybe the client's settings, 0 known for this client-go), 1 passed, 1 skipped",
 		"changed: WatchListClient=false",
 		`data-kind="kube-apiserver down"`, // the fault window
 		`class="reinit" data-cause="transport error"`,
@@ -160,7 +160,7 @@ func TestInterruptedSpecsAreNotFailures(t *testing.T) {
 		t.Errorf("failed %d, interrupted %d, passed %d: want 1, 2, 1", r.Failed, r.Interrupted, r.Passed)
 	}
 	md := summaryMarkdown("conformance", "", r)
-	if !strings.Contains(md, "**1 passed, 1 failed, 0 skipped** (failed: **1 unexplained**, 0 known for this client-go: see Failures below), 2 interrupted by another spec's failure") {
+	if !strings.Contains(md, "**1 passed, 1 failed, 0 skipped** (failed: **1 unexplained**, 0 maybe the client's settings, 0 known for this client-go: see Failures below), 2 interrupted by another spec's failure") {
 		t.Errorf("summary does not set the interrupted specs apart:\n%s", md)
 	}
 	page, err := htmlReport(sum, "t")

@@ -474,7 +474,7 @@ func (c ClientSettings) Limiter() string {
 
 // Line is the settings in one line for the report's header.
 func (c ClientSettings) Line() string {
-	who := "the suite's own"
+	who := "the suite's own, where a spec sets none"
 	if c.Hooked {
 		who = "set by the downstream's hooks"
 	}

@@ -63,7 +63,7 @@ func GatesOff(gates map[string]Gate) func(string) bool {
 
 // verdictCounts are a run's failures by verdict.
 type verdictCounts struct {
-	Known, Unexplained []SpecSummary
+	Known, Settings, Unexplained []SpecSummary
 }
 
 func countVerdicts(specs []SpecSummary) verdictCounts {
@@ -72,9 +72,12 @@ func countVerdicts(specs []SpecSummary) verdictCounts {
 		if outcomeOf(s) != outcomeFailed {
 			continue
 		}
-		if s.Verdict != nil && s.Verdict.Known {
+		switch {
+		case s.Verdict != nil && s.Verdict.Known:
 			c.Known = append(c.Known, s)
-		} else {
+		case s.Verdict != nil && s.Verdict.Settings != "":
+			c.Settings = append(c.Settings, s)
+		default:
 			c.Unexplained = append(c.Unexplained, s)
 		}
 	}
@@ -85,18 +88,23 @@ func countVerdicts(specs []SpecSummary) verdictCounts {
 // each with its verdict and the first line of its failure.
 func failuresMarkdown(specs []SpecSummary) string {
 	c := countVerdicts(specs)
-	if len(c.Known)+len(c.Unexplained) == 0 {
+	if len(c.Known)+len(c.Settings)+len(c.Unexplained) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Failures: %d unexplained, %d known\n\n", len(c.Unexplained), len(c.Known))
-	b.WriteString("Known: a behaviour of this client-go release that the suite's verdict run traced upstream (the change, and the release that changed or fixed it). Unexplained: anything else; look at these first.\n\n")
+	fmt.Fprintf(&b, "\n## Failures: %d unexplained, %d maybe the client's settings, %d known\n\n", len(c.Unexplained), len(c.Settings), len(c.Known))
+	b.WriteString("Known: a behaviour of this client-go release that the suite's verdict run traced upstream (the change, and the release that changed or fixed it). " +
+		"The client's settings: no known behaviour explains it, and the client-side rate limiter held the spec's informers a second or more (rerun without the settings to tell). " +
+		"Unexplained: anything else; look at these first.\n\n")
 	for _, s := range c.Unexplained {
 		why := "no verdict"
 		if s.Verdict != nil {
 			why = s.Verdict.Why
 		}
 		fmt.Fprintf(&b, "- **unexplained**: %s: %s (%s)\n", s.Spec, firstLine(s.Failure), why)
+	}
+	for _, s := range c.Settings {
+		fmt.Fprintf(&b, "- **the client's settings?** %s: %s (%s)\n", s.Spec, firstLine(s.Failure), s.Verdict.Settings)
 	}
 	for _, s := range c.Known {
 		fmt.Fprintf(&b, "- %s: %s\n", s.Spec, s.Verdict.Line())

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // A downstream's report on client-go v0.33.0: each failure is known (with
@@ -47,8 +49,8 @@ func TestWriteClassifiesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"(failed: **2 unexplained**, 1 known for this client-go",
-		"## Failures: 2 unexplained, 1 known",
+		"(failed: **2 unexplained**, 0 maybe the client's settings, 1 known for this client-go",
+		"## Failures: 2 unexplained, 0 maybe the client's settings, 1 known",
 		"- **unexplained**: " + s13 + ": relisted (no known behaviour of client-go v0.33.0 explains it",
 		"- **unexplained**: " + control + ": not caught (a negative control",
 		"- " + s18 + ": known for client-go v0.33.0: documented change: kubernetes PR #136008",
@@ -119,5 +121,13 @@ func TestClassifyNamesTheClientSettings(t *testing.T) {
 	}
 	if line := sum.ClientSettings.Line(); line != "client settings (set by the downstream's hooks): QPS 5, burst 10 (client-go's defaults: QPS and Burst left 0); user agent controller/v1; 1 informer factory option(s) (a transform, a resync, list tweaks)" {
 		t.Errorf("settings line %q", line)
+	}
+}
+
+func TestFailuresListTheSettingsApart(t *testing.T) {
+	specs := []SpecSummary{{Spec: "S13 x", Outcome: "failed", Failure: "timed out\nmore", Verdict: &known.Verdict{Why: "w", Settings: "the limiter held 86 s"}}}
+	md := failuresMarkdown(specs)
+	if !strings.Contains(md, "## Failures: 0 unexplained, 1 maybe the client's settings, 0 known") || !strings.Contains(md, "- **the client's settings?** S13 x: timed out (the limiter held 86 s)") {
+		t.Errorf("%s", md)
 	}
 }
