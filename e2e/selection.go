@@ -2,12 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // EnvAllowEmpty=true lets a suite whose selection is empty pass: for a run
@@ -33,7 +34,7 @@ func emptySelection(r types.Report) error {
 		return fmt.Errorf("informer-conformance: suite %q has no spec: the test package registers none (a downstream imports them: _ \"github.com/informer-conformance/informer-conformance/suites/conformance\")", r.SuiteDescription)
 	}
 	return fmt.Errorf("informer-conformance: %s selects none of the %d specs of suite %q, a run that would test nothing; labels that exist: %s",
-		selection(r), r.PreRunStats.TotalSpecs, r.SuiteDescription, labelList(suiteLabels(r)))
+		selection(r), r.PreRunStats.TotalSpecs, r.SuiteDescription, report.LabelList(suiteLabels(r)))
 }
 
 // selection names what selected the specs of r: its filters, focus and
@@ -81,44 +82,4 @@ func suiteLabels(r types.Report) []string {
 	}
 	slices.Sort(labels)
 	return slices.Compact(labels)
-}
-
-// scenarioLabel is a scenario's label (S1, S34).
-var scenarioLabel = regexp.MustCompile(`^S([0-9]+)$`)
-
-// labelList writes labels on one line: the scenario labels first, runs of
-// three or more consecutive ones as a range (S1-S34), then the others as sorted; "none"
-// for none.
-func labelList(labels []string) string {
-	var nums []int
-	var rest []string
-	for _, l := range labels {
-		if m := scenarioLabel.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			nums = append(nums, n)
-			continue
-		}
-		rest = append(rest, l)
-	}
-	slices.Sort(nums)
-	nums = slices.Compact(nums)
-	var out []string
-	for i := 0; i < len(nums); {
-		j := i
-		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
-			j++
-		}
-		if j-i < 2 {
-			j = i
-			out = append(out, fmt.Sprintf("S%d", nums[i]))
-		} else {
-			out = append(out, fmt.Sprintf("S%d-S%d", nums[i], nums[j]))
-		}
-		i = j + 1
-	}
-	out = append(out, rest...)
-	if len(out) == 0 {
-		return "none"
-	}
-	return strings.Join(out, ", ")
 }

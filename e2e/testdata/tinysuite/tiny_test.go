@@ -1,7 +1,8 @@
 // Package tinysuite is a Ginkgo suite run through e2e.RunSpecs, as a
 // downstream's test package is, with a few specs that need no cluster:
-// TestEmptySelectionFails (package e2e) builds it and runs it with
-// selections that select nothing and with ones that select its specs.
+// TestEmptySelectionFails (package e2e) and hack/downstream's test build
+// it and run it with selections that select nothing and with ones that
+// select its specs.
 package tinysuite
 
 import (
@@ -16,11 +17,12 @@ import (
 )
 
 // A backend that starts nothing: the specs never ask for a cluster, but
-// RunSpecs reads the run's configuration, which names one
-// (INFORMER_CONFORMANCE_BACKEND=tiny).
+// RunSpecs reads the run's configuration, which names one. Named local,
+// the default, which the scripts running a downstream's package set
+// (hack/downstream/run.sh, whose test runs this suite too).
 func init() {
 	cluster.RegisterBackend(cluster.Backend{
-		Name:     "tiny",
+		Name:     "local",
 		Supports: func(cluster.Spec) string { return "" },
 		Start: func(context.Context, cluster.Spec, cluster.Harness) (cluster.Cluster, error) {
 			return nil, errors.New("the tiny suite starts no cluster")
