@@ -21,6 +21,7 @@ import (
 var HarnessVars = []cluster.Var{
 	{Name: EnvRun, Doc: "1: RunSpecs runs the specs of a test binary (a plain go test ./... skips them)"},
 	{Name: EnvBackend, Doc: "the backend the specs run on: " + DefaultBackend + " (default), kind or existing"},
+	{Name: EnvAllowEmpty, Kind: cluster.Flag, Doc: "true: a suite whose label filter, focus or skip selects no spec passes (make e2e: one filter over several suites, the run judged as a whole)"},
 	{Name: EnvClusterPerSpec, Kind: cluster.Flag, Doc: "true: every spec gets a cluster of its own, client-side specs too"},
 	{Name: EnvSpares, Kind: cluster.Flag, Doc: "true: each test process starts its next own cluster while the current spec runs"},
 	{Name: report.EnvArtifacts, Kind: cluster.Paths, Doc: "where the reports and logs go (default: _artifacts in the suite's package)"},

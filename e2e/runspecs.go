@@ -42,6 +42,14 @@ const EnvRun = "INFORMER_CONFORMANCE"
 // Any other value fails the test, saying so; under go test -short the
 // specs are skipped whatever the variable says (they need clusters).
 //
+// A run whose label filter, focus or skip selects no spec fails, on every
+// process count and in a dry run too, naming the filter and the labels the
+// suite's specs have (a filter naming a label of another suite would
+// otherwise run nothing and pass); INFORMER_CONFORMANCE_ALLOW_EMPTY=true
+// lets it pass, for a caller running several suites with one filter that
+// judges the run as a whole. A run whose selected specs all skip (a
+// capability the backend lacks) is not failed here: each says why.
+//
 // RunSpecs also records its caller's directory, the test package's: the
 // client-go version of the report and of the version-dependent checks is
 // read from that package's module (ClientGoInUse), wherever the test
@@ -62,7 +70,22 @@ func RunSpecs(t *testing.T, description string, args ...any) bool {
 	}
 	recordTestPackage(file)
 	gomega.RegisterFailHandler(failWithVerdict)
+	// Registered here, before Ginkgo builds the tree, so that every suite
+	// run through RunSpecs has it, a downstream's too.
+	ginkgo.ReportAfterSuite("informer-conformance: the selection", checkSelection)
 	return ginkgo.RunSpecs(t, description, args...)
+}
+
+// checkSelection fails the run when its selection is empty
+// (emptySelection), unless EnvAllowEmpty says the caller judges the run.
+func checkSelection(r ginkgo.Report) {
+	rc, _ := Config()
+	if rc.Env.Flag(EnvAllowEmpty) {
+		return
+	}
+	if err := emptySelection(r); err != nil {
+		ginkgo.Fail(err.Error())
+	}
 }
 
 // optedOut is why RunSpecs skips ("" = it runs the specs), from the value

@@ -123,6 +123,19 @@ build) why_no_base="the base does not compile (or lacks the package): $(tail -n 
 *) ls "$base"/informer-report-*.json >/dev/null 2>&1 || why_no_base="the base's run left no informer report (Ginkgo exited ${bs#ran })" ;;
 esac
 
+if [ -n "$why_no_base" ] && ! ls "$head"/informer-report-*.json >/dev/null 2>&1; then
+  # No informer report (a suite that does not write one): Ginkgo's exit
+  # status decides.
+  if [ "$head_rc" = 0 ]; then
+    verdict "**Verdict: passes**: every spec that ran on the head passed (no informer report to mark failures known or unexplained); nothing to compare with: $why_no_base."
+  else
+    verdict "**Verdict: blocks**: the head's run failed (Ginkgo exited $head_rc; no informer report to mark failures known or unexplained); nothing to compare with: $why_no_base."
+  fi
+  block "The head's run:" "$tools/head-ran.txt"
+  [ "$head_rc" = 0 ]
+  exit
+fi
+
 if [ -n "$why_no_base" ]; then
   rc=0
   "$tools/matrix" verdict -out "$tools/verdict.md" "$head" >/dev/null 2>"$tools/verdict.err" || rc=$?

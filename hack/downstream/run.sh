@@ -9,7 +9,9 @@
 #   OUT_DIR/ginkgo.log, report.json, junit.xml, informer-report-*  the run's
 # It exits 0 once the status is recorded, whatever it is: the gate judges
 # the head against the base, so a spec failing on both sides does not fail
-# a side's job. It exits 2 on a usage error.
+# a side's job. A run in which no spec ran (an empty selection, or every
+# selected spec skipped) exits 1 after recording it, saying why, in the
+# job's summary too (GITHUB_STEP_SUMMARY). It exits 2 on a usage error.
 #
 #   hack/downstream/run.sh MODULE_DIR PACKAGE OUT_DIR
 #
@@ -155,3 +157,13 @@ specs "$out" || rc=$?
 # What ran and why specs skipped, for the job's log; the gate judges.
 "$tools/runcheck" report "$out/report.json" || true
 record "ran $rc"
+# A run that tested nothing fails this job too, not only the gate: the
+# selection was empty (e2e.RunSpecs names the labels that exist) or every
+# selected spec skipped.
+if ! "$tools/runcheck" ran "$out/report.json" >/dev/null 2>"$tools/ran.err"; then
+  cat "$tools/ran.err" >&2
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    printf '**Failed:** %s\n' "$(sed 's/^runcheck: //' "$tools/ran.err")" >>"$GITHUB_STEP_SUMMARY"
+  fi
+  exit 1
+fi

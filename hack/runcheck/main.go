@@ -154,6 +154,9 @@ type summary struct {
 	// clusterFrom counts the specs' own clusters by where they came from
 	// (report.SpecData's ClusterFrom).
 	clusterFrom map[string]int
+	// labels are the labels of every spec, those not selected too, and
+	// the suites' own: what a filter that selects nothing could have named.
+	labels []string
 }
 
 // ranSpec is a spec that ran: its time and where it went (report.SpecData's
@@ -177,10 +180,12 @@ func summarize(reports []types.Report) summary {
 			s.filters = append(s.filters, f)
 		}
 		s.dryRun = s.dryRun || r.SuiteConfig.DryRun
+		s.labels = append(s.labels, r.SuiteLabels...)
 		for _, sp := range r.SpecReports {
 			if sp.LeafNodeType != types.NodeTypeIt {
 				continue
 			}
+			s.labels = append(s.labels, sp.Labels()...)
 			if sp.State.Is(types.SpecStatePassed | types.SpecStateFailureStates) {
 				rs := ranSpec{text: sp.FullText(), seconds: sp.RunTime.Seconds(), phases: map[string]float64{}}
 				counted := false
@@ -222,6 +227,8 @@ func summarize(reports []types.Report) summary {
 			}
 		}
 	}
+	slices.Sort(s.labels)
+	s.labels = slices.Compact(s.labels)
 	return s
 }
 
@@ -391,7 +398,7 @@ func (s summary) whyNothing() string {
 	case len(s.suites) == 0:
 		return "the report holds no suite"
 	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0 && len(s.filters) > 0:
-		return fmt.Sprintf("the label filter %s selects no spec", strings.Join(quote(s.filters), ", "))
+		return fmt.Sprintf("the label filter %s selects no spec (labels that exist: %s)", strings.Join(quote(s.filters), ", "), report.LabelList(s.labels))
 	case s.passed+s.failed+s.skipped+s.interrupted+s.others == 0:
 		return "no spec was selected"
 	case s.failed == 0 && s.skipped > 0:

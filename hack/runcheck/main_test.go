@@ -46,9 +46,9 @@ func runOn(t *testing.T, cmd string, reports ...types.Report) (code int, stdout,
 
 func TestReportFailsWhenTheFilterSelectsNothing(t *testing.T) {
 	code, out, errs := runOn(t, "report",
-		suite("conformance", "no-such-label", spec("a", types.SpecStateSkipped, ""), spec("b", types.SpecStateSkipped, "")),
-		suite("smoke", "no-such-label", spec("c", types.SpecStateSkipped, "")))
-	if code != 1 || !strings.Contains(errs, `no spec passed in any suite: the label filter "no-such-label" selects no spec; a run that tests nothing fails`) {
+		suite("conformance", "no-such-label", spec("a", types.SpecStateSkipped, "", "S1", "fast"), spec("b", types.SpecStateSkipped, "", "S2")),
+		suite("smoke", "no-such-label", spec("c", types.SpecStateSkipped, "", "smoke", "S3")))
+	if code != 1 || !strings.Contains(errs, `no spec passed in any suite: the label filter "no-such-label" selects no spec (labels that exist: S1-S3, fast, smoke); a run that tests nothing fails`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 	if !strings.Contains(out, ": 0 passed") || !strings.Contains(out, "3 not run: not selected") {
