@@ -162,6 +162,14 @@ func LeakyHandler(release <-chan struct{}) func(cache.ResourceEventHandler) cach
 // spec, so that its failure can be asserted: within its bound, naming the
 // handler.
 func ShutdownHeldByHandler(ctx context.Context, s e2e.Setup) {
+	if src := e2e.InformerSource(); src != "" {
+		// The check it controls is client-go's factory.Shutdown waiting for
+		// its handlers (sharedProcessor.run waits for every listener); an
+		// informer source stops its informers its own way, without
+		// waiting for a handler (controller-runtime's cache cancels their
+		// context and returns), so no hung handler holds it.
+		e2e.Skip(fmt.Sprintf("S10's hung-handler control tests client-go's factory.Shutdown, which waits for its handlers; the informers here come from %s, whose stop does not wait for a handler", src))
+	}
 	release := make(chan struct{})
 	defer close(release) // then the probe's own clean-up finds Shutdown done
 	blocking := func(h cache.ResourceEventHandler) cache.ResourceEventHandler {
