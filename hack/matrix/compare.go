@@ -437,14 +437,6 @@ func orNotIn(in bool, r specResult) string {
 	return r.outcome
 }
 
-// describe is the outcome, with how many runs failed it when several ran.
-func (s specResult) describe() string {
-	if s.ranIn > 1 && s.failed > 0 {
-		return fmt.Sprintf("failed in %d of %d runs", s.failed, s.ranIn)
-	}
-	return s.outcome
-}
-
 // span is a side's recoveries: one value, or the range over its runs.
 func span(v []float64) string {
 	if lo, hi := slices.Min(v), slices.Max(v); hi-lo >= 0.05 {

@@ -21,7 +21,7 @@ func TestVerdictPageAndDataInStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(raw)
-	run := regexp.MustCompile("\\*\\*Run\\*\\*: the suite at commit ([^,]+), against kube-apiserver ([^,]+),").FindStringSubmatch(page)
+	run := regexp.MustCompile(`\*\*Run\*\*: the suite at commit ([^,]+), against kube-apiserver ([^,]+),`).FindStringSubmatch(page)
 	if run == nil {
 		t.Fatalf("%s does not name its run (**Run**: the suite at commit ..., against kube-apiserver ...)", data.Run.Page)
 	}

@@ -21,11 +21,6 @@ import (
 // verdict data's, report/known: known.json's changes and observations).
 type knownChange = known.UpstreamChange
 
-// transformedTwiceFrom is the first client-go tag that transforms a
-// streaming list's objects twice (matrix bisect on S19's observation; S19
-// expects it from scenarios.TransformedTwiceFrom).
-const transformedTwiceFrom = "v0.34.3"
-
 // explainChange is the known changes that explain a sentence of the step
 // from one client-go version to the other.
 func explainChange(sentence, from, to string) []knownChange {

@@ -172,8 +172,6 @@ func isControlName(spec string) bool {
 	return strings.Contains(spec, " fails when ") || strings.Contains(spec, " fails with ")
 }
 
-// olderThan says whether client-go version v precedes version than.
-func olderThan(v, than string) bool { return semver.Compare(v, than) < 0 }
 
 // disables says whether the set switches the gate off.
 func (g gateSet) disables(name string) bool {

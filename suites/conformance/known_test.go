@@ -120,3 +120,22 @@ func TestVerdictPageNamesEveryScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownTransformTwiceMatchesS19: the verdict data's release of the
+// double transform of a streaming list's objects is the one S19 expects
+// (scenarios.TransformedTwiceFrom, found with make bisect).
+func TestKnownTransformTwiceMatchesS19(t *testing.T) {
+	data, err := known.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range data.Changes {
+		if c.ID == "transform-twice" {
+			if c.AddedIn != "v"+scenarios.TransformedTwiceFrom {
+				t.Errorf("%s: transform-twice added in %s, S19 expects %s", known.File, c.AddedIn, scenarios.TransformedTwiceFrom)
+			}
+			return
+		}
+	}
+	t.Errorf("%s has no change transform-twice", known.File)
+}
