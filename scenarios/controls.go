@@ -28,6 +28,15 @@ func EndOfWatchAsError(cfg *rest.Config) *rest.Config {
 	})
 }
 
+// AnyWatchEndAsError is EndOfWatchAsError and GoawayCloseAsError at once:
+// a broken client that reports every end of a watch as an error, whether
+// the server ended the stream (EOF) or closed its connection after a GOAWAY
+// (a kube-apiserver's shutdown ends its watches either way, depending on
+// timing: S23's drain).
+func AnyWatchEndAsError(cfg *rest.Config) *rest.Config {
+	return GoawayCloseAsError(EndOfWatchAsError(cfg))
+}
+
 // WatchBodyErrors wraps cfg's transport so that every read of a watch's
 // body returns rewrite(err) for its error err (nil included).
 func WatchBodyErrors(cfg *rest.Config, rewrite func(error) error) *rest.Config {

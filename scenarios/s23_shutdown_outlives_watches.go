@@ -20,11 +20,13 @@ var S23Shutdown = Register(Scenario{
 	ID: "S23", Title: "kube-apiserver shutdown outliving its watches", Labels: []string{"apiserver-shutdown", "ha"},
 	Needs: []cluster.Capability{cluster.CapabilityHA, cluster.CapabilityAPIServerRestart}, Disruptive: true,
 	Specs: append(s23Drains(),
-		// The watch ends cleanly at the shutdown timeout: a client that
-		// relists on every watch end must be caught.
+		// The watch ends at the shutdown timeout, cleanly or (on a loaded
+		// machine, measured: "http2: server sent GOAWAY and closed the
+		// connection" 4.5 s after SIGTERM) by the connection's close: a
+		// client that relists on every watch end must be caught either way.
 		Spec{
 			Text: "fails when the client takes the end of a watch for an error", Mode: e2e.StreamingList,
-			Client: EndOfWatchAsError,
+			Client: AnyWatchEndAsError,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownTimesOut})
 			},
