@@ -310,10 +310,23 @@ DOWNSTREAM_LABELS ?= (resync || shutdown) && !extra-stack
 
 # A release: every module a user fetches (the suite, integrations/*) at one
 # version, checked to build from the released versions alone, then tagged.
+# PROXY_DIR: the directory the file-based module proxy it is checked through
+# is written to and kept in (a relative one against the directory make runs
+# in); empty, a temporary one. A module then fetches the release from there
+# before it is pushed, or from a fork or a private copy that no public proxy
+# serves: GOPROXY=file://$(PROXY_DIR),https://proxy.golang.org with the
+# suite's modules in GONOSUMDB (docs/downstream.md). RELEASE_TAG=no writes
+# the proxy only: no commit, no tag, the checkout unchanged (uncommitted
+# changes released too).
+PROXY_DIR ?=
+RELEASE_TAG ?= yes
+
 .PHONY: release
-release: ## Release the suite's modules at VERSION (vX.Y.Z): go.mod requirements written, checked through a file-based module proxy, committed and tagged (not pushed).
-	$(if $(VERSION),,$(error make release VERSION=vX.Y.Z))
-	$(GO) run ./hack/release -version $(VERSION) -tag
+release: ## Release the suite's modules at VERSION (vX.Y.Z): go.mod requirements written, checked through a file-based module proxy (PROXY_DIR=dir: written there and kept, for GOPROXY=file://dir), committed and tagged (not pushed; RELEASE_TAG=no: the proxy only).
+	$(if $(VERSION),,$(error make release VERSION=vX.Y.Z [PROXY_DIR=dir] [RELEASE_TAG=no]))
+	$(if $(filter yes no,$(RELEASE_TAG)),,$(error RELEASE_TAG is yes or no, not '$(RELEASE_TAG)'))
+	$(if $(and $(filter no,$(RELEASE_TAG)),$(if $(PROXY_DIR),,no)),$(error RELEASE_TAG=no releases into PROXY_DIR alone: name it, e.g. PROXY_DIR=/tmp/proxy))
+	$(GO) run ./hack/release -version $(VERSION) $(if $(PROXY_DIR),-proxy '$(abspath $(PROXY_DIR))') $(if $(filter yes,$(RELEASE_TAG)),-tag)
 
 .PHONY: release-check
 release-check: binaries ## Adopt the suite as a downstream does, offline: release this checkout into a file-based module proxy, fetch it into the example modules (GOWORK=off, no replace), check their client-go and Go versions are unchanged, and gate the v0.33 example's bump to v0.34.
