@@ -6,7 +6,10 @@ SHELL := bash
 .DEFAULT_GOAL := help
 
 GO ?= go
-# kube-apiserver (1.31.x-1.37.x) and etcd (3.5.x-3.7.x) versions; empty = pinned defaults.
+# kube-apiserver (1.31.x-1.37.x; built from source 1.33.x-1.37.x only, the
+# minors whose staging modules the Go module proxy serves: 1.31 and 1.32 as
+# release binaries or INFORMER_CONFORMANCE_ASSETS, docs/backends.md) and etcd
+# (3.5.x-3.7.x) versions; empty = pinned defaults.
 KUBE_VERSION ?=
 ETCD_VERSION ?=
 export KUBE_VERSION ETCD_VERSION
@@ -54,10 +57,12 @@ export KUBECONFIG
 # streaming-list spec's report says so.
 KUBE_WATCHLIST_INCONSISTENCY_DETECTOR ?= true
 export KUBE_WATCHLIST_INCONSISTENCY_DETECTOR
-# Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'. Empty, e2e
-# leaves out the specs labelled long (five minutes or more each, client-go's
-# fixed periods): `make e2e-long` runs them; and the specs on informer stacks
-# other than the typed one (label extra-stack): `make e2e-stacks` runs them.
+# Ginkgo label filter for e2e, e.g. LABEL_FILTER='!slow'. Empty, e2e runs
+# E2E_LABELS' default, '!slow && !long && !extra-stack': it leaves out the
+# specs labelled slow (a minute or more each: `make e2e-slow`), long (five
+# minutes or more each, client-go's fixed periods: `make e2e-long`) and
+# those on informer stacks other than the typed one (label extra-stack:
+# `make e2e-stacks`).
 LABEL_FILTER ?=
 # Ginkgo parallel processes. The specs spend most of their time waiting
 # (backoffs, timeouts, restarts), so 4 processes suit even 2 cores (the
@@ -111,8 +116,8 @@ SUITES = $(patsubst suites/%/,%,$(sort $(dir $(wildcard suites/*/*_test.go))))
 
 # The label filter of make e2e: LABEL_FILTER, or all but the specs labelled
 # slow (make e2e-slow) or long (make e2e-long) and those on informer stacks
-# other than the typed one (make e2e-stacks): the default run stays under 6
-# minutes on 2 cores.
+# other than the typed one (make e2e-stacks), so that the default run stays
+# short (its time: docs/measured.md).
 E2E_LABELS = $(or $(LABEL_FILTER),!slow && !long && !extra-stack)
 # Checks a run from outside Ginkgo: the label filter parses (Ginkgo's parse
 # error alone, before any process starts), some spec passed in some suite
@@ -159,7 +164,7 @@ report-check: ## Check the HTML report of the last make e2e in headless Chromium
 		$(GO) test -count=1 -v -run 'TestHTMLReportInChromium|TestChromiumCheckSeesConsoleErrors' ./report/
 
 .PHONY: e2e-stacks
-e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16, S17, S19 in both sync modes), all but long; reports in $(ARTIFACTS)/stacks.
+e2e-stacks: ## Run the specs on the informer stacks other than the typed one (typed-json, dynamic, metadata, dynamic-crd, dynamic-crd-cbor: S1, S2, S3, S5 (its slow compaction while watching included), S7, S10, S16's slow index function, S17, S19 in both sync modes; S33 with the CBOR gates on, on dynamic-crd-cbor), all but long; reports in $(ARTIFACTS)/stacks.
 	$(MAKE) e2e LABEL_FILTER='extra-stack && !long' ARTIFACTS=$(ARTIFACTS)/stacks
 
 # make flakes: the default suite RUNS times idle and RUNS times beside LOAD
@@ -328,10 +333,23 @@ DOWNSTREAM_LABELS ?= (resync || shutdown) && !extra-stack
 
 # A release: every module a user fetches (the suite, integrations/*) at one
 # version, checked to build from the released versions alone, then tagged.
+# PROXY_DIR: the directory the file-based module proxy it is checked through
+# is written to and kept in (a relative one against the directory make runs
+# in); empty, a temporary one. A module then fetches the release from there
+# before it is pushed, or from a fork or a private copy that no public proxy
+# serves: GOPROXY=file://$(PROXY_DIR),https://proxy.golang.org with the
+# suite's modules in GONOSUMDB (docs/downstream.md). RELEASE_TAG=no writes
+# the proxy only: no commit, no tag, the checkout unchanged (uncommitted
+# changes released too).
+PROXY_DIR ?=
+RELEASE_TAG ?= yes
+
 .PHONY: release
-release: ## Release the suite's modules at VERSION (vX.Y.Z): go.mod requirements written, checked through a file-based module proxy, committed and tagged (not pushed).
-	$(if $(VERSION),,$(error make release VERSION=vX.Y.Z))
-	$(GO) run ./hack/release -version $(VERSION) -tag
+release: ## Release the suite's modules at VERSION (vX.Y.Z): go.mod requirements written, checked through a file-based module proxy (PROXY_DIR=dir: written there and kept, for GOPROXY=file://dir), committed and tagged (not pushed; RELEASE_TAG=no: the proxy only).
+	$(if $(VERSION),,$(error make release VERSION=vX.Y.Z [PROXY_DIR=dir] [RELEASE_TAG=no]))
+	$(if $(filter yes no,$(RELEASE_TAG)),,$(error RELEASE_TAG is yes or no, not '$(RELEASE_TAG)'))
+	$(if $(and $(filter no,$(RELEASE_TAG)),$(if $(PROXY_DIR),,no)),$(error RELEASE_TAG=no releases into PROXY_DIR alone: name it, e.g. PROXY_DIR=/tmp/proxy))
+	$(GO) run ./hack/release -version $(VERSION) $(if $(PROXY_DIR),-proxy '$(abspath $(PROXY_DIR))') $(if $(filter yes,$(RELEASE_TAG)),-tag)
 
 .PHONY: release-check
 release-check: binaries ## Adopt the suite as a downstream does, offline: release this checkout into a file-based module proxy, fetch it into the example modules (GOWORK=off, no replace), check their client-go and Go versions are unchanged, and gate the v0.33 example's bump to v0.34.

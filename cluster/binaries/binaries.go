@@ -38,7 +38,8 @@ const (
 
 // Environment variables read by FromEnv and Ensure.
 const (
-	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.37.x).
+	// EnvKubeVersion selects the kube-apiserver version (1.31.x-1.37.x;
+	// built from source 1.33.x-1.37.x only: see pinnedReleases).
 	EnvKubeVersion = "KUBE_VERSION"
 	// EnvEtcdVersion selects the etcd version (3.5.x to 3.7.x).
 	EnvEtcdVersion = "ETCD_VERSION"

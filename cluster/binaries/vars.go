@@ -5,7 +5,7 @@ import "github.com/informer-conformance/informer-conformance/cluster"
 // Vars are the environment variables that select and find the binaries,
 // for the backends that run them to declare (cluster.Backend.Vars).
 var Vars = []cluster.Var{
-	{Name: EnvKubeVersion, Doc: "the kube-apiserver version the clusters run (1.31.x-1.37.x; default " + DefaultKubeVersion + ")"},
+	{Name: EnvKubeVersion, Doc: "the kube-apiserver version the clusters run (1.31.x-1.37.x; built from source 1.33.x-1.37.x only; default " + DefaultKubeVersion + ")"},
 	{Name: EnvEtcdVersion, Doc: "the etcd version the local clusters run (3.5.x-3.7.x; default " + DefaultEtcdVersion + ")"},
 	{Name: EnvAssets, Kind: cluster.Paths, Doc: "a directory of prebuilt kube-apiserver, etcd and etcdutl: nothing is built, the versions are what they say"},
 	{Name: EnvCacheDir, Kind: cluster.Paths, Doc: "the root of what the suite builds (default: the user cache directory's informer-conformance)"},

@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.37.x)")
+	kube := flag.String("kube-version", os.Getenv(binaries.EnvKubeVersion), "kube-apiserver version (1.31.x-1.37.x; built from source 1.33.x-1.37.x only)")
 	etcd := flag.String("etcd-version", os.Getenv(binaries.EnvEtcdVersion), "etcd version (3.5.x to 3.7.x)")
 	upgrade := flag.Bool("upgrade", false, "also build the kube-apiserver a rolling upgrade to that version starts from ("+binaries.EnvUpgradeFrom+", default the previous minor's pinned patch)")
 	printKey := flag.Bool("print-key", false, "print the cache key of the binaries (recipe and versions) and build nothing")

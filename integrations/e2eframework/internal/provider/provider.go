@@ -191,8 +191,9 @@ func (p *Provider) Name() string {
 }
 
 // WithVersion implements support.E2EClusterProvider: the kube-apiserver
-// version (KUBE_VERSION: 1.31.x to 1.37.x; the local backend builds it on
-// first use, kind picks the node image `make kind-image` built for it).
+// version (KUBE_VERSION: 1.31.x to 1.37.x; the local backend fetches its
+// release binary or builds it, from source 1.33.x to 1.37.x only, on first
+// use; kind picks the node image `make kind-image` built for it).
 func (p *Provider) WithVersion(version string) support.E2EClusterProvider {
 	p.config.Version = version
 	return p.self
