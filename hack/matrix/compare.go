@@ -133,7 +133,12 @@ func loadSide(dir string) (runSpecs, error) {
 	if err != nil {
 		return runSpecs{}, err
 	}
-	side := runSpecs{dir: dir, runs: len(dirs), specs: map[string]specResult{}}
+	return loadRuns(dir, dirs)
+}
+
+// loadRuns is the runs in dirs as one side, named name.
+func loadRuns(name string, dirs []string) (runSpecs, error) {
+	side := runSpecs{dir: name, runs: len(dirs), specs: map[string]specResult{}}
 	causes := map[string]map[report.Cause]int{}
 	for _, d := range dirs {
 		r, err := loadRun(d)
@@ -344,13 +349,6 @@ func verdictOf(r specResult) string {
 
 func compareRuns(base, head runSpecs, n noise) comparison {
 	var c comparison
-	names := map[string]bool{}
-	for s := range base.specs {
-		names[s] = true
-	}
-	for s := range head.specs {
-		names[s] = true
-	}
 	// once qualifies a line whose outcome rests on one run of a side.
 	once := func(b, h specResult, line string) string {
 		if b.ranIn < 2 || h.ranIn < 2 {
@@ -367,7 +365,7 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 			c.worseUnexplained++
 		}
 	}
-	for _, s := range slices.Sorted(maps.Keys(names)) {
+	for _, s := range unionKeys(base.specs, head.specs) {
 		b, inBase := base.specs[s]
 		h, inHead := head.specs[s]
 		switch {
@@ -620,10 +618,25 @@ func runVerdict(side runSpecs) (string, bool) {
 // failures, unexplained and known, and whether they block; exit 1 when an
 // unexplained failure does.
 func verdictMain(args []string) int {
-	fset := flag.NewFlagSet("matrix verdict", flag.ContinueOnError)
-	out := fset.String("out", "", "also write the verdict (markdown) to this file")
+	return dirCommand("verdict", "a run's failures (an artifacts directory, or a directory of runs), each known behaviour of its client-go or unexplained; exit 1 when one is unexplained", args,
+		func(dir string) (string, bool, error) {
+			side, err := loadSide(dir)
+			if err != nil {
+				return "", false, err
+			}
+			text, blocks := runVerdict(side)
+			return text, blocks, nil
+		})
+}
+
+// dirCommand runs `matrix NAME [-out FILE] DIR`: judge reads DIR and says
+// what it found (markdown, printed and written to FILE) and whether that
+// fails the command (exit 1); a usage error or an unreadable DIR exits 2.
+func dirCommand(name, usage string, args []string, judge func(dir string) (string, bool, error)) int {
+	fset := flag.NewFlagSet("matrix "+name, flag.ContinueOnError)
+	out := fset.String("out", "", "also write it (markdown) to this file")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: matrix verdict [flags] DIR: a run's failures (an artifacts directory, or a directory of runs), each known behaviour of its client-go or unexplained; exit 1 when one is unexplained")
+		fmt.Fprintf(fset.Output(), "usage: matrix %s [flags] DIR: %s\n", name, usage)
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -633,20 +646,16 @@ func verdictMain(args []string) int {
 		fset.Usage()
 		return 2
 	}
-	side, err := loadSide(fset.Arg(0))
+	text, fails, err := judge(fset.Arg(0))
+	if err == nil && *out != "" {
+		err = os.WriteFile(*out, []byte(text), 0o644)
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "matrix verdict:", err)
+		fmt.Fprintf(os.Stderr, "matrix %s: %v\n", name, err)
 		return 2
 	}
-	text, blocks := runVerdict(side)
 	fmt.Print(text)
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "matrix verdict:", err)
-			return 2
-		}
-	}
-	if blocks {
+	if fails {
 		return 1
 	}
 	return 0
@@ -683,35 +692,7 @@ func tiedObservations(cs []observationChange, base, head runSpecs) []string {
 // grouped by series: idle, hog4, ...), every spec that failed at least
 // once, with its verdict; exit 1 when a spec failed in any run.
 func flakesMain(args []string) int {
-	fset := flag.NewFlagSet("matrix flakes", flag.ContinueOnError)
-	out := fset.String("out", "", "also write the table (markdown) to this file")
-	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: matrix flakes [flags] DIR: per-spec pass rates of the series of runs in DIR (<series>-<n> run directories, as hack/soak.sh writes them); exit 1 when a spec failed in some run")
-		fset.PrintDefaults()
-	}
-	if err := fset.Parse(args); err != nil {
-		return 2
-	}
-	if fset.NArg() != 1 {
-		fset.Usage()
-		return 2
-	}
-	text, failed, err := flakeTable(fset.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "matrix flakes:", err)
-		return 2
-	}
-	fmt.Print(text)
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "matrix flakes:", err)
-			return 2
-		}
-	}
-	if failed {
-		return 1
-	}
-	return 0
+	return dirCommand("flakes", "per-spec pass rates of the series of runs in DIR (<series>-<n> run directories, as hack/soak.sh writes them); exit 1 when a spec failed in some run", args, flakeTable)
 }
 
 // seriesRun is a run directory's series: "idle-3" is series idle.
@@ -741,33 +722,9 @@ func flakeTable(dir string) (string, bool, error) {
 	series := slices.Sorted(maps.Keys(bySeries))
 	sides := map[string]runSpecs{}
 	for _, s := range series {
-		side := runSpecs{dir: s, specs: map[string]specResult{}}
-		for _, d := range bySeries[s] {
-			r, err := loadRun(d)
-			if err != nil {
-				return "", false, err
-			}
-			side.runs++
-			side.clientGo = cmpOr(side.clientGo, r.clientGo)
-			for name, one := range r.specs {
-				acc := side.specs[name]
-				if one.ran() {
-					acc.ranIn++
-					if one.outcome == "failed" {
-						acc.failed++
-						acc.outcome = "failed"
-						if acc.verdict == nil {
-							acc.verdict = one.verdict
-						}
-						if acc.failure == "" {
-							acc.failure = one.failure
-						}
-					} else if acc.outcome == "" {
-						acc.outcome = "passed"
-					}
-				}
-				side.specs[name] = acc
-			}
+		side, err := loadRuns(s, bySeries[s])
+		if err != nil {
+			return "", false, err
 		}
 		sides[s] = side
 	}
@@ -835,10 +792,14 @@ func runsWithFailure(dirs []string) int {
 	return n
 }
 
-// cmpOr is a, or b when a is empty.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// unionKeys are the keys of a and b, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
 	}
-	return b
+	slices.Sort(keys)
+	return keys
 }

@@ -99,14 +99,7 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 			// upstream change explains.
 			continue
 		}
-		keys := map[string]bool{}
-		for k := range b.observations {
-			keys[k] = true
-		}
-		for k := range h.observations {
-			keys[k] = true
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
+		for _, k := range unionKeys(b.observations, h.observations) {
 			bo, ho := b.observations[k], h.observations[k]
 			sentence, ok := observationChanged(k, bo, ho, b.ranIn, h.ranIn, n)
 			switch {

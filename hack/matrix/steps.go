@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -72,14 +71,7 @@ func (j *stepJudgement) change(title, kind, upstream string, links []string) *st
 func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 	from, to := j.step.from, j.step.to
 	j.specs = len(head.specs)
-	names := map[string]bool{}
-	for s := range base.specs {
-		names[s] = true
-	}
-	for s := range head.specs {
-		names[s] = true
-	}
-	for _, s := range slices.Sorted(maps.Keys(names)) {
+	for _, s := range unionKeys(base.specs, head.specs) {
 		b, h := base.specs[s], head.specs[s]
 		var worse, better bool
 		switch {

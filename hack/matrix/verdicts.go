@@ -172,7 +172,6 @@ func isControlName(spec string) bool {
 	return strings.Contains(spec, " fails when ") || strings.Contains(spec, " fails with ")
 }
 
-
 // disables says whether the set switches the gate off.
 func (g gateSet) disables(name string) bool {
 	for _, v := range g {
