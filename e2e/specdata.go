@@ -119,6 +119,13 @@ func (e *Env) ObserveNumber(what string, n float64, unit string) {
 	e.data.observe(report.Counted("", what, n, unit))
 }
 
+// ObserveVarying is Observe of a value that two runs of the same code may
+// differ in (report.Observation.Varies): compare lists its changes only
+// between series of runs.
+func (e *Env) ObserveVarying(what, value string) {
+	e.data.observe(report.Varying(report.Valued("", what, value)))
+}
+
 // ObserveVaryingNumber is ObserveNumber of a number that two runs of the
 // same code may put further apart than its unit's noise (a peak that
 // depends on when the GC ran): report.Observation.Varies, so compare lists

@@ -81,6 +81,9 @@ type specResult struct {
 	failed     int       // runs that failed it
 	ranIn      int       // runs that ran it
 	causes     string    // re-initialisations by cause, all informers, summed over the runs (report.Counts)
+	// causeRuns counts, per cause, the runs in which some informer of the
+	// spec re-initialised for it.
+	causeRuns map[report.Cause]int
 	recoveries []float64 // per run, the longest of its informers' recoveries
 	failure    string
 	// verdict is what its failure is (known behaviour of the side's
@@ -165,6 +168,12 @@ func loadRuns(name string, dirs []string) (runSpecs, error) {
 				acc.recoveries = append(acc.recoveries, one.recoveries...)
 				for c, k := range one.byCause {
 					causes[name][c] += k
+					if k > 0 {
+						if acc.causeRuns == nil {
+							acc.causeRuns = map[report.Cause]int{}
+						}
+						acc.causeRuns[c]++
+					}
 				}
 				if one.outcome == "failed" {
 					acc.failed++
@@ -414,9 +423,9 @@ func compareRuns(base, head runSpecs, n noise) comparison {
 		case b.outcome != h.outcome:
 			c.differing = append(c.differing, s)
 			worse(h, once(b, h, fmt.Sprintf("%s: BASE %s, HEAD %s%s%s", s, b.rate(), h.rate(), failureOf(b, h), verdictOf(h))))
-		case b.causes != h.causes && base.runs == 1 && head.runs == 1:
+		case causesApart(b, h) && b.ranIn == 1 && h.ranIn == 1:
 			c.causes = append(c.causes, fmt.Sprintf("%s: BASE %s; HEAD %s", s, b.causes, h.causes))
-		case b.causes != h.causes:
+		case causesApart(b, h):
 			c.causes = append(c.causes, fmt.Sprintf("%s: BASE %s over %d runs; HEAD %s over %d runs", s, b.causes, b.ranIn, h.causes, h.ranIn))
 		case n.beyond(b.recoveries, h.recoveries):
 			c.recoveries = append(c.recoveries, fmt.Sprintf("%s: BASE %s, HEAD %s", s, span(b.recoveries), span(h.recoveries)))
@@ -802,4 +811,18 @@ func unionKeys[V any](a, b map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// causesApart says whether the sides' re-initialisation causes differ
+// beyond their run-to-run range: a cause in every run of one side and in
+// none of the other's (how many times it fired within a run is timing).
+func causesApart(b, h specResult) bool {
+	for _, cs := range []struct{ in, out specResult }{{b, h}, {h, b}} {
+		for c, n := range cs.in.causeRuns {
+			if n == cs.in.ranIn && cs.out.causeRuns[c] == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

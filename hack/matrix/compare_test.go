@@ -236,7 +236,7 @@ func TestCompareSameCodeSeries(t *testing.T) {
 			}
 			writeRun(t, filepath.Join(root, side), "run-"+string(rune('a'+i)), "v0.36.6",
 				spec("S2 blackhole", outcome, 5, nil),
-				spec("S6 restore", "passed", float64(8+3*i), nil),
+				spec("S6 restore", "passed", float64(8+3*i), map[report.Cause]int{"410 Gone": 1 + i%2, report.Cause([]string{"clean close", "transport error"}[i%2]): 1}),
 				report.SpecSummary{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Counted("pods", "LISTs", float64(20+i), report.UnitCalls)}})
 		}
 	}
