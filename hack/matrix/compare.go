@@ -77,13 +77,13 @@ type runSpecs struct {
 
 // specResult is what compare looks at in one spec, over a side's runs.
 type specResult struct {
-	outcome    string    // "failed" if a run failed it, "passed" if every run that ran it passed, else the first run's
-	failed     int       // runs that failed it
-	ranIn      int       // runs that ran it
-	causes     string    // re-initialisations by cause, all informers, summed over the runs (report.Counts)
+	outcome string // "failed" if a run failed it, "passed" if every run that ran it passed, else the first run's
+	failed  int    // runs that failed it
+	ranIn   int    // runs that ran it
+	causes  string // re-initialisations by cause, all informers, summed over the runs (report.Counts)
 	// causeRuns counts, per cause, the runs in which some informer of the
 	// spec re-initialised for it.
-	causeRuns map[report.Cause]int
+	causeRuns  map[report.Cause]int
 	recoveries []float64 // per run, the longest of its informers' recoveries
 	failure    string
 	// verdict is what its failure is (known behaviour of the side's
