@@ -25,6 +25,32 @@ import (
 // ConvergeTimeout bounds the wait for a store to equal the server's state.
 const ConvergeTimeout = 60 * time.Second
 
+// ReflectorMaxBackoff is the longest a reflector waits between two failed
+// attempts: client-go's reflector backs off exponentially from 800 ms to a
+// cap of 30 s with a jitter of 1.0 (tools/cache/reflector.go
+// NewReflectorWithOptions: wait.NewExponentialBackoffManager(800ms, 30s,
+// 2m, 2.0, 1.0)), so up to 60 s, and how far it has grown depends on how
+// long the server was down, the machine's doing. A wait for convergence
+// that starts while the informer's requests are failing allows it on top of
+// ConvergeTimeout: the bound stays client-go's, not the machine's.
+const ReflectorMaxBackoff = 60 * time.Second
+
+// convergeTimeout is the bound of a wait for convergence starting now:
+// ConvergeTimeout, plus ReflectorMaxBackoff when the informer's last
+// request failed (no response, or an error status or event: its reflector
+// is backing off).
+func (o *Observed) convergeTimeout() time.Duration {
+	reqs := o.Recorder.Snapshot().Requests
+	if len(reqs) == 0 {
+		return ConvergeTimeout
+	}
+	last := reqs[len(reqs)-1]
+	if last.Status == 0 && !last.End.IsZero() || last.Status >= 400 || last.ErrorCode >= 400 {
+		return ConvergeTimeout + ReflectorMaxBackoff
+	}
+	return ConvergeTimeout
+}
+
 // HandlerLagTimeout bounds how long an informer's handler calls may trail
 // its converged store. client-go updates the indexer, then queues the
 // notification for each handler in an unbounded buffer that one goroutine
@@ -217,6 +243,7 @@ func (o *Observed) dump() (string, error) {
 func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister) time.Duration {
 	ginkgo.GinkgoHelper()
 	start := time.Now()
+	timeout := o.convergeTimeout()
 	met := false
 	endConverge := o.env.TimePhase(timing.ClientConverge)
 	defer endConverge() // also when the wait failed
@@ -226,7 +253,7 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 		if met {
 			o.converged = append(o.converged, at)
 		}
-		o.env.RecordBound(fmt.Sprintf("informer %s converged", o.Name), start, at, ConvergeTimeout, met)
+		o.env.RecordBound(fmt.Sprintf("informer %s converged", o.Name), start, at, timeout, met)
 	}()
 	gomega.Eventually(ctx, func(ctx context.Context) error {
 		if err := o.detectorError(); err != nil {
@@ -234,8 +261,8 @@ func (o *Observed) EventuallyConverged(ctx context.Context, server probe.Lister)
 			return gomega.StopTrying(err.Error())
 		}
 		return probe.Converged(ctx, o.Informer.GetStore(), server)
-	}).WithTimeout(ConvergeTimeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
-		"informer %s converges to the server within %s (record and logs: %s)", o.Name, ConvergeTimeout, o.Dir)
+	}).WithTimeout(timeout).WithPolling(50*time.Millisecond).Should(gomega.Succeed(),
+		"informer %s converges to the server within %s (record and logs: %s)", o.Name, timeout, o.Dir)
 	took := time.Since(start)
 	met = true
 	endConverge()
