@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"context"
-	"strings"
+	"slices"
 	"sync/atomic"
 
 	"github.com/informer-conformance/informer-conformance/probe"
@@ -49,10 +49,8 @@ func (e *Env) watchRateLimiter(host string) {
 // limiterNotOurs says why the limiter's holds cannot be recorded: another
 // registrant of client-go's metrics hooks took RateLimiterLatency first.
 func limiterNotOurs(h probe.MetricsHooks) string {
-	for _, n := range h.NotOurs {
-		if strings.HasSuffix(probe.HookRateLimiterLatency, n) || n == probe.HookRateLimiterLatency {
-			return "another registrant of client-go's metrics hooks (tools/metrics.Register, once per process) took RateLimiterLatency first"
-		}
+	if slices.Contains(h.NotOurs, probe.HookRateLimiterLatency) {
+		return "another registrant of client-go's metrics hooks (tools/metrics.Register, once per process) took RateLimiterLatency first"
 	}
 	return ""
 }

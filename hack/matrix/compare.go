@@ -71,8 +71,10 @@ type runSpecs struct {
 	runs     int
 	clientGo string
 	// kube is the kube-apiserver the side ran against.
-	kube  string
-	specs map[string]specResult
+	kube string
+	// failingRuns counts the runs in which some spec failed.
+	failingRuns int
+	specs       map[string]specResult
 }
 
 // specResult is what compare looks at in one spec, over a side's runs.
@@ -147,6 +149,12 @@ func loadRuns(name string, dirs []string) (runSpecs, error) {
 		r, err := loadRun(d)
 		if err != nil {
 			return runSpecs{}, err
+		}
+		for _, one := range r.specs {
+			if one.outcome == "failed" {
+				side.failingRuns++
+				break
+			}
 		}
 		if side.clientGo == "" {
 			side.clientGo = r.clientGo
@@ -749,7 +757,7 @@ func flakeTable(dir string) (string, bool, error) {
 				failedSpecs++
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", s, side.runs, len(side.specs), runsWithFailure(bySeries[s]), failedSpecs)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", s, side.runs, len(side.specs), side.failingRuns, failedSpecs)
 	}
 	if len(failing) == 0 {
 		b.WriteString("\nNo spec failed in any run.\n")
@@ -781,24 +789,6 @@ func flakeTable(dir string) (string, bool, error) {
 		fmt.Fprintf(&b, " %s |\n", mdCell(v+first.failure))
 	}
 	return b.String(), true, nil
-}
-
-// runsWithFailure counts the runs among dirs in which some spec failed.
-func runsWithFailure(dirs []string) int {
-	n := 0
-	for _, d := range dirs {
-		r, err := loadRun(d)
-		if err != nil {
-			continue
-		}
-		for _, one := range r.specs {
-			if one.outcome == "failed" {
-				n++
-				break
-			}
-		}
-	}
-	return n
 }
 
 // unionKeys are the keys of a and b, sorted.

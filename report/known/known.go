@@ -16,6 +16,7 @@
 package known
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -46,6 +47,9 @@ type Data struct {
 	// comparison lists (hack/matrix compare) to them.
 	Changes      []UpstreamChange  `json:"changes,omitempty"`
 	Observations []ObservationRule `json:"observations,omitempty"`
+	// patterns are the Observations' patterns, compiled once by Parse
+	// (Check compiles them to check them).
+	patterns map[string]*regexp.Regexp
 }
 
 // The components a change can come with.
@@ -102,14 +106,24 @@ func (d Data) ExplainObservation(sentence, component, from, to string) []Upstrea
 		if !ok || c.ComponentOf() != component || !c.Brought(from, to) || !strings.Contains(sentence, r.Contains) {
 			continue
 		}
-		if r.Pattern != "" && !regexp.MustCompile(r.Pattern).MatchString(sentence) {
-			continue // Check compiled every pattern
+		if r.Pattern != "" && !d.pattern(r.Pattern).MatchString(sentence) {
+			continue
 		}
 		if !slices.ContainsFunc(out, func(o UpstreamChange) bool { return o.ID == c.ID }) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// pattern is an observation rule's pattern compiled: Parse's, or (data
+// built in code) compiled now; Check refused a pattern that does not
+// compile.
+func (d Data) pattern(p string) *regexp.Regexp {
+	if re, ok := d.patterns[p]; ok {
+		return re
+	}
+	return regexp.MustCompile(p)
 }
 
 // change is the change of that ID.
@@ -232,13 +246,19 @@ func Load() (Data, error) {
 // Parse reads and checks verdict data.
 func Parse(b []byte) (Data, error) {
 	var d Data
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
 		return Data{}, fmt.Errorf("%s: %w", File, err)
 	}
 	if err := d.Check(); err != nil {
 		return Data{}, fmt.Errorf("%s: %w", File, err)
+	}
+	d.patterns = map[string]*regexp.Regexp{}
+	for _, r := range d.Observations {
+		if r.Pattern != "" {
+			d.patterns[r.Pattern] = regexp.MustCompile(r.Pattern) // Check compiled it
+		}
 	}
 	return d, nil
 }
