@@ -62,6 +62,15 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 	// Registered first, so it runs last: after every clean-up the spec
 	// registered (which may still fail it).
 	t.Cleanup(func() {
+		if t.Failed() {
+			// What the failure is, as the last line of the test's log: go
+			// test shows it under the failure (Gomega's message is the
+			// Ginkgo run's, its verdict line added by its fail handler).
+			r.mu.Lock()
+			server := r.version
+			r.mu.Unlock()
+			t.Log(verdictLine(name, nil, server))
+		}
 		undo()
 		fe.mu.Lock()
 		sum := fe.spec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -150,5 +151,42 @@ func TestTestingFrontEndSkips(t *testing.T) {
 			t.Cleanup(undo)
 			tc.body(fe)
 		})
+	}
+}
+
+// failedTB is a test that has failed: it keeps its clean-ups and its log
+// for the caller (a real failed sub-test would fail its parent).
+type failedTB struct {
+	testing.TB
+	cleanups []func()
+	logged   []string
+}
+
+func (f *failedTB) Failed() bool                 { return true }
+func (f *failedTB) Skipped() bool                { return false }
+func (f *failedTB) Helper()                      {}
+func (f *failedTB) Cleanup(fn func())            { f.cleanups = append(f.cleanups, fn) }
+func (f *failedTB) Log(args ...any)              { f.logged = append(f.logged, fmt.Sprint(args...)) }
+func (f *failedTB) Logf(format string, a ...any) { f.Log(fmt.Sprintf(format, a...)) }
+
+// TestTestingRunSaysWhatAFailureIs: a failed spec under a testing.T ends
+// its log with the failure's verdict, as a Ginkgo run's failure message
+// does.
+func TestTestingRunSaysWhatAFailureIs(t *testing.T) {
+	for _, name := range allVarNames() {
+		setenv(t, name, "")
+	}
+	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", t.TempDir())
+	run := NewTestingRun("verdict test")
+	tb := &failedTB{TB: t}
+	run.Spec(context.Background(), tb, versionedCluster{}, "S0 fails", func(context.Context) {})
+	for i := len(tb.cleanups) - 1; i >= 0; i-- {
+		tb.cleanups[i]()
+	}
+	if len(tb.logged) == 0 || !strings.HasPrefix(tb.logged[len(tb.logged)-1], VerdictPrefix+"unexplained: ") {
+		t.Errorf("the failed spec's log ends %q, want its verdict (unexplained: S0 has no entry)", tb.logged)
+	}
+	if s := run.Summary().Specs; len(s) != 1 || s[0].Outcome != "failed" {
+		t.Errorf("specs %+v", s)
 	}
 }

@@ -33,16 +33,24 @@ func withVerdict(message string, spec ginkgo.SpecReport) string {
 	if spec.LeafNodeType != types.NodeTypeIt || strings.Contains(message, VerdictPrefix) {
 		return message
 	}
+	name := strings.Join(append(slices.Clone(spec.ContainerHierarchyTexts), spec.LeafNodeText), " ")
+	return message + "\n\n" + verdictLine(name, spec.Labels(), KubeAPIServerVersion())
+}
+
+// verdictLine is the line that says what the failure of the running spec,
+// name with labels on kube-apiserver server, is (VerdictPrefix and the verdict): known behaviour of
+// the client-go in use (with the upstream change and the release that
+// changed it) or unexplained, and why.
+func verdictLine(name string, labels []string, server string) string {
 	data, err := known.Load()
 	if err != nil {
-		return message + "\n\n" + VerdictPrefix + "unexplained: " + err.Error()
+		return VerdictPrefix + "unexplained: " + err.Error()
 	}
 	cg := ClientGoInUse()
 	gates, _ := ClientGoGates() // without them, every gate counts as at its default
-	sum := report.SuiteSummary{ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoGates: gates, KubeAPIServer: KubeAPIServerVersion()}
-	s := report.SpecSummary{Spec: strings.Join(append(slices.Clone(spec.ContainerHierarchyTexts), spec.LeafNodeText), " "), Labels: spec.Labels(), RateLimiter: currentLimiterWaits()}
+	sum := report.SuiteSummary{ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoGates: gates, KubeAPIServer: server}
+	s := report.SpecSummary{Spec: name, Labels: labels, RateLimiter: currentLimiterWaits()}
 	settings := ClientSettingsInForce()
 	sum.ClientSettings = &settings
-	v := report.Verdict(sum, s, data)
-	return message + "\n\n" + VerdictPrefix + v.Line()
+	return VerdictPrefix + report.Verdict(sum, s, data).Line()
 }
