@@ -95,44 +95,18 @@ func (s *specData) observe(o ...report.Observation) {
 }
 
 // Observe records what the spec saw its informer do, in a form two runs
-// compare (report.Observation; hack/matrix compare lists every change):
-// a value ("1, 2" transform calls per object), not a number that differs
-// from run to run. The harness records each probe's requests, errors,
-// resource versions, sync time and handler calls itself.
-func (o *Observed) Observe(what, value string) {
-	o.env.data.observe(report.Valued(o.Name, what, value))
-}
-
-// ObserveNumber is Observe of a number in unit (report.UnitSeconds,
-// report.UnitCalls), compared beyond its unit's noise.
-func (o *Observed) ObserveNumber(what string, n float64, unit string) {
-	o.env.data.observe(report.Counted(o.Name, what, n, unit))
+// compare (hack/matrix compare lists every change beyond its noise class):
+// a report.Value, Calls, Seconds or MiB, whose constructor declares the
+// class; Varying when two runs of the same code may differ in it beyond
+// that. The harness records each probe's requests, errors, resource
+// versions, sync time and handler calls itself.
+func (o *Observed) Observe(obs report.Observation) {
+	o.env.data.observe(obs.Of(o.Name))
 }
 
 // Observe records what the spec itself saw (not one informer's), in a form
 // two runs compare (Observed.Observe).
-func (e *Env) Observe(what, value string) { e.data.observe(report.Valued("", what, value)) }
-
-// ObserveNumber is Observe of a number in unit (report.UnitSeconds,
-// report.UnitCalls, report.UnitMiB).
-func (e *Env) ObserveNumber(what string, n float64, unit string) {
-	e.data.observe(report.Counted("", what, n, unit))
-}
-
-// ObserveVarying is Observe of a value that two runs of the same code may
-// differ in (report.Observation.Varies): compare lists its changes only
-// between series of runs.
-func (e *Env) ObserveVarying(what, value string) {
-	e.data.observe(report.Varying(report.Valued("", what, value)))
-}
-
-// ObserveVaryingNumber is ObserveNumber of a number that two runs of the
-// same code may put further apart than its unit's noise (a peak that
-// depends on when the GC ran): report.Observation.Varies, so compare lists
-// its changes only between series of runs.
-func (e *Env) ObserveVaryingNumber(what string, n float64, unit string) {
-	e.data.observe(report.Varying(report.Counted("", what, n, unit)))
-}
+func (e *Env) Observe(obs report.Observation) { e.data.observe(obs) }
 
 // rateLimiter records what the client-side rate limiter held the spec's
 // informer clients.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/informer-conformance/informer-conformance/report"
 )
@@ -58,8 +59,10 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 	var out []report.Observation
 	valued := func(what string, values []string, varies bool) {
 		if len(values) > 0 {
-			o := report.Valued(informer, what, strings.Join(values, " | "))
-			o.Varies = varies
+			o := report.Value(what, strings.Join(values, " | ")).Of(informer)
+			if varies {
+				o = o.Varying()
+			}
 			out = append(out, o)
 		}
 	}
@@ -105,7 +108,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		valued(t+": Content-Encoding of 2xx answers", sorted(g.encodings), other)
 		valued(t+": queries", sorted(g.queries), true)
 		valued(t+": statuses", sorted(g.statuses), true)
-		out = append(out, report.Varying(report.Counted(informer, t+": requests", float64(g.n), report.UnitCalls)))
+		out = append(out, report.Calls(t+": requests", g.n).Of(informer).Varying())
 	}
 
 	var errs []string
@@ -119,13 +122,13 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 	valued("watch error handler", sorted(errs), true)
 
 	for _, v := range rec.ReportedRVs {
-		out = append(out, report.Varying(report.Valued(informer, v.Which+" resourceVersion when "+v.When, rvRelation(v, rec))))
+		out = append(out, report.Value(v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)).Of(informer).Varying())
 	}
 	if !rec.Started.IsZero() && !rec.Synced.IsZero() {
-		out = append(out, report.Counted(informer, "start to synced", rec.Synced.Sub(rec.Started).Seconds(), report.UnitSeconds))
+		out = append(out, report.Seconds("start to synced", rec.Synced.Sub(rec.Started)).Of(informer))
 	}
 	if d, ok := delayAfterFailure(rec.Requests); ok {
-		out = append(out, report.Varying(report.Counted(informer, "delay after a failed request (median)", d, report.UnitSeconds)))
+		out = append(out, report.Seconds("delay after a failed request (median)", d).Of(informer).Varying())
 	}
 	calls := map[string]int{}
 	for _, e := range rec.Events {
@@ -140,7 +143,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		calls[kind]++
 	}
 	for _, k := range slices.Sorted(maps.Keys(calls)) {
-		out = append(out, report.Varying(report.Counted(informer, "handler calls: "+k, float64(calls[k]), report.UnitCalls)))
+		out = append(out, report.Calls("handler calls: "+k, calls[k]).Of(informer).Varying())
 	}
 	return out
 }
@@ -231,14 +234,14 @@ func rvRelation(v ReportedRV, rec Record) string {
 // delayAfterFailure is the median time from the end of a failed request
 // (no response, a status of 400 or more, an ERROR event, a body that broke
 // off) to the informer's next request: its retries' delays.
-func delayAfterFailure(rs []Request) (float64, bool) {
-	var delays []float64
+func delayAfterFailure(rs []Request) (time.Duration, bool) {
+	var delays []time.Duration
 	for i, r := range rs[:max(len(rs)-1, 0)] {
 		failed := r.Status >= 400 || r.ErrorCode != 0 || (r.Err != "" && !r.End.IsZero())
 		if !failed || r.End.IsZero() {
 			continue
 		}
-		delays = append(delays, max(rs[i+1].Start.Sub(r.End).Seconds(), 0))
+		delays = append(delays, max(rs[i+1].Start.Sub(r.End), 0))
 	}
 	if len(delays) == 0 {
 		return 0, false

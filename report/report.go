@@ -366,13 +366,14 @@ func (b Bound) Verdict() string {
 // Seconds is how long it took.
 func (b Bound) Seconds() float64 { return (b.AtMs - b.FromMs) / 1000 }
 
-// Observation is one thing a spec saw an informer or its client do, in a
+// Observation is what a spec saw its informers and their clients do, in a
 // form two runs of the spec compare: the request shapes the informer sent
 // and the encodings the server answered in, the errors its watch error
 // handler got, the resource versions it reported, its time to sync, its
 // handler calls. It is either a Value (two runs differ when their values
-// do) or a Number in Unit (two runs differ beyond a noise rule:
-// hack/matrix compare), never both.
+// do) or a Number (two runs differ beyond its Class's noise rule: hack/matrix
+// compare), never both. Make one with Value, Calls, Seconds or MiB, where it
+// is recorded: the constructor declares its noise class.
 type Observation struct {
 	// Informer is the informer's name in the spec (the probe's); empty for
 	// what the spec itself observed.
@@ -382,22 +383,39 @@ type Observation struct {
 	What   string   `json:"what"`
 	Value  string   `json:"value,omitempty"`
 	Number *float64 `json:"number,omitempty"`
-	// Unit is the Number's: UnitSeconds, UnitCalls, UnitMiB.
+	// Unit is the Number's, for the reader: UnitSeconds, UnitCalls, UnitMiB.
 	Unit string `json:"unit,omitempty"`
+	// Class is its noise class (NoiseClass reads it).
+	Class Class `json:"class,omitempty"`
 	// Varies: the observation may differ between two runs of the same
-	// code (the statuses and errors seen under a fault, handler and request
-	// counts, resource versions at a moment): compare lists its changes
-	// only between series (several runs a side).
+	// code beyond its class's noise (the statuses and errors seen under a
+	// fault, handler and request counts, resource versions at a moment):
+	// compare lists its changes only between series (several runs a side).
 	Varies bool `json:"varies,omitempty"`
 }
 
-// Varying is o marked as varying between runs of the same code.
-func Varying(o Observation) Observation {
-	o.Varies = true
-	return o
-}
+// Class is an observation's noise class: how far apart two runs of the
+// same code may put it, declared where it is recorded (the constructor),
+// read by compare's noise rules.
+type Class string
 
-// Units of an Observation's Number: they pick its noise rule.
+// The noise classes.
+const (
+	// Exact is a value that two runs of the same code agree on (a request's
+	// Accept, the transform calls per object).
+	Exact Class = "exact"
+	// Count is a number of calls, events or requests: two runs differ when
+	// their counts are more than one call and half of BASE's apart.
+	Count Class = "count"
+	// Duration is a time in seconds: two runs differ beyond compare's
+	// recovery noise (-noise).
+	Duration Class = "duration"
+	// Memory is a size in MiB (2^20 bytes): two runs differ when more than
+	// 4 MiB and half of BASE's apart.
+	Memory Class = "memory"
+)
+
+// Units of an Observation's Number, one per numeric class.
 const (
 	UnitSeconds = "s"
 	UnitCalls   = "calls"
@@ -405,22 +423,62 @@ const (
 	UnitMiB = "MiB"
 )
 
+// Value is an observation of a value (Exact).
+func Value(what, value string) Observation {
+	return Observation{What: what, Value: value, Class: Exact}
+}
+
+// Calls is an observation of a number of calls, events or requests (Count).
+func Calls(what string, n int) Observation { return number(what, float64(n), UnitCalls, Count) }
+
+// Seconds is an observation of a time (Duration).
+func Seconds(what string, d time.Duration) Observation {
+	return number(what, d.Seconds(), UnitSeconds, Duration)
+}
+
+// MiB is an observation of a size in MiB (Memory).
+func MiB(what string, mib float64) Observation { return number(what, mib, UnitMiB, Memory) }
+
+func number(what string, n float64, unit string, c Class) Observation {
+	return Observation{What: what, Number: &n, Unit: unit, Class: c}
+}
+
+// Of is o as an observation of the informer named informer.
+func (o Observation) Of(informer string) Observation {
+	o.Informer = informer
+	return o
+}
+
+// Varying is o marked as varying between runs of the same code beyond its
+// class's noise (Varies).
+func (o Observation) Varying() Observation {
+	o.Varies = true
+	return o
+}
+
+// NoiseClass is o's class; for an observation of a report written before
+// observations had one, the class its unit implies.
+func (o Observation) NoiseClass() Class {
+	if o.Class != "" {
+		return o.Class
+	}
+	switch {
+	case o.Number == nil:
+		return Exact
+	case o.Unit == UnitCalls:
+		return Count
+	case o.Unit == UnitMiB:
+		return Memory
+	}
+	return Duration
+}
+
 // Key names the observation within its spec: its informer and what.
 func (o Observation) Key() string {
 	if o.Informer == "" {
 		return o.What
 	}
 	return "informer " + o.Informer + ": " + o.What
-}
-
-// Valued is an observation of a value.
-func Valued(informer, what, value string) Observation {
-	return Observation{Informer: informer, What: what, Value: value}
-}
-
-// Counted is an observation of a number in unit.
-func Counted(informer, what string, n float64, unit string) Observation {
-	return Observation{Informer: informer, What: what, Number: &n, Unit: unit}
 }
 
 // ClientSettings are the settings of the informers' clients that a

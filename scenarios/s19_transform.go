@@ -17,6 +17,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // TransformedOnce is S19's assertion: every object in the store and in
@@ -152,7 +153,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	}
 	// Observed whatever the spec's verdict: one patch may transform a
 	// streaming list's objects once and the next twice, both allowed.
-	obs.Observe("transform calls per object (the store's and the handler calls')", distinctCounts(store.List(), counts))
+	obs.Observe(report.Value("transform calls per object (the store's and the handler calls')", distinctCounts(store.List(), counts)))
 	note := ""
 	if _, known := e2e.ClientGoAtLeast(TransformedTwiceFrom); !known && most == 2 {
 		// Said whether or not an object was transformed twice: the check

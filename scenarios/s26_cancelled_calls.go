@@ -193,11 +193,11 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	at := time.Now()
 	late := max(at.Sub(ends), 0)
 	env.RecordBound(fmt.Sprintf("the GET returned after its context's end (%s)", e), ends, at, S26ReturnBound, returned && late <= S26ReturnBound)
-	env.ObserveNumber("returned after the context's end", late.Seconds(), report.UnitSeconds)
-	env.ObserveNumber("answers before it returned", float64(answered()), report.UnitCalls)
+	env.Observe(report.Seconds("returned after the context's end", late))
+	env.Observe(report.Calls("answers before it returned", answered()))
 	if callErr != nil {
-		env.Observe("error", probe.NormaliseError(callErr.Error(), env.Namespace))
-		env.Observe("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded)))
+		env.Observe(report.Value("error", probe.NormaliseError(callErr.Error(), env.Namespace)))
+		env.Observe(report.Value("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded))))
 	}
 	e2e.AddReportEntry("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",
 		w, e, S26ContextEnds, returned, late.Seconds(), S26ReturnBound, answered(), callErr))

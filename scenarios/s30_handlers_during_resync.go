@@ -749,16 +749,16 @@ func (r *s30Run) observe(st churnStats) {
 		waitable = "yes (the registration's ShutdownChan)"
 	}
 	took := func(s span) time.Duration { return s.to.Sub(s.from) }
-	env.ObserveNumber("AddEventHandler on the running informer: longest call", took(add).Seconds(), report.UnitSeconds)
-	env.ObserveNumber("RemoveEventHandler: longest call", took(remove).Seconds(), report.UnitSeconds)
-	env.ObserveNumber("an added handler's registration: longest time to HasSynced", took(synced).Seconds(), report.UnitSeconds)
-	env.Observe("an added handler's initial Adds are marked isInInitialList", mark)
-	env.ObserveNumber("resync calls to added handlers before any was due", float64(early), report.UnitCalls)
+	env.Observe(report.Seconds("AddEventHandler on the running informer: longest call", took(add)))
+	env.Observe(report.Seconds("RemoveEventHandler: longest call", took(remove)))
+	env.Observe(report.Seconds("an added handler's registration: longest time to HasSynced", took(synced)))
+	env.Observe(report.Value("an added handler's initial Adds are marked isInInitialList", mark))
+	env.Observe(report.Calls("resync calls to added handlers before any was due", early))
 	// Calls already handed over when the removal returned (measured 0-3
 	// over runs of the same code): compared between series only.
-	env.ObserveVaryingNumber("calls removed handlers heard after RemoveEventHandler returned", float64(st.callsAfterRemoval), report.UnitCalls)
-	env.Observe("a removed handler's end can be waited for", waitable)
-	env.ObserveNumber("existing handler that asked for no resync: resync calls", float64(unasked), report.UnitCalls)
+	env.Observe(report.Calls("calls removed handlers heard after RemoveEventHandler returned", st.callsAfterRemoval).Varying())
+	env.Observe(report.Value("a removed handler's end can be waited for", waitable))
+	env.Observe(report.Calls("existing handler that asked for no resync: resync calls", unasked))
 	if adds > 0 {
 		env.RecordBound("the slowest AddEventHandler returned: "+add.what, add.from, add.to, S30CallBound, true)
 		env.RecordBound("the slowest added handler's registration synced: "+synced.what, synced.from, synced.to, S30SyncBound, !synced.to.IsZero())

@@ -561,7 +561,7 @@ func (c *s31) settle(ctx context.Context, st s31Stage) {
 		settledAt = time.Now()
 	}
 	c.env.RecordBound(fmt.Sprintf("every resource-version API reported the server's answer (%s)", st.name), settledFrom, settledAt, S31Bound, len(late)+len(disagree)+len(c.backwards) == 0)
-	c.env.ObserveNumber("longest time from the server's answer to an API reporting it, "+st.name, longest.Seconds(), report.UnitSeconds)
+	c.env.Observe(report.Seconds("longest time from the server's answer to an API reporting it, "+st.name, longest))
 
 	Expect(c.backwards).To(BeEmpty(), RVNeverBackwards+" (%s)", st.name)
 	Expect(late).To(BeEmpty(), st.assertion+" (within %s)", S31Bound)
@@ -637,7 +637,7 @@ func (c *s31) observe(st s31Stage) {
 			default:
 				rel = "older than " + a.what
 			}
-			c.env.Observe(fmt.Sprintf("%s: %s after the %s", inf.name, api.name, st.name), rel)
+			c.env.Observe(report.Value(fmt.Sprintf("%s: %s after the %s", inf.name, api.name, st.name), rel))
 			lines = append(lines, fmt.Sprintf("%s: %s = %s (%s)", inf.name, api.name, orEmpty(api.value), rel))
 		}
 	}

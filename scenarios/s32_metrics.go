@@ -609,31 +609,31 @@ func s32Observe(env *e2e.Env, hooks probe.MetricsHooks, calls []probe.MetricCall
 			// between runs of the same code (measured: emitted in some of
 			// five, not in the others). The hook's presence is what a
 			// release changes; its emission is compared between series.
-			env.ObserveVarying("client-go metrics hook tools/metrics."+h+": emitted in this spec", v)
+			env.Observe(report.Value("client-go metrics hook tools/metrics."+h+": emitted in this spec", v).Varying())
 			v = s32Present
 		}
-		env.Observe("client-go metrics hook tools/metrics."+h, v)
+		env.Observe(report.Value("client-go metrics hook tools/metrics."+h, v))
 	}
 	fn := s32NoSuchHook
 	if hooks.RegisterFn {
 		fn = fmt.Sprintf("called %d time(s)", probe.RegisterFnCalls())
 	}
-	env.Observe("client-go metrics hook tools/metrics.RegisterOpts.RegisterFn", fn)
+	env.Observe(report.Value("client-go metrics hook tools/metrics.RegisterOpts.RegisterFn", fn))
 	for _, h := range probe.QueueHooks {
-		env.Observe("client-go metrics hook "+h, emitted(h))
+		env.Observe(report.Value("client-go metrics hook "+h, emitted(h)))
 	}
 	reflector := s32NotEmitted
 	if probe.ReflectorMetricsCalls() > 0 {
 		reflector = s32Emitted
 	}
-	env.Observe("client-go metrics hook tools/cache.SetReflectorMetricsProvider", reflector)
+	env.Observe(report.Value("client-go metrics hook tools/cache.SetReflectorMetricsProvider", reflector))
 	informer := s32NoSuchHook
 	if hooks.InformerProvider != nil {
 		informer = "present, not registered (" + strings.Join(hooks.InformerProvider, ", ") + ")"
 	}
-	env.Observe("client-go metrics hook tools/cache.SetInformerMetricsProvider", informer)
+	env.Observe(report.Value("client-go metrics hook tools/cache.SetInformerMetricsProvider", informer))
 	for _, h := range []string{probe.HookRequestResult, probe.HookRequestLatency, probe.HookRateLimiterLatency} {
-		env.ObserveNumber("calls of "+h, float64(len(probe.Of(calls, h))), report.UnitCalls)
+		env.Observe(report.Calls("calls of "+h, len(probe.Of(calls, h))))
 	}
 	var results []string
 	for _, c := range probe.Of(calls, probe.HookTransportCreateCalls) {
@@ -645,7 +645,7 @@ func s32Observe(env *e2e.Env, hooks probe.MetricsHooks, calls []probe.MetricCall
 		}
 	}
 	slices.Sort(results)
-	env.Observe("tools/metrics.TransportCreateCalls results while the informer's client was built", strings.Join(results, ", "))
+	env.Observe(report.Value("tools/metrics.TransportCreateCalls results while the informer's client was built", strings.Join(results, ", ")))
 }
 
 // DropEveryOtherResult is a negative control's broken metrics adapter: it

@@ -521,11 +521,11 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	default:
 		outcome = fmt.Sprintf("silent: not synced, nothing reported within %s of the answer", S33ReportBound)
 	}
-	env.Observe("informer "+name+": outcome", outcome)
-	env.Observe("informer "+name+": watch error handler", orNone(errs.texts(ns)))
+	env.Observe(report.Value("informer "+name+": outcome", outcome))
+	env.Observe(report.Value("informer "+name+": watch error handler", orNone(errs.texts(ns))))
 	if len(reports) > 0 {
 		lat := max(reports[0].at.Sub(answered), 0)
-		env.ObserveNumber("informer "+name+": report after the answer", lat.Seconds(), report.UnitSeconds)
+		env.Observe(report.Seconds("informer "+name+": report after the answer", lat))
 		env.RecordBound("informer "+name+" reported the Table answer", answered, reports[0].at, S33ReportBound, lat <= S33ReportBound)
 	}
 	note := ""
@@ -551,8 +551,8 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 
 	e2e.By("a plain GET asking for a Table")
 	rows, ct, columns := getTable(ctx, s, env.User, ns)
-	env.Observe("a GET asking for a Table: Content-Type", probe.MediaNames(ct))
-	env.Observe("a GET asking for a Table: columns", strings.Join(columns, ", "))
+	env.Observe(report.Value("a GET asking for a Table: Content-Type", probe.MediaNames(ct)))
+	env.Observe(report.Value("a GET asking for a Table: columns", strings.Join(columns, ", ")))
 	Expect(rows).To(ConsistOf(names), TableRows+" (Content-Type %q, columns %v)", ct, columns)
 }
 

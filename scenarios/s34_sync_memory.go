@@ -324,16 +324,16 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 		// A LIST's peak falls where a GC cycle meets the answer's buffer
 		// growing and being decoded: 64-110 MiB over ten runs of the same
 		// code. A streaming list's grows with the objects: 36-40 MiB.
-		peak := env.ObserveNumber
+		peak := report.MiB("peak live heap during the sync, "+m.what, inMiB(m.m.peak))
 		if m.m.first != "streaming list" {
-			peak = env.ObserveVaryingNumber
+			peak = peak.Varying()
 		}
-		peak("peak live heap during the sync, "+m.what, inMiB(m.m.peak), report.UnitMiB)
-		env.ObserveVaryingNumber("peak heap in use during the sync, "+m.what, inMiB(m.m.peakInUse), report.UnitMiB)
-		env.ObserveNumber("heap retained after the sync, "+m.what, inMiB(m.m.retained), report.UnitMiB)
+		env.Observe(peak)
+		env.Observe(report.MiB("peak heap in use during the sync, "+m.what, inMiB(m.m.peakInUse)).Varying())
+		env.Observe(report.MiB("heap retained after the sync, "+m.what, inMiB(m.m.retained)))
 		detector := ""
 		if m.m.detector {
-			env.ObserveVaryingNumber("peak live heap with the consistency detector's LIST, "+m.what, inMiB(m.m.peakAll), report.UnitMiB)
+			env.Observe(report.MiB("peak live heap with the consistency detector's LIST, "+m.what, inMiB(m.m.peakAll)).Varying())
 			detector = fmt.Sprintf("; %.1f MiB with the consistency detector's LIST", inMiB(m.m.peakAll))
 		}
 		e2e.AddReportEntry("S34 "+m.what, fmt.Sprintf("%s: peak live heap %.1f MiB (%.2f x the data), in use %.1f MiB%s; retained %.1f MiB (%.2f x the data); above a baseline of %.1f MiB; synced in %s (%d heap samples, %d GC cycles)",

@@ -237,7 +237,7 @@ func TestCompareSameCodeSeries(t *testing.T) {
 			writeRun(t, filepath.Join(root, side), "run-"+string(rune('a'+i)), "v0.36.6",
 				spec("S2 blackhole", outcome, 5, nil),
 				spec("S6 restore", "passed", float64(8+3*i), map[report.Cause]int{"410 Gone": 1 + i%2, report.Cause([]string{"clean close", "transport error"}[i%2]): 1}),
-				report.SpecSummary{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Counted("pods", "LISTs", float64(20+i), report.UnitCalls)}})
+				report.SpecSummary{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Calls("LISTs", 20+i).Of("pods")}})
 		}
 	}
 	b, h := loadSides(t, filepath.Join(root, "base"), filepath.Join(root, "head"))
@@ -323,7 +323,7 @@ func TestRunVerdict(t *testing.T) {
 func TestCompareTiesObservationsUpstream(t *testing.T) {
 	root := t.TempDir()
 	obs := func(what string) report.SpecSummary {
-		return report.SpecSummary{Spec: "S10 shutdown", Outcome: "passed", Observations: []report.Observation{report.Valued("pods", what, "protobuf")}}
+		return report.SpecSummary{Spec: "S10 shutdown", Outcome: "passed", Observations: []report.Observation{report.Value(what, "protobuf").Of("pods")}}
 	}
 	base := writeRun(t, root, "base", "v0.34.13", obs("GET list /api/v1/namespaces/x/pods: Accept"))
 	head := writeRun(t, root, "head", "v0.35.0", obs("GET streaming list /api/v1/namespaces/x/pods: Accept"))

@@ -19,11 +19,12 @@ import (
 
 // observed is one observation over a side's runs.
 type observed struct {
-	values  []string  // distinct values, in order of first sight
-	numbers []float64 // one per run that had it
-	unit    string
-	runs    int  // runs that had it
-	varies  bool // a run marked it as varying between runs (report.Observation.Varies)
+	values  []string     // distinct values, in order of first sight
+	numbers []float64    // one per run that had it
+	unit    string       // the numbers' unit, for the reader
+	class   report.Class // the noise class (report.Observation.NoiseClass)
+	runs    int          // runs that had it
+	varies  bool         // a run marked it as varying between runs (report.Observation.Varies)
 }
 
 // observationsOf adds a run's observations of a spec to acc.
@@ -33,7 +34,7 @@ func observationsOf(acc map[string]*observed, obs []report.Observation) {
 		k := o.Key()
 		a := acc[k]
 		if a == nil {
-			a = &observed{unit: o.Unit}
+			a = &observed{unit: o.Unit, class: o.NoiseClass()}
 			acc[k] = a
 		}
 		if !seen[k] {
@@ -49,17 +50,18 @@ func observationsOf(acc map[string]*observed, obs []report.Observation) {
 	}
 }
 
-// noiseOf is the noise rule of a unit: seconds as recoveries (n), calls
-// apart by more than one call and half of BASE's, memory by more than
-// 4 MiB and half of BASE's (S34's live heap peaks spread 64-78 MiB over
-// four runs of the same code on a loaded machine; the change S34 is there
-// to see, a streaming list's peak with a stripping transform, goes from
-// about 37 to 6.5 MiB).
-func noiseOf(unit string, n noise) noise {
-	switch unit {
-	case report.UnitCalls:
+// noiseOf is the noise rule of a class (report.Class, declared where the
+// observation is recorded): durations as recoveries (n), counts apart by
+// more than one call and half of BASE's, memory by more than 4 MiB and
+// half of BASE's (S34's live heap peaks spread 64-78 MiB over four runs of
+// the same code on a loaded machine; the change S34 is there to see, a
+// streaming list's peak with a stripping transform, goes from about 37 to
+// 6.5 MiB).
+func noiseOf(class report.Class, n noise) noise {
+	switch class {
+	case report.Count:
 		return noise{Seconds: 1, Ratio: 0.5}
-	case report.UnitMiB:
+	case report.Memory:
 		return noise{Seconds: 4, Ratio: 0.5}
 	}
 	return n
@@ -129,7 +131,7 @@ func observationChanged(k string, b, h *observed, bRuns, hRuns int, n noise) (st
 	case b == nil || h == nil:
 		return "", false
 	case len(b.numbers) > 0 && len(h.numbers) > 0:
-		if noiseOf(b.unit, n).beyond(b.numbers, h.numbers) {
+		if noiseOf(b.class, n).beyond(b.numbers, h.numbers) {
 			return fmt.Sprintf("%s moved from %s to %s", k, b.describe(), h.describe()), true
 		}
 	case len(b.values) > 0 && len(h.values) > 0:
@@ -149,7 +151,7 @@ func (o *observed) describe() string {
 	if len(o.numbers) > 0 {
 		lo, hi := slices.Min(o.numbers), slices.Max(o.numbers)
 		unit := " " + o.unit
-		if o.unit == report.UnitSeconds {
+		if o.class == report.Duration {
 			if hi-lo >= 0.05 {
 				return fmt.Sprintf("%.2f-%.2f s", lo, hi)
 			}

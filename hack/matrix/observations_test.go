@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/informer-conformance/informer-conformance/report"
 )
@@ -17,15 +18,15 @@ func observedSpec(name string, obs ...report.Observation) report.SpecSummary {
 func TestCompareObservations(t *testing.T) {
 	root := t.TempDir()
 	accept := func(v string) report.Observation {
-		return report.Valued("pods", "GET list /api/v1/namespaces/<ns>/pods: Accept", v)
+		return report.Value("GET list /api/v1/namespaces/<ns>/pods: Accept", v).Of("pods")
 	}
 	synced := func(s float64) report.Observation {
-		return report.Counted("pods", "start to synced", s, report.UnitSeconds)
+		return report.Seconds("start to synced", time.Duration(s*float64(time.Second))).Of("pods")
 	}
 	adds := func(n float64) report.Observation {
-		return report.Counted("pods", "handler calls: Add", n, report.UnitCalls)
+		return report.Calls("handler calls: Add", int(n)).Of("pods")
 	}
-	transforms := func(v string) report.Observation { return report.Valued("pods", "transform calls per object", v) }
+	transforms := func(v string) report.Observation { return report.Value("transform calls per object", v).Of("pods") }
 	base := writeRun(t, root, "base", "v0.33.0",
 		observedSpec("S1 restart", accept("protobuf"), synced(0.1), adds(5)),
 		observedSpec("S3 timeout", accept("protobuf"), synced(0.1), adds(5)),
@@ -35,7 +36,7 @@ func TestCompareObservations(t *testing.T) {
 		observedSpec("S1 restart", accept("JSON"), synced(0.2), adds(6)),
 		observedSpec("S3 timeout", accept("JSON"), synced(3.5), adds(10)),
 		observedSpec("S19 transform", accept("protobuf"), transforms("1, 2"), adds(5),
-			report.Valued("pods", "watch error handler", "Expired: too old resource version: N (N)")),
+			report.Value("watch error handler", "Expired: too old resource version: N (N)").Of("pods")),
 	)
 	b, _ := loadSide(base)
 	h, _ := loadSide(head)
@@ -70,7 +71,7 @@ func TestCompareObservations(t *testing.T) {
 func TestCompareMemoryObservations(t *testing.T) {
 	root := t.TempDir()
 	peak := func(what string, n float64) report.Observation {
-		return report.Counted("", "peak live heap during the sync, "+what, n, report.UnitMiB)
+		return report.MiB("peak live heap during the sync, "+what, n)
 	}
 	base := writeRun(t, root, "base", "v0.34.2", observedSpec("S34 memory", peak("stripped", 37.1), peak("whole", 64.4)))
 	head := writeRun(t, root, "head", "v0.34.3", observedSpec("S34 memory", peak("stripped", 6.5), peak("whole", 78)))
@@ -90,10 +91,10 @@ func TestCompareMemoryObservations(t *testing.T) {
 // side saw one of them; one that appears in only some runs neither.
 func TestCompareObservationsSeries(t *testing.T) {
 	root := t.TempDir()
-	v := func(s string) report.Observation { return report.Valued("pods", "watch statuses", s) }
+	v := func(s string) report.Observation { return report.Value("watch statuses", s).Of("pods") }
 	writeRun(t, root+"/base", "1", "v0.33.0", observedSpec("S1", v("200")))
 	writeRun(t, root+"/base", "2", "v0.33.0", observedSpec("S1", v("200, then ERROR event 410 Expired")))
-	writeRun(t, root+"/head", "1", "v0.34.0", observedSpec("S1", v("200"), report.Valued("pods", "watch error handler", "EOF")))
+	writeRun(t, root+"/head", "1", "v0.34.0", observedSpec("S1", v("200"), report.Value("watch error handler", "EOF").Of("pods")))
 	writeRun(t, root+"/head", "2", "v0.34.0", observedSpec("S1", v("200")))
 	b, err := loadSide(root + "/base")
 	if err != nil {
@@ -112,7 +113,7 @@ func TestCompareObservationsSeries(t *testing.T) {
 func TestVaryingObservationsNeedSeries(t *testing.T) {
 	root := t.TempDir()
 	st := func(v string) report.Observation {
-		return report.Varying(report.Valued("pods", "GET watch: statuses", v))
+		return report.Value("GET watch: statuses", v).Of("pods").Varying()
 	}
 	b1 := writeRun(t, root, "b1", "v0.36.6", observedSpec("S1", st("200")))
 	h1 := writeRun(t, root, "h1", "v0.37.2", observedSpec("S1", st("200 | 403")))
@@ -141,7 +142,7 @@ func TestVaryingObservationsNeedSeries(t *testing.T) {
 // it, no control, is).
 func TestControlsObservationsNotCompared(t *testing.T) {
 	root := t.TempDir()
-	obs := func(v string) report.Observation { return report.Valued("pods", "statuses", v) }
+	obs := func(v string) report.Observation { return report.Value("statuses", v).Of("pods") }
 	control := func(v string) report.SpecSummary {
 		s := observedSpec("S1 fails when broken", obs(v))
 		s.Labels = []string{report.LabelNegativeControl}

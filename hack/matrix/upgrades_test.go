@@ -10,7 +10,7 @@ import (
 func TestUpgradeSteps(t *testing.T) {
 	root := t.TempDir()
 	transforms := func(v string) report.SpecSummary {
-		return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
+		return observedSpec("S19 transform streaming list", report.Value("transform calls per object (the store's and the handler calls')", v).Of("pods"))
 	}
 	col := func(v string, s ...report.SpecSummary) column {
 		return column{ClientGo: v, Dir: writeRun(t, root, v, v, s...)}
@@ -72,7 +72,7 @@ func TestUpgradeStepsPerServer(t *testing.T) {
 func TestUpgradeStepMemory(t *testing.T) {
 	root := t.TempDir()
 	peak := func(n float64) report.SpecSummary {
-		return observedSpec("S34 memory streaming list", report.Counted("", "peak live heap during the sync, with a transform stripping the data", n, report.UnitMiB))
+		return observedSpec("S34 memory streaming list", report.MiB("peak live heap during the sync, with a transform stripping the data", n))
 	}
 	cols := []column{
 		{ClientGo: "v0.34.2", Dir: writeRun(t, root, "v0.34.2", "v0.34.2", peak(37.1))},
@@ -133,7 +133,7 @@ func TestKnownChangesApply(t *testing.T) {
 }
 
 func transformsSpec(v string) report.SpecSummary {
-	return observedSpec("S19 transform streaming list", report.Valued("pods", "transform calls per object (the store's and the handler calls')", v))
+	return observedSpec("S19 transform streaming list", report.Value("transform calls per object (the store's and the handler calls')", v).Of("pods"))
 }
 
 // TestMetricsHooksAddedByARelease: S32's "no such hook" observations are
