@@ -14,7 +14,8 @@ import (
 // the spec, naming the detector and the informer (probe.DetectorReported).
 const DetectorNote = report.DetectorNote
 
-// noteDetector adds DetectorNote to the Env's spec, once, when its
+// noteDetector records the detector's state in the Env's spec
+// (report.Spec's Detector), once, when its
 // informers stream their lists (client-go's WatchListClient gate on as the
 // informer is built: the spec's sync mode, or the gate's default).
 func (e *Env) noteDetector() {
@@ -22,5 +23,6 @@ func (e *Env) noteDetector() {
 		return
 	}
 	e.detectorNoted = true
-	AddReportEntry(DetectorNote, probe.DetectorState())
+	state := probe.DetectorState()
+	e.data.set(func(d *report.Spec) { d.Detector = state })
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/cluster/pool"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -109,6 +110,9 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	ginkgo.GinkgoHelper()
 	// First: the spec's data is written after every other clean-up.
 	e := &Env{data: newSpecData(), setup: s, stack: s.Mode.use(), Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	if s.Mode.Name != "" {
+		e.data.set(func(d *report.Spec) { d.SyncMode, d.Stack = s.Mode.Name, string(e.stack) })
+	}
 	ctx = faultlog.NewContext(ctx, e.Faults)
 	if e.stack.CBOR() {
 		// The server side of CBOR: a backend that cannot set

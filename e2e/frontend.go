@@ -136,7 +136,7 @@ func (ginkgoFrontEnd) DeferCleanup(timeout time.Duration, f func(ctx context.Con
 	ginkgo.DeferCleanup(args...)
 }
 func (ginkgoFrontEnd) AddReportEntry(name string, value any) {
-	if _, ok := value.(report.SpecData); ok {
+	if _, ok := value.(report.Spec); ok {
 		// Drawn and summed by the reports; on the console (its String:
 		// the numbers per informer) where a failure is read.
 		ginkgo.AddReportEntry(name, value, ginkgo.Offset(2), ginkgo.ReportEntryVisibilityFailureOrVerbose)

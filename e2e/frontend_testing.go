@@ -28,7 +28,7 @@ type TestingRun struct {
 	mu       sync.Mutex
 	prepared bool
 	version  string
-	specs    []SpecSummary
+	specs    []report.Spec
 }
 
 // NewTestingRun starts a run named suite.
@@ -53,7 +53,7 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 	if err := r.prepare(c); err != nil {
 		t.Fatal(err)
 	}
-	fe := &testingFrontEnd{t: t, c: c, dir: r.specDir(name), spec: SpecSummary{Spec: name}}
+	fe := &testingFrontEnd{t: t, c: c, dir: r.specDir(name), spec: report.Spec{Spec: name}}
 	undo, err := UseFrontEnd(fe)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func (r *TestingRun) Summary() SuiteSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cg := ClientGoInUse()
-	return SuiteSummary{Suite: r.Suite, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: r.version, Specs: append([]SpecSummary(nil), r.specs...)}
+	return SuiteSummary{Suite: r.Suite, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: r.version, Specs: append([]report.Spec(nil), r.specs...)}
 }
 
 // WriteReports writes the run's informer report
@@ -151,7 +151,7 @@ func (r *TestingRun) WriteReports() error {
 		case "passed":
 			passed++
 		case "skipped":
-			skipped = append(skipped, s.Spec+": "+s.Notes["skipped"])
+			skipped = append(skipped, s.Spec+": "+s.Skipped)
 		}
 	}
 	if passed == 0 {
@@ -167,7 +167,7 @@ type testingFrontEnd struct {
 	dir string
 
 	mu   sync.Mutex
-	spec SpecSummary
+	spec report.Spec
 }
 
 func (f *testingFrontEnd) failed(message string) {
@@ -186,7 +186,9 @@ func (f *testingFrontEnd) Fail(message string) {
 
 func (f *testingFrontEnd) Skip(reason string) {
 	f.t.Helper()
-	f.AddReportEntry("skipped", reason)
+	f.mu.Lock()
+	f.spec.Skipped = reason
+	f.mu.Unlock()
 	f.t.Skip(reason)
 }
 
@@ -212,7 +214,7 @@ func (f *testingFrontEnd) AddReportEntry(name string, value any) {
 	// only for entries from other Ginkgo processes).
 	addEntry(&f.spec, name, value, "", fmt.Sprint(value))
 	f.mu.Unlock()
-	if d, ok := value.(report.SpecData); ok {
+	if d, ok := value.(report.Spec); ok {
 		if len(d.Informers) > 0 { // the rest is drawn by the HTML report, too long for a log
 			f.t.Logf("%v", d)
 		}

@@ -46,7 +46,7 @@ func TestTestingRunReports(t *testing.T) {
 			}
 			By("doing nothing")
 			AddReportEntry("S0 outcome", "fine")
-			AddReportEntry(report.SpecEntry, report.SpecData{Informers: []Numbers{{Informer: "pods", Dials: 1}}})
+			AddReportEntry(report.SpecEntry, report.Spec{Informers: []Numbers{{Informer: "pods", Dials: 1}}})
 			DeferCleanup(0, func(context.Context) error {
 				cleanedUp = current().TB() == t
 				return nil
@@ -81,7 +81,7 @@ func TestTestingRunReports(t *testing.T) {
 	if pass.Outcome != "passed" || pass.Notes["S0 outcome"] != "fine" || len(pass.Informers) != 1 || pass.Informers[0].Dials != 1 {
 		t.Errorf("passed spec reported as %+v", pass)
 	}
-	if skip.Outcome != "skipped" || !strings.Contains(skip.Notes["skipped"], "2 kube-apiservers") {
+	if skip.Outcome != "skipped" || !strings.Contains(skip.Skipped, "2 kube-apiservers") {
 		t.Errorf("skipped spec reported as %+v", skip)
 	}
 }
@@ -135,7 +135,7 @@ func TestTestingFrontEndSkips(t *testing.T) {
 			fe := &testingFrontEnd{t: t, c: linkedCluster{}}
 			t.Cleanup(func() {
 				fe.mu.Lock()
-				why := fe.spec.Notes["skipped"]
+				why := fe.spec.Skipped
 				fe.mu.Unlock()
 				switch {
 				case tc.wantSkip == "" && t.Skipped():

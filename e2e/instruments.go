@@ -154,7 +154,7 @@ func (e *Env) StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Optio
 		if stopErr != nil || current().Failed() {
 			path, err := o.dump()
 			if err != nil {
-				AddReportEntry("probe dump failed", err.Error())
+				e.Note("probe dump failed", err.Error())
 			} else {
 				AddReportEntry("probe record", path)
 			}

@@ -20,19 +20,22 @@ func WriteReports(r ginkgo.Report) error {
 	if r.SuiteConfig.DryRun {
 		return nil
 	}
-	var specs []SpecSummary
+	var specs []report.Spec
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		sum := SpecSummary{
+		sum := report.Spec{
 			Spec:    strings.Join(append(slices.Clone(s.ContainerHierarchyTexts), s.LeafNodeText), " "),
 			Labels:  s.Labels(),
 			Outcome: s.State.String(),
 			Seconds: s.RunTime.Seconds(),
 		}
-		if s.Failed() {
+		switch {
+		case s.Failed():
 			sum.Failure = s.Failure.Message
+		case s.State == types.SpecStateSkipped:
+			sum.Skipped = s.Failure.Message
 		}
 		for _, e := range s.ReportEntries {
 			addEntry(&sum, e.Name, e.Value.GetRawValue(), e.Value.AsJSON, e.StringRepresentation())
@@ -44,13 +47,13 @@ func WriteReports(r ginkgo.Report) error {
 	return writeSummary(SuiteSummary{Suite: r.SuiteDescription, ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoUnknown: cg.Unknown, KubeAPIServer: KubeAPIServerVersion(), Etcd: EtcdVersion(), ClientSettings: &settings, Specs: specs})
 }
 
-// addEntry adds a report entry to the spec's summary: the harness's data
+// addEntry adds a report entry to the spec's record: what its Env filled
 // (report.SpecEntry: raw in-process; from parallel processes only its
-// JSON), or a note.
-func addEntry(sum *SpecSummary, name string, raw any, asJSON, asString string) {
+// JSON), or a note in words.
+func addEntry(sum *report.Spec, name string, raw any, asJSON, asString string) {
 	if name == report.SpecEntry {
-		if d, ok := report.DecodeSpecData(raw, asJSON); ok {
-			sum.Add(d)
+		if d, ok := report.DecodeSpec(raw, asJSON); ok {
+			sum.Merge(d)
 		}
 		return
 	}

@@ -19,7 +19,7 @@ func TestWriteReports(t *testing.T) {
 	setenv(t, "INFORMER_CONFORMANCE_ARTIFACTS", dir)
 	n := Numbers{Informer: "pods", Reinitialisations: map[probe.Cause]int{probe.CauseGone: 2}, Dials: 3,
 		Requests: map[string]int{"watch": 4}, Events: map[string]int{"Add": 1}, RecoverySeconds: 1.5}
-	d := report.SpecData{Informers: []Numbers{n}, Time: map[string]float64{timing.ClusterStart: 2}, Timeline: &Timeline{EndMs: 7}, ClusterFrom: "started"}
+	d := report.Spec{Informers: []Numbers{n}, Time: map[string]float64{timing.ClusterStart: 2}, Timeline: &Timeline{EndMs: 7}, ClusterFrom: "started"}
 	raw, _ := json.Marshal(d)
 	r := types.Report{SuiteDescription: "s", SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "in process", State: types.SpecStatePassed,
@@ -51,7 +51,7 @@ func TestWriteReports(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	var got struct{ Specs []SpecSummary }
+	var got struct{ Specs []report.Spec }
 	data, _ := os.ReadFile(jsonPath)
 	if err := json.Unmarshal(data, &got); err != nil || len(got.Specs) != 2 || got.Specs[1].Failure != "boom" {
 		t.Fatalf("json report %s: %v", data, err)
@@ -59,7 +59,7 @@ func TestWriteReports(t *testing.T) {
 	for _, s := range got.Specs {
 		// The one entry carries it all, in process and from another one.
 		if s.Time[timing.ClusterStart] != 2 || s.Timeline == nil || s.Timeline.EndMs != 7 || len(s.Informers) != 1 {
-			t.Errorf("spec %q: time %v, timeline %v, informers %v: want the SpecData entry's", s.Spec, s.Time, s.Timeline, s.Informers)
+			t.Errorf("spec %q: time %v, timeline %v, informers %v: want the report.SpecEntry's", s.Spec, s.Time, s.Timeline, s.Informers)
 		}
 		if _, ok := s.Notes[report.SpecEntry]; ok {
 			t.Errorf("spec %q: the data entry is not a note: %v", s.Spec, s.Notes)

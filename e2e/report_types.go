@@ -7,7 +7,6 @@ import "github.com/informer-conformance/informer-conformance/report"
 // them where the specs and the harness use them.
 type (
 	SuiteSummary     = report.SuiteSummary
-	SpecSummary      = report.SpecSummary
 	Numbers          = report.Numbers
 	Gate             = report.Gate
 	Timeline         = report.Timeline

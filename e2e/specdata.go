@@ -2,21 +2,23 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
-// specData collects what the harness measures of one spec
-// (report.SpecData: the numbers per informer, the timeline, the time per
-// phase, where its cluster came from) and writes it once, as the spec's
-// report.SpecEntry, when the spec ends. StartEnv makes it before anything
-// else, so that its clean-up runs after every other one (the cluster's
-// close included). A nil *specData records nothing.
+// specData collects what the spec's Env fills of its report.Spec (its
+// sync mode and stack, the numbers per informer, the timeline, the time
+// per phase, where its cluster came from, the observations, the notes) and
+// writes it once, as the spec's report.SpecEntry, when the spec ends.
+// StartEnv makes it before anything else, so that its clean-up runs after
+// every other one (the cluster's close included). A nil *specData records
+// nothing.
 type specData struct {
 	mu sync.Mutex
-	d  report.SpecData
+	d  report.Spec
 }
 
 func newSpecData() *specData {
@@ -76,7 +78,7 @@ func (s *specData) timeline(t Timeline) {
 }
 
 // TimePhase starts timing a phase of the spec; the func it returns ends it
-// and adds its time to the spec's report (report.SpecData's Time). Name it
+// and adds its time to the spec's report (report.Spec's Time). Name it
 // after what the spec waits for ("server: graceful shutdown").
 func (e *Env) TimePhase(name string) (end func()) { return e.data.phase(name) }
 
@@ -118,3 +120,39 @@ func (s *specData) rateLimiter(w report.LimiterWaits) {
 	defer s.mu.Unlock()
 	s.d.RateLimiter = &w
 }
+
+// set changes the spec's record under its lock.
+func (s *specData) set(f func(d *report.Spec)) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.d)
+}
+
+// Note records the scenario's outcome in words under name ("S7 outcome"),
+// in the spec's report (report.Spec's Notes: for the reader, never read
+// back; what two runs compare is an Observation) and on the console where
+// the test framework shows a spec's entries. A second note of one name
+// replaces the first.
+func (e *Env) Note(name string, value any) {
+	text := fmt.Sprint(value)
+	e.data.set(func(d *report.Spec) {
+		if d.Notes == nil {
+			d.Notes = map[string]string{}
+		}
+		d.Notes[name] = text
+	})
+	current().AddReportEntry(name, value)
+}
+
+// UpstreamLimitation records the client-go behaviour the spec documents
+// and cannot change, as it found it (report.Spec's UpstreamLimitation: the
+// reports mark the spec with it).
+func (e *Env) UpstreamLimitation(why string) {
+	e.data.set(func(d *report.Spec) { d.UpstreamLimitation = why })
+}
+
+// Note is Env.Note of the informer's spec.
+func (o *Observed) Note(name string, value any) { o.env.Note(name, value) }

@@ -55,12 +55,10 @@ func (m SyncMode) use() probe.Stack {
 		}
 	}
 	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
-	AddReportEntry("sync mode", m.Name)
 	stack := m.Stack.OrTyped()
 	if stack.CBOR() {
 		useCBORClient()
 	}
-	AddReportEntry("stack", string(stack))
 	return stack
 }
 

@@ -49,7 +49,7 @@ func verdictLine(name string, labels []string, server string) string {
 	cg := ClientGoInUse()
 	gates, _ := ClientGoGates() // without them, every gate counts as at its default
 	sum := report.SuiteSummary{ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoGates: gates, KubeAPIServer: server}
-	s := report.SpecSummary{Spec: name, Labels: labels, RateLimiter: currentLimiterWaits()}
+	s := report.Spec{Spec: name, Labels: labels, RateLimiter: currentLimiterWaits()}
 	settings := ClientSettingsInForce()
 	sum.ClientSettings = &settings
 	return VerdictPrefix + report.Verdict(sum, s, data).Line()

@@ -56,7 +56,7 @@ const (
 // outcomeOf is the summary's class of a spec's outcome: passed, skipped
 // (pending too), interrupted (stopped by another spec's failure, not
 // failed on its own) or failed (failed, panicked, timed out, aborted).
-func outcomeOf(s SpecSummary) string {
+func outcomeOf(s Spec) string {
 	switch s.Outcome {
 	case "passed":
 		return outcomePassed
@@ -120,29 +120,21 @@ func compareScenarios(a, b string) int {
 
 // byScenario sorts specs by scenario, then by name (a stable order, not
 // the completion order of parallel processes).
-func byScenario(specs []SpecSummary) []SpecSummary {
+func byScenario(specs []Spec) []Spec {
 	out := slices.Clone(specs)
-	slices.SortStableFunc(out, func(a, b SpecSummary) int {
+	slices.SortStableFunc(out, func(a, b Spec) int {
 		return cmp.Or(compareScenarios(scenarioOf(a.Spec), scenarioOf(b.Spec)), strings.Compare(a.Spec, b.Spec))
 	})
 	return out
 }
 
 // upstreamLimitation: the spec documents client-go behaviour it cannot
-// change (its name or a note says so).
-func upstreamLimitation(s SpecSummary) bool {
-	if strings.Contains(strings.ToLower(s.Spec), "upstream limitation") {
-		return true
-	}
-	for _, n := range s.Notes {
-		if strings.Contains(strings.ToLower(n), "upstream limitation") {
-			return true
-		}
-	}
-	return false
+// change (its name says so, or it recorded one: Spec.UpstreamLimitation).
+func upstreamLimitation(s Spec) bool {
+	return s.UpstreamLimitation != "" || strings.Contains(strings.ToLower(s.Spec), "upstream limitation")
 }
 
-func summarize(specs []SpecSummary) runSummary {
+func summarize(specs []Spec) runSummary {
 	var r runSummary
 	counts := map[string]*scenarioCounts{}
 	causes, causeSpecs := map[string]int{}, map[string]int{}
@@ -285,18 +277,15 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"counts":   Counts[string],
 	"causes":   func(n Numbers) string { return Counts(n.Reinitialisations) },
 	"scenario": scenarioOf,
-	"failed":   func(s SpecSummary) bool { return outcomeOf(s) == outcomeFailed },
+	"failed":   func(s Spec) bool { return outcomeOf(s) == outcomeFailed },
 	"limited":  upstreamLimitation,
-	"sortedNotes": func(m map[string]string) []string {
-		return slices.Sorted(maps.Keys(m))
-	},
-	"pct": func(r float64) string { return fmt.Sprintf("%.0f%%", 100*r) },
-	"sub": func(a, b int) int { return a - b },
+	"pct":      func(r float64) string { return fmt.Sprintf("%.0f%%", 100*r) },
+	"sub":      func(a, b int) int { return a - b },
 }).Parse(reportTemplateText))
 
 type scenarioGroup struct {
 	Scenario string
-	Specs    []SpecSummary
+	Specs    []Spec
 }
 
 // htmlReport renders sum as one self-contained HTML page: no script, no
@@ -304,7 +293,7 @@ type scenarioGroup struct {
 func htmlReport(sum SuiteSummary, title string) ([]byte, error) {
 	specs := byScenario(sum.Specs)
 	var groups []scenarioGroup
-	var failing, interrupted []SpecSummary
+	var failing, interrupted []Spec
 	for _, s := range specs {
 		sc := scenarioOf(s.Spec)
 		if len(groups) == 0 || groups[len(groups)-1].Scenario != sc {

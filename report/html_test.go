@@ -38,12 +38,12 @@ func sampleSummary() SuiteSummary {
 	}
 	return SuiteSummary{Suite: "conformance", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3",
 		ClientGoGates: map[string]Gate{"WatchListClient": {Enabled: false, Default: true}, "InformerResourceVersion": {Enabled: true, Default: true}},
-		Specs: []SpecSummary{
+		Specs: []Spec{
 			{Spec: "S2 stale HTTP/2 connection recovers", Outcome: "skipped"},
 			{Spec: "S12 relist storm cost", Outcome: "passed", Timeline: &Timeline{EndMs: 3000, Informers: storm}},
 			{Spec: "S1 kube-apiserver restart <b>hard</b>", Outcome: "failed", Failure: "informer pods saw every delete <script>", Timeline: restart,
-				Informers: []Numbers{{Informer: "pods", Reinitialisations: map[Cause]int{"transport error": 1}, Requests: map[string]int{"list": 2}, Events: map[string]int{"Add": 1}}},
-				Notes:     map[string]string{"S1 outcome": "UPSTREAM LIMITATION: something"}},
+				Informers:          []Numbers{{Informer: "pods", Reinitialisations: map[Cause]int{"transport error": 1}, Requests: map[string]int{"list": 2}, Events: map[string]int{"Add": 1}}},
+				UpstreamLimitation: "something", Notes: map[string]string{"S1 outcome": "restarted"}},
 		}}
 }
 
@@ -111,7 +111,7 @@ func TestSummaryMarkdown(t *testing.T) {
 func TestControlBoundsStayInTheirTimelines(t *testing.T) {
 	sum := sampleSummary()
 	missed := &Timeline{EndMs: 12000, Bounds: []Bound{{What: "converged through the failover", FromMs: 0, AtMs: 10000, BoundSeconds: 10, Within: false}}}
-	sum.Specs = append(sum.Specs, SpecSummary{Spec: "S11 HA apiservers: failover fails when the client does not go through the failover address",
+	sum.Specs = append(sum.Specs, Spec{Spec: "S11 HA apiservers: failover fails when the client does not go through the failover address",
 		Labels: []string{"ha", LabelNegativeControl}, Outcome: "passed", Timeline: missed})
 	r := summarize(sum.Specs)
 	for _, b := range r.Bounds {
@@ -128,11 +128,11 @@ func TestControlBoundsStayInTheirTimelines(t *testing.T) {
 // are the specs that ran and document one, failed ones too (named so), as
 // the badges below them say; a skipped one documented nothing.
 func TestLimitationsCountEverySpecThatRan(t *testing.T) {
-	specs := []SpecSummary{
+	specs := []Spec{
 		{Spec: "S7 a passed upstream limitation", Outcome: "passed"},
 		{Spec: "S7 a failed upstream limitation", Outcome: "failed"},
 		{Spec: "S7 a skipped upstream limitation", Outcome: "skipped"},
-		{Spec: "S7 a note", Outcome: "passed", Notes: map[string]string{"S7 outcome": "upstream limitation: documented"}},
+		{Spec: "S7 a note", Outcome: "passed", UpstreamLimitation: "documented"},
 		{Spec: "S7 no limitation", Outcome: "failed"},
 	}
 	r := summarize(specs)
@@ -149,7 +149,7 @@ func TestLimitationsCountEverySpecThatRan(t *testing.T) {
 // spec that failed as failing, first; the specs the stop interrupted in
 // other processes are counted and listed apart, after it, not as failures.
 func TestInterruptedSpecsAreNotFailures(t *testing.T) {
-	sum := SuiteSummary{Suite: "conformance", Specs: []SpecSummary{
+	sum := SuiteSummary{Suite: "conformance", Specs: []Spec{
 		{Spec: "S1 kube-apiserver restart graceful", Outcome: "interrupted"},
 		{Spec: "S2 stale HTTP/2 connection recovers", Outcome: "interrupted"},
 		{Spec: "S13 GOAWAY across HA kube-apiservers", Outcome: "failed", Failure: "boom"},
@@ -236,7 +236,7 @@ func TestReportSaysWhyClientGoIsUnknown(t *testing.T) {
 func TestBoundFailedIsNotMissed(t *testing.T) {
 	sum := sampleSummary()
 	failed := &Timeline{EndMs: 12000, Bounds: []Bound{{What: "the clientset's requests succeeded", FromMs: 0, AtMs: 4050, BoundSeconds: 10, Failed: "2 of 2 requests failed (GET: EOF)"}}}
-	sum.Specs = append(sum.Specs, SpecSummary{Spec: "S20 requests", Outcome: "failed", Timeline: failed})
+	sum.Specs = append(sum.Specs, Spec{Spec: "S20 requests", Outcome: "failed", Timeline: failed})
 	md := summaryMarkdown("t", "h", summarize(sum.Specs))
 	if !strings.Contains(md, "| S20 requests | the clientset's requests succeeded | 4.05 s | 10 s | failed: 2 of 2 requests failed (GET: EOF) |") {
 		t.Errorf("summary:\n%s", md)

@@ -21,7 +21,7 @@ func Merge(parts []SuiteSummary) (SuiteSummary, error) {
 	}
 	out := parts[0]
 	out.Specs = nil
-	byName := map[string]SpecSummary{}
+	byName := map[string]Spec{}
 	ranIn := map[string]int{}
 	for i, p := range parts {
 		if p.Suite != out.Suite || p.ClientGo != out.ClientGo || p.KubeAPIServer != out.KubeAPIServer || p.Etcd != out.Etcd || p.ClientGoReplacement != out.ClientGoReplacement || p.ClientGoUnknown != out.ClientGoUnknown {

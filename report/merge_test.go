@@ -8,14 +8,14 @@ import (
 	"testing"
 )
 
-func part(specs ...SpecSummary) SuiteSummary {
+func part(specs ...Spec) SuiteSummary {
 	return SuiteSummary{Suite: "conformance", ClientGo: "v0.36.6", KubeAPIServer: "v1.36.3",
 		ClientGoGates: map[string]Gate{"WatchListClient": {Enabled: true, Default: true}}, Specs: specs}
 }
 
 func TestMergeParts(t *testing.T) {
-	a := part(SpecSummary{Spec: "S1 restart", Outcome: "passed"}, SpecSummary{Spec: "S8 resync", Outcome: "skipped"}, SpecSummary{Spec: "S9 sync", Outcome: "skipped"})
-	b := part(SpecSummary{Spec: "S1 restart", Outcome: "skipped"}, SpecSummary{Spec: "S8 resync", Outcome: "failed", Failure: "x"}, SpecSummary{Spec: "S9 sync", Outcome: "skipped"})
+	a := part(Spec{Spec: "S1 restart", Outcome: "passed"}, Spec{Spec: "S8 resync", Outcome: "skipped"}, Spec{Spec: "S9 sync", Outcome: "skipped"})
+	b := part(Spec{Spec: "S1 restart", Outcome: "skipped"}, Spec{Spec: "S8 resync", Outcome: "failed", Failure: "x"}, Spec{Spec: "S9 sync", Outcome: "skipped"})
 	m, err := Merge([]SuiteSummary{a, b})
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +61,8 @@ func TestMergeParts(t *testing.T) {
 func TestMergeFilesWritesTheReport(t *testing.T) {
 	root := t.TempDir()
 	for i, p := range []SuiteSummary{
-		part(SpecSummary{Spec: "S1 restart", Outcome: "passed"}, SpecSummary{Spec: "S8 resync", Outcome: "skipped"}),
-		part(SpecSummary{Spec: "S1 restart", Outcome: "skipped"}, SpecSummary{Spec: "S8 resync", Outcome: "passed"}),
+		part(Spec{Spec: "S1 restart", Outcome: "passed"}, Spec{Spec: "S8 resync", Outcome: "skipped"}),
+		part(Spec{Spec: "S1 restart", Outcome: "skipped"}, Spec{Spec: "S8 resync", Outcome: "passed"}),
 	} {
 		if err := Write(FilesIn(filepath.Join(root, "parts", string(rune('a'+i))), "conformance"), p); err != nil {
 			t.Fatal(err)

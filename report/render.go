@@ -116,13 +116,13 @@ func gatesLine(gates map[string]Gate) string {
 
 // markdown is the table of the markdown report: a row per spec and
 // informer, by scenario (byScenario).
-func markdown(specs []SpecSummary) string {
+func markdown(specs []Spec) string {
 	var b strings.Builder
 	b.WriteString("## Specs by scenario\n\n")
 	b.WriteString("| spec | outcome | informer | re-initialisations by cause | dials | requests | events | recovery | notes |\n")
 	b.WriteString("|---|---|---|---|---:|---|---|---:|---|\n")
 	for _, s := range byScenario(specs) {
-		notes := notesCell(s.Notes)
+		notes := notesCell(s.NoteList())
 		if len(s.Informers) == 0 {
 			fmt.Fprintf(&b, "| %s | %s | | | | | | | %s |\n", s.Spec, s.Outcome, notes)
 			continue
@@ -135,10 +135,30 @@ func markdown(specs []SpecSummary) string {
 	return b.String()
 }
 
-func notesCell(notes map[string]string) string {
+func notesCell(notes []Note) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(notes)) {
-		parts = append(parts, k+": "+strings.ReplaceAll(notes[k], "|", "\\|"))
+	for _, n := range notes {
+		parts = append(parts, n.Name+": "+strings.ReplaceAll(n.Text, "|", "\\|"))
 	}
 	return strings.ReplaceAll(strings.Join(parts, "; "), "\n", " ")
+}
+
+// Note is a line of a spec's notes as the reports show them: a name and
+// its text.
+type Note struct{ Name, Text string }
+
+// NoteList is what the reports show of s beside its numbers: its sync
+// mode, stack, the consistency detector's state and the upstream
+// limitation it documents, then its notes by name.
+func (s Spec) NoteList() []Note {
+	var out []Note
+	for _, n := range []Note{{"sync mode", s.SyncMode}, {"stack", s.Stack}, {DetectorNote, s.Detector}, {"upstream limitation", s.UpstreamLimitation}} {
+		if n.Text != "" {
+			out = append(out, n)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Notes)) {
+		out = append(out, Note{k, s.Notes[k]})
+	}
+	return out
 }

@@ -64,15 +64,40 @@ func FilesIn(dir, suite string) Files {
 	return Files{JSON: base + ".json", Markdown: base + ".md", Summary: base + ".summary.md", HTML: base + ".html"}
 }
 
-// SpecSummary is one spec in the run's informer report.
-type SpecSummary struct {
-	Spec      string    `json:"spec"`
-	Labels    []string  `json:"labels,omitempty"`
-	Outcome   string    `json:"outcome"`
-	Seconds   float64   `json:"seconds"`
-	Informers []Numbers `json:"informers,omitempty"`
-	// Notes are the spec's other report entries: the sync mode, a
-	// scenario's measured outcome ("S7 outcome", ...), extra numbers.
+// Spec is the record of one spec in a run's informer report, the one thing
+// the reports (markdown, HTML, JSON), the failure messages, compare, the
+// verdicts and runcheck read. The front end fills what the test framework
+// knows (name, labels, outcome, time, failure, why it skipped); the spec's
+// Env fills what the harness measured (its sync mode and stack, the
+// numbers per informer, the timeline, the time per phase, where its
+// cluster came from, the observations, the rate limiter's holds) and the
+// scenario's notes, in one report entry (SpecEntry) written when the spec
+// ends; the report adds the verdict. A field of its own is one field here
+// and a renderer where it is shown (CONTRIBUTING: "Adding a field to the
+// report").
+type Spec struct {
+	Spec    string   `json:"spec"`
+	Labels  []string `json:"labels,omitempty"`
+	Outcome string   `json:"outcome"`
+	Seconds float64  `json:"seconds"`
+	// Skipped is why the spec skipped (the skip's message).
+	Skipped string `json:"skipped,omitempty"`
+	// SyncMode is the sync mode its informers ran in (e2e.SyncMode's
+	// name: "list", "streaming list"); empty for client-go's default.
+	SyncMode string `json:"syncMode,omitempty"`
+	// Stack is the informer stack its informers were built on ("typed",
+	// "dynamic", ...; probe.Stack).
+	Stack string `json:"stack,omitempty"`
+	// Detector says whether client-go's watch-list consistency detector
+	// checked its streaming lists ("on", or "off" and why); empty when its
+	// informers did not stream their lists.
+	Detector string `json:"detector,omitempty"`
+	// UpstreamLimitation is the client-go behaviour the spec documents
+	// and cannot change, as the spec found it; empty for none.
+	UpstreamLimitation string    `json:"upstreamLimitation,omitempty"`
+	Informers          []Numbers `json:"informers,omitempty"`
+	// Notes are the scenario's measured outcome in words, by name ("S7
+	// outcome", ...): for the reader, never read back.
 	Notes   map[string]string `json:"notes,omitempty"`
 	Failure string            `json:"failure,omitempty"`
 	// Timeline is what the spec's instruments saw, on one time axis.
@@ -80,11 +105,16 @@ type SpecSummary struct {
 	// Time is where the spec's time went: seconds per phase
 	// (package timing: the cluster's start, waits on the server, ...).
 	Time map[string]float64 `json:"time,omitempty"`
+	// ClusterFrom says where the spec's own cluster came from: "started"
+	// when the spec asked, "spare ready" or "spare still starting" when it
+	// was started ahead, while the spec before ran (cluster/pool.Spares);
+	// empty for a shared cluster.
+	ClusterFrom string `json:"clusterFrom,omitempty"`
 	// Observations are what the spec saw its informers and their clients
 	// do, in a form two runs compare (hack/matrix compare).
 	Observations []Observation `json:"observations,omitempty"`
-	// RateLimiter is what the client-side rate limiter held the informers'
-	// requests (SpecData.RateLimiter).
+	// RateLimiter is what client-go's client-side rate limiter held the
+	// informers' requests (nil: not observed).
 	RateLimiter *LimiterWaits `json:"rateLimiter,omitempty"`
 	// Verdict says what a failed spec's failure is: known behaviour of the
 	// client-go under test (with the upstream change) or unexplained
@@ -93,31 +123,10 @@ type SpecSummary struct {
 }
 
 // SpecEntry names the one Ginkgo report entry in which the harness records
-// a spec's data (SpecData), when the spec ends. The informer report and
-// runcheck read it with DecodeSpecData, never by parsing other entries.
+// what the spec's Env filled of its Spec, when the spec ends. The informer
+// report and runcheck read it with DecodeSpec, never by parsing other
+// entries.
 const SpecEntry = "informer-conformance"
-
-// SpecData is what the harness measured of one spec, written once: the
-// numbers per informer, the timeline, where its time went and where its
-// cluster came from.
-type SpecData struct {
-	Informers []Numbers `json:"informers,omitempty"`
-	// Timeline is what the spec's instruments saw, on one time axis.
-	Timeline *Timeline `json:"timeline,omitempty"`
-	// Time is seconds per phase (package timing).
-	Time map[string]float64 `json:"time,omitempty"`
-	// ClusterFrom says where the spec's own cluster came from: "started"
-	// when the spec asked, "spare ready" or "spare still starting" when it
-	// was started ahead, while the spec before ran (cluster/pool.Spares);
-	// empty for a shared cluster.
-	ClusterFrom string `json:"clusterFrom,omitempty"`
-	// Observations are what the spec saw its informers and their clients
-	// do (Observation).
-	Observations []Observation `json:"observations,omitempty"`
-	// RateLimiter is what the client-side rate limiter of the informers'
-	// clients held their requests (nil: not observed).
-	RateLimiter *LimiterWaits `json:"rateLimiter,omitempty"`
-}
 
 // LimiterWaits is what client-go's client-side rate limiter did to a
 // spec's informer clients: the requests it saw, those it held 50 ms or
@@ -149,42 +158,61 @@ func (w LimiterWaits) String() string {
 
 // String is the spec's numbers, an informer a line, for the console (the
 // timeline is drawn by the HTML report).
-func (d SpecData) String() string {
+func (s Spec) String() string {
 	var lines []string
-	for _, n := range d.Informers {
+	for _, n := range s.Informers {
 		lines = append(lines, "informer "+n.Informer+": "+n.String())
 	}
 	return strings.Join(lines, "\n")
 }
 
-// DecodeSpecData reads a SpecEntry's value: raw, in the process that
-// recorded it, or from its JSON (Ginkgo hands other processes' entries over
-// as JSON only); ok is false when it is neither.
-func DecodeSpecData(raw any, asJSON string) (d SpecData, ok bool) {
-	if d, ok := raw.(SpecData); ok {
-		return d, true
+// DecodeSpec reads a SpecEntry's value: raw, in the process that recorded
+// it, or from its JSON (Ginkgo hands other processes' entries over as JSON
+// only); ok is false when it is neither.
+func DecodeSpec(raw any, asJSON string) (s Spec, ok bool) {
+	if s, ok := raw.(Spec); ok {
+		return s, true
 	}
-	if err := json.Unmarshal([]byte(asJSON), &d); err != nil {
-		return SpecData{}, false
+	if err := json.Unmarshal([]byte(asJSON), &s); err != nil {
+		return Spec{}, false
 	}
-	return d, true
+	return s, true
 }
 
-// Add adds d to the spec's summary.
-func (s *SpecSummary) Add(d SpecData) {
-	s.Informers = append(s.Informers, d.Informers...)
-	s.Observations = append(s.Observations, d.Observations...)
-	if d.RateLimiter != nil {
-		s.RateLimiter = d.RateLimiter
+// Merge adds to s what the harness recorded of it (from, its SpecEntry):
+// every field from has and s has not; informers, observations, notes and
+// the time per phase are added to s's.
+func (s *Spec) Merge(from Spec) {
+	fill := func(dst *string, src string) {
+		if *dst == "" {
+			*dst = src
+		}
 	}
-	if d.Timeline != nil {
-		s.Timeline = d.Timeline
+	fill(&s.SyncMode, from.SyncMode)
+	fill(&s.Stack, from.Stack)
+	fill(&s.Detector, from.Detector)
+	fill(&s.UpstreamLimitation, from.UpstreamLimitation)
+	fill(&s.ClusterFrom, from.ClusterFrom)
+	fill(&s.Skipped, from.Skipped)
+	s.Informers = append(s.Informers, from.Informers...)
+	s.Observations = append(s.Observations, from.Observations...)
+	if from.RateLimiter != nil {
+		s.RateLimiter = from.RateLimiter
 	}
-	for name, secs := range d.Time {
+	if from.Timeline != nil {
+		s.Timeline = from.Timeline
+	}
+	for name, secs := range from.Time {
 		if s.Time == nil {
 			s.Time = map[string]float64{}
 		}
 		s.Time[name] += secs
+	}
+	for name, note := range from.Notes {
+		if s.Notes == nil {
+			s.Notes = map[string]string{}
+		}
+		s.Notes[name] = note
 	}
 }
 
@@ -218,7 +246,7 @@ type SuiteSummary struct {
 	// ClientSettings are the client settings the informers ran with: what
 	// the downstream's hooks (e2e.Hooks) put in force, or the suite's own.
 	ClientSettings *ClientSettings `json:"clientSettings,omitempty"`
-	Specs          []SpecSummary   `json:"specs"`
+	Specs          []Spec          `json:"specs"`
 }
 
 // Counts spells a count per key, sorted by key ("410 Gone: 1, clean

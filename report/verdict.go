@@ -9,7 +9,7 @@ import (
 )
 
 // Classify marks every failed spec of sum that has no verdict yet with what
-// its failure is (SpecSummary.Verdict): known behaviour of the client-go
+// its failure is (Spec.Verdict): known behaviour of the client-go
 // under test, from the verdict data the suite ships (package
 // report/known), or unexplained and why. Write calls it; the JUnit
 // message gets the same line from the harness (known.Verdict.Line).
@@ -33,7 +33,7 @@ func Classify(sum *SuiteSummary) error {
 // of its client-go (data's entries), else its client settings' doing where
 // the client-side rate limiter held its informers a second or more, else
 // unexplained.
-func Verdict(sum SuiteSummary, s SpecSummary, data known.Data) known.Verdict {
+func Verdict(sum SuiteSummary, s Spec, data known.Data) known.Verdict {
 	v := data.Explain(SubjectOf(sum, s))
 	if !v.Known && s.RateLimiter.Significant() {
 		v.Settings = settingsCause(sum.ClientSettings, *s.RateLimiter)
@@ -42,7 +42,7 @@ func Verdict(sum SuiteSummary, s SpecSummary, data known.Data) known.Verdict {
 }
 
 // SubjectOf is what a spec of sum ran with, as known.Data.Explain needs it.
-func SubjectOf(sum SuiteSummary, s SpecSummary) known.Subject {
+func SubjectOf(sum SuiteSummary, s Spec) known.Subject {
 	return known.Subject{
 		Spec:          s.Spec,
 		Control:       slices.Contains(s.Labels, LabelNegativeControl),
@@ -63,10 +63,10 @@ func GatesOff(gates map[string]Gate) func(string) bool {
 
 // verdictCounts are a run's failures by verdict.
 type verdictCounts struct {
-	Known, Settings, Unexplained []SpecSummary
+	Known, Settings, Unexplained []Spec
 }
 
-func countVerdicts(specs []SpecSummary) verdictCounts {
+func countVerdicts(specs []Spec) verdictCounts {
 	var c verdictCounts
 	for _, s := range specs {
 		if outcomeOf(s) != outcomeFailed {
@@ -86,7 +86,7 @@ func countVerdicts(specs []SpecSummary) verdictCounts {
 
 // failuresMarkdown is the summary's list of failures, unexplained first:
 // each with its verdict and the first line of its failure.
-func failuresMarkdown(specs []SpecSummary) string {
+func failuresMarkdown(specs []Spec) string {
 	c := countVerdicts(specs)
 	if len(c.Known)+len(c.Settings)+len(c.Unexplained) == 0 {
 		return ""

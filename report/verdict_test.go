@@ -20,7 +20,7 @@ func TestWriteClassifiesFailures(t *testing.T) {
 	)
 	sum := SuiteSummary{Suite: "conformance", ClientGo: "v0.33.0", KubeAPIServer: "v1.37.2",
 		ClientGoGates: map[string]Gate{"InOrderInformers": {Enabled: true, Default: true}},
-		Specs: []SpecSummary{
+		Specs: []Spec{
 			{Spec: s18, Outcome: "failed", Failure: "the watch was not read\nmore"},
 			{Spec: s13, Outcome: "failed", Failure: "relisted"},
 			{Spec: control, Outcome: "failed", Labels: []string{LabelNegativeControl}, Failure: "not caught"},
@@ -83,7 +83,7 @@ func TestClassifyReadsTheRunsGates(t *testing.T) {
 		{map[string]Gate{"UnlockWhileProcessingFIFO": {Enabled: false, Default: true}}, true},
 		{map[string]Gate{"UnlockWhileProcessingFIFO": {Enabled: true, Default: true}}, false},
 	} {
-		sum := SuiteSummary{ClientGo: "v0.37.2", ClientGoGates: c.gates, Specs: []SpecSummary{{Spec: s18, Outcome: "failed"}}}
+		sum := SuiteSummary{ClientGo: "v0.37.2", ClientGoGates: c.gates, Specs: []Spec{{Spec: s18, Outcome: "failed"}}}
 		if err := Classify(&sum); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestClassifyNamesTheClientSettings(t *testing.T) {
 	const s18 = "S18 a consumer slower than the events the watch keeps being read LIST+WATCH"
 	held := &LimiterWaits{Requests: 40, Waited: 12, LongestSeconds: 1.9, TotalSeconds: 6.3}
 	sum := SuiteSummary{ClientGo: "v0.33.0", ClientSettings: &ClientSettings{Hooked: true, UserAgent: "controller/v1", FactoryOptions: 1},
-		Specs: []SpecSummary{
+		Specs: []Spec{
 			{Spec: s13, Outcome: "failed", RateLimiter: held},
 			{Spec: s18, Outcome: "failed", RateLimiter: held},
 			{Spec: s13 + " streaming list", Outcome: "failed", RateLimiter: &LimiterWaits{Requests: 40, Waited: 1, LongestSeconds: 0.2, TotalSeconds: 0.2}},
@@ -125,7 +125,7 @@ func TestClassifyNamesTheClientSettings(t *testing.T) {
 }
 
 func TestFailuresListTheSettingsApart(t *testing.T) {
-	specs := []SpecSummary{{Spec: "S13 x", Outcome: "failed", Failure: "timed out\nmore", Verdict: &known.Verdict{Why: "w", Settings: "the limiter held 86 s"}}}
+	specs := []Spec{{Spec: "S13 x", Outcome: "failed", Failure: "timed out\nmore", Verdict: &known.Verdict{Why: "w", Settings: "the limiter held 86 s"}}}
 	md := failuresMarkdown(specs)
 	if !strings.Contains(md, "## Failures: 0 unexplained, 1 maybe the client's settings, 0 known") || !strings.Contains(md, "- **the client's settings?** S13 x: timed out (the limiter held 86 s)") {
 		t.Errorf("%s", md)

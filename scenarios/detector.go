@@ -76,7 +76,7 @@ func StreamingListChecked(ctx context.Context, s e2e.Setup) {
 	Expect(c.Status).To(Equal(http.StatusOK), "the detector's LIST is answered: %+v", c)
 	Expect(c.Start).To(BeTemporally(">", first.FirstEvent), "the detector's LIST follows the stream's events")
 	Expect(c.Start).To(BeTemporally("<", rec.Synced), "the detector's LIST comes before the sync (the reflector checks before it replaces its store)")
-	e2e.AddReportEntry("consistency check took", c.Duration().Round(time.Millisecond).String())
+	env.Note("consistency check took", c.Duration().Round(time.Millisecond).String())
 }
 
 // LossyStreamingLists is the detector's negative control's client: a

@@ -5,7 +5,7 @@
 // (the probe, the fault proxy, the convergence checks), the same
 // assertions, failure messages and report. They reach the test framework
 // only through e2e's front end (e2e.By, e2e.DeferCleanup,
-// e2e.AddReportEntry, e2e.StartEnv, ...) and assert with Gomega.
+// env.Note, e2e.StartEnv, ...) and assert with Gomega.
 package scenarios
 
 import "github.com/informer-conformance/informer-conformance/cluster"

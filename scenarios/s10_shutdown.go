@@ -101,7 +101,7 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 	e2e.By("shutting the factory down")
 	start := time.Now()
 	Expect(pods.StopWithin(shutdownBound)).To(Succeed(), "Shutdown returned within %s", shutdownBound)
-	e2e.AddReportEntry("S10 Shutdown took", time.Since(start).String())
+	env.Note("S10 Shutdown took", time.Since(start).String())
 	Expect(leaks.Find()).To(Succeed(), LeftAfterShutdown)
 
 	// The consistency detector's LISTs count too: they go out on the
@@ -137,7 +137,7 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 		"the clientset works after Shutdown and a dropped connection")
 	Expect(len(failures)).To(BeNumerically("<=", 1), "requests failed on the dropped connection: %v", failures)
 	if len(failures) > 0 {
-		e2e.AddReportEntry("S10 dropped connection", fmt.Sprintf("first request after the reset failed (%s), the next one succeeded", failures[0]))
+		env.Note("S10 dropped connection", fmt.Sprintf("first request after the reset failed (%s), the next one succeeded", failures[0]))
 	}
 }
 
@@ -184,7 +184,7 @@ func ShutdownHeldByHandler(ctx context.Context, s e2e.Setup) {
 	start := time.Now()
 	err = pods.StopWithin(e2e.ShutdownTimeout)
 	took := time.Since(start)
-	e2e.AddReportEntry("S10 hung Shutdown reported after", took.String())
+	env.Note("S10 hung Shutdown reported after", took.String())
 	Expect(err).To(MatchError(And(
 		ContainSubstring("informer pods: factory.Shutdown() did not return within %s: a handler is stuck", e2e.ShutdownTimeout),
 		ContainSubstring("scenarios.HandlerBlockingOnAdd.OnAdd"),

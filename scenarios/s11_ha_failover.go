@@ -257,9 +257,9 @@ func reportFailover(env *e2e.Env, in FailoverInput, rec probe.Record, reinits []
 	if unseen > 0 {
 		outcome += fmt.Sprintf("; %d pods created and deleted while it was away never reached it", unseen)
 	}
-	e2e.AddReportEntry("S11 outcome", outcome)
+	env.Note("S11 outcome", outcome)
 	st := env.Proxy.Stats()
-	e2e.AddReportEntry("S11 proxy", fmt.Sprintf("%d connections accepted, %d to apiserver 1", st.Accepted, len(onUpstream(st.Connections, 1))))
+	env.Note("S11 proxy", fmt.Sprintf("%d connections accepted, %d to apiserver 1", st.Accepted, len(onUpstream(st.Connections, 1))))
 	e2e.Logf("S11 %s: %s; numbers: %s; resumed watches %d", targetName(in), outcome, n, resumed)
 }
 

@@ -174,7 +174,7 @@ func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 	n.APIServerPeakAfter = peakMemory(env.Backend)
 	n.BytesToClients = bytesDown(env.Proxy.Stats().Connections[connsBefore:])
 	perInformer := n.countReinits(probes)
-	e2e.AddReportEntry("S12 storm", n)
+	env.Note("S12 storm", n)
 	// One informer's numbers in the per-informer table is enough; the
 	// storm's totals are in "S12 storm".
 	probes[0].Report(time.Since(ready))

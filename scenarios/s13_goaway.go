@@ -168,7 +168,7 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 			perUpstream[upstreamOf[conn]]++
 			servedBy[upstreamOf[conn]]++
 		}
-		e2e.AddReportEntry("S13 "+o.Name, fmt.Sprintf("watch connections by apiserver %v, dials %d", perUpstream, len(rec.Dials)))
+		env.Note("S13 "+o.Name, fmt.Sprintf("watch connections by apiserver %v, dials %d", perUpstream, len(rec.Dials)))
 		reinits := probe.Reinitialisations(rec)
 		Expect(probe.CountByCause(reinits)).To(BeEmpty(), "informer %s %s (%d dials): %v (record and logs: %s)", o.Name, GoawayNoReinit, len(rec.Dials), reinits, o.Dir)
 	}

@@ -213,7 +213,7 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 	e2e.DeferCleanup(0, func(context.Context) error {
 		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
 		pods.Report(recovery)
-		e2e.AddReportEntry("S14 missing bookmark", n)
+		env.Note("S14 missing bookmark", n)
 		return nil
 	})
 
@@ -284,12 +284,12 @@ func expectBookmarkWarning(ctx context.Context, pods *e2e.Observed, logs *logCap
 			Expect(waitedFor).To(BeNumerically(">=", bookmarkWarningTick), "the warning says how long the stream has waited: %s", line.text)
 			Expect(waitedFor).To(BeNumerically("<", bookmarkWarningTick+warningLateness), "the warning says how long the stream has waited: %s", line.text)
 		} else {
-			e2e.AddReportEntry("S14 event before the first tick", fmt.Sprintf("%d event(s), the last a %s %s after the request", sl.Events, sl.LastEventType, ms(sl.LastEvent.Sub(sl.Start))))
+			pods.Note("S14 event before the first tick", fmt.Sprintf("%d event(s), the last a %s %s after the request", sl.Events, sl.LastEventType, ms(sl.LastEvent.Sub(sl.Start))))
 			Expect(line.time.Sub(sl.LastEvent)).To(BeNumerically(">=", bookmarkWarningTick), "the warning comes a full tick after the last event, not before")
 			Expect(line.time.Sub(sl.LastEvent)).To(BeNumerically("<=", 2*bookmarkWarningTick+warningLateness), "the warning comes at the first tick a full interval after the last event")
 		}
 	} else {
-		e2e.AddReportEntry("S14 warning not checked", "this client-go runs informers without a context (no RunWithContext), so the spec cannot hand the reflector a logger of its own")
+		pods.Note("S14 warning not checked", "this client-go runs informers without a context (no RunWithContext), so the spec cannot hand the reflector a logger of its own")
 	}
 }
 
@@ -356,7 +356,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	e2e.DeferCleanup(0, func(context.Context) error {
 		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
 		pods.Report(recovery)
-		e2e.AddReportEntry("S14 missing bookmark", n)
+		env.Note("S14 missing bookmark", n)
 		return nil
 	})
 
@@ -435,7 +435,7 @@ func FallsBackOnAVeryShortStream(ctx context.Context, s e2e.Setup) {
 	var n s14Numbers
 	e2e.DeferCleanup(0, func(context.Context) error {
 		pods.Report(0)
-		e2e.AddReportEntry("S14 missing bookmark", n)
+		env.Note("S14 missing bookmark", n)
 		return nil
 	})
 	Expect(answered()).To(Equal(1), "the streaming list was answered with an empty stream")

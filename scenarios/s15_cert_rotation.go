@@ -365,7 +365,7 @@ func ClientCARotation(ctx context.Context, s e2e.Setup) {
 
 	e2e.By("waiting for the informer's first 2xx with the new certificate")
 	var out rotationOutcome
-	e2e.DeferCleanup(0, func(context.Context) error { e2e.AddReportEntry("S15 rotation: "+pods.Name, out.numbers); return nil })
+	e2e.DeferCleanup(0, func(context.Context) error { env.Note("S15 rotation: "+pods.Name, out.numbers); return nil })
 	Eventually(ctx, func() bool {
 		out = outcomeOf(pods, "client CA", before, rotated, ready)
 		return out.ok
@@ -460,7 +460,7 @@ func startCAInformers(ctx context.Context, env *e2e.Env, cfg *rest.Config) *serv
 	r.reloadingFrom = time.Now() // its transport is newer
 	r.reloading = env.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
 	r.reloadingMade = time.Now()
-	e2e.AddReportEntry("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
+	env.Note("ClientsAllowCARotation", "informer static-ca: off; informer reloading-ca: on")
 	for _, o := range []*e2e.Observed{r.static, r.reloading} {
 		o.EventuallyConverged(ctx, env.Pods)
 	}
@@ -486,7 +486,7 @@ func (r *servingRotation) awaitCAReload(ctx context.Context) {
 	e2e.By("waiting for the informer with ClientsAllowCARotation to reload the CA file")
 	deadline := r.reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	e2e.DeferCleanup(0, func(context.Context) error {
-		e2e.AddReportEntry("S15 rotation: "+r.reloading.Name, r.out.numbers)
+		r.env.Note("S15 rotation: "+r.reloading.Name, r.out.numbers)
 		return nil
 	})
 	endReload := r.env.TimePhase("client: CA file re-read (client-go's 5-minute period)")
@@ -551,10 +551,11 @@ func (r *servingRotation) expectStaticStale(ctx context.Context) {
 		"informer %s tried again more than %s after its transport was made and still did not trust the new CA", r.static.Name, caRefreshDuration)
 	sout := outcomeOf(r.static, "serving and client CA", r.staticBefore, r.rotated, r.ready)
 	r.static.Report(0)
-	e2e.AddReportEntry("S15 rotation: "+r.static.Name, sout.numbers)
+	r.env.Note("S15 rotation: "+r.static.Name, sout.numbers)
 	Expect(sout.ok).To(BeFalse(), "without ClientsAllowCARotation client-go v0.36 reads the CA once (transport/transport.go loadTLSFiles): no request of %s succeeded since the rotation; first 2xx: %s", r.static.Name, sout.numbers.FirstSuccess)
 	Expect(probe.Converged(ctx, r.static.Informer.GetStore(), r.server)).NotTo(Succeed(), "informer %s's store is stale", r.static.Name)
-	e2e.AddReportEntry("S15 outcome", fmt.Sprintf("UPSTREAM LIMITATION: without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA: %s failed %d handshakes over %s and needs a new client; with the gate it took %.1fs after the rotation (client-go's 5-minute CA reload)",
+	r.env.UpstreamLimitation("without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA and needs a new client")
+	r.env.Note("S15 outcome", fmt.Sprintf("UPSTREAM LIMITATION: without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA: %s failed %d handshakes over %s and needs a new client; with the gate it took %.1fs after the rotation (client-go's 5-minute CA reload)",
 		r.static.Name, len(sout.failed[failUnknownCA]), time.Since(r.ready).Round(time.Second), r.out.numbers.SecondsFromRotation))
 }
 

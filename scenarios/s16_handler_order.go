@@ -104,7 +104,7 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	}
 	opts.Namespace = env.Namespace
 	slow.apply(&opts)
-	e2e.AddReportEntry("S16 consumer", slow.describe())
+	env.Note("S16 consumer", slow.describe())
 
 	e2e.By("starting the informer; changes as soon as its initial list was answered")
 	obs := env.StartProbeUnsynced(writer.Name(), env.User, opts)
@@ -175,7 +175,7 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	// Nothing lost: EventuallyConverged checked the handler calls add up
 	// to the server's state. (A pod's delete is two changes: its deletion
 	// timestamp set, then its removal.)
-	e2e.AddReportEntry("S16 order", fmt.Sprintf("initial list and changes during it: %d handler calls (the initial list fully heard before the first change: %t); burst: %d handler calls for %d writes in %s, the last %s after the last write; %d calls out of the server's order%s",
+	env.Note("S16 order", fmt.Sprintf("initial list and changes during it: %d handler calls (the initial list fully heard before the first change: %t); burst: %d handler calls for %d writes in %s, the last %s after the last write; %d calls out of the server's order%s",
 		len(phaseA), syncedBefore, len(events)-len(phaseA), 3*len(names), burst.Round(time.Millisecond), lag.Round(time.Millisecond), len(disorder), firstOf(disorder, 3)))
 	Expect(disorder).To(BeEmpty(), InServerOrder+" (the initial list first, then resourceVersions increasing from call to call), %s; numbers: %s", slow.describe(), n)
 }

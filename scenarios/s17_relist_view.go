@@ -122,7 +122,7 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 		_, err := inf.AddEventHandler(looks.handler(inf.GetIndexer()))
 		return err
 	})
-	e2e.AddReportEntry("S17 consumer", s17Index.describe())
+	env.Note("S17 consumer", s17Index.describe())
 	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	// The looking handler is a listener of its own: wait until it heard
@@ -173,7 +173,7 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	if final < len(all) {
 		behaviour = fmt.Sprintf("the store was replaced item by item: %d of %d looks saw an intermediate state, %d one the server never had", len(all)-final, len(all), len(never))
 	}
-	e2e.AddReportEntry("S17 handler view", fmt.Sprintf("%s (%s); %d looks%s", behaviour, gate, len(all), firstOf(never, 3)))
+	env.Note("S17 handler view", fmt.Sprintf("%s (%s); %d looks%s", behaviour, gate, len(all), firstOf(never, 3)))
 	Expect(never).To(BeEmpty(), ServerHadView+" (%s); numbers: %s", gate, n)
 }
 

@@ -99,7 +99,7 @@ func SlowConsumer(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	server := writer.Quorum()
 	opts.Namespace = env.Namespace
 	s18Index.apply(&opts)
-	e2e.AddReportEntry("S18 consumer", s18Index.describe())
+	env.Note("S18 consumer", s18Index.describe())
 	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	obs.EventuallyConverged(ctx, server)
 	readBefore := addedRead(obs.Recorder.Snapshot())
@@ -138,14 +138,14 @@ func SlowConsumer(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	lag := lastHandlerCall(rec).Sub(lastWrite)
 	n := obs.Report(converged)
 	writes := lastWrite.Sub(start)
-	e2e.AddReportEntry("S18 rates", fmt.Sprintf("writes %.0f/s (%d in %s); watch read them %s after the last; handler's last call %s after it (%.0f events/s); heap in use %s before, %s with the backlog",
+	env.Note("S18 rates", fmt.Sprintf("writes %.0f/s (%d in %s); watch read them %s after the last; handler's last call %s after it (%.0f events/s); heap in use %s before, %s with the backlog",
 		float64(S18Objects)/writes.Seconds(), S18Objects, writes.Round(time.Millisecond), read.Round(time.Millisecond), lag.Round(time.Millisecond),
 		float64(S18Objects)/(lag+writes).Seconds(), mib(heapBefore), mib(heapPeak)))
 	Expect(lag).To(BeNumerically(">=", SlowConsumerLag), "the consumer trailed the burst by at least %s (else S18 tests nothing); numbers: %s", SlowConsumerLag, n)
 	w := lastWatch(rec)
 	Expect(w).NotTo(BeNil(), "the informer has a watch")
 	Expect(w.OpenWatch()).To(BeTrue(), "the informer's watch is still open after the burst, not ended by the server as a slow watcher: %+v", *w)
-	e2e.AddReportEntry("S18 watch", fmt.Sprintf("open for %s, %d events", w.Duration().Round(time.Millisecond), w.Events))
+	env.Note("S18 watch", fmt.Sprintf("open for %s, %d events", w.Duration().Round(time.Millisecond), w.Events))
 	Expect(n.Reinitialisations).To(BeEmpty(), "no re-initialisation while the consumer was slow (%v); numbers: %s", n.ReinitDetails, n)
 }
 

@@ -162,7 +162,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	} else if len(twice) > 0 {
 		note = fmt.Sprintf("; upstream limitation: %d objects transformed twice (%s)", len(twice), why)
 	}
-	e2e.AddReportEntry("S19 transform", fmt.Sprintf("%d transform calls; %d handler calls checked (%d resyncs, %d tombstones); %d objects in the store; %d transformed other than expected%s%s",
+	env.Note("S19 transform", fmt.Sprintf("%d transform calls; %d handler calls checked (%d resyncs, %d tombstones); %d objects in the store; %d transformed other than expected%s%s",
 		seen.transforms(), calls, seen.resyncs(), seen.tombstones(), len(store.List()), len(wrong), firstOf(wrong, 3), note))
 	Expect(wrong).To(BeEmpty(), TransformedOnce+" (annotation %s = 1%s); numbers: %s", TransformedAnnotation, map[bool]string{true: " or, " + why + ", 2", false: ""}[most == 2], n)
 }

@@ -165,7 +165,7 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 		}
 		line += fmt.Sprintf("%s: %s after %s; ", r.what, outcome, r.took.Round(time.Millisecond))
 	}
-	e2e.AddReportEntry("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
+	env.Note("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
 	if len(failed) > 0 {
 		env.RecordBoundFailed("the clientset's requests succeeded", start, time.Now(), bound, fmt.Sprintf("%d of %d requests failed (%s)", len(failed), len(results), failed[0]))
 	} else {

@@ -118,7 +118,7 @@ func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.O
 	recovery := obs.EventuallyConverged(ctx, server)
 	n := obs.Report(recovery)
 	checked += expectResumeFromSynced(obs, synced, checked)
-	e2e.AddReportEntry("S21 resumes", fmt.Sprintf("%d streaming lists cut after %d of their objects; the requests after them started at resourceVersions the informer had synced to", checked, S21CutAfter))
+	env.Note("S21 resumes", fmt.Sprintf("%d streaming lists cut after %d of their objects; the requests after them started at resourceVersions the informer had synced to", checked, S21CutAfter))
 	Expect(checked).To(Equal(2), "two cut streaming lists were followed by a request; numbers: %s", n)
 }
 
@@ -139,7 +139,7 @@ func expectResumeFromSynced(obs *e2e.Observed, synced map[string]bool, skip int)
 		for rv := range synced {
 			rvs = append(rvs, fmt.Sprintf("%q", rv))
 		}
-		e2e.AddReportEntry(fmt.Sprintf("S21 after cut %d", seen), fmt.Sprintf("%s %s at resourceVersion %q (cut stream: %s at %q, %d events, %s)", next.Kind(), next.Path, next.ResourceVersion, r.Kind(), r.ResourceVersion, r.Events, r.Err))
+		obs.Note(fmt.Sprintf("S21 after cut %d", seen), fmt.Sprintf("%s %s at resourceVersion %q (cut stream: %s at %q, %d events, %s)", next.Kind(), next.Path, next.ResourceVersion, r.Kind(), r.ResourceVersion, r.Events, r.Err))
 		Expect(synced[next.ResourceVersion]).To(BeTrue(), ResumesFromSynced+": %s at %q after the cut %s; synced to: %v", next.Kind(), next.ResourceVersion, r.Kind(), rvs)
 		checked++
 	}

@@ -195,7 +195,7 @@ func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Optio
 			}
 		}
 	}
-	e2e.AddReportEntry("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s; %d extra handlers; %d resyncs to a handler that asked for none%s",
+	env.Note("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s; %d extra handlers; %d resyncs to a handler that asked for none%s",
 		S22Objects*rounds, end.Sub(start).Round(time.Millisecond), during, len(hidden), firstOf(hidden, 3), len(announced), firstOf(announced, 3), len(handlers), len(unasked), firstOf(unasked, 3)))
 	Expect(during).To(BeNumerically(">=", S22ResyncsDuring), "resyncs happened while the objects changed (within %s of writes), else S22 tests nothing; numbers: %s", S22WritesBound, n)
 	Expect(append(hidden, announced...)).To(BeEmpty(), ResyncHidesNothing+"; numbers: %s", n)

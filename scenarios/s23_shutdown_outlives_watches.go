@@ -321,7 +321,7 @@ func (r *shutdownRun) expectResumedElsewhere(ctx context.Context, end ShutdownEn
 	after := RequestsAfter(rec, r.watch.ID)
 	Expect(after).NotTo(BeEmpty(), "requests after the watch on apiserver 0")
 	first := after[0]
-	e2e.AddReportEntry("S23 shutdown", fmt.Sprintf(
+	r.env.Note("S23 shutdown", fmt.Sprintf(
 		"drain ended by %s; GOAWAY %s after SIGTERM; the watch carried events until %s after it and ended %s after it (the stop returned %s after SIGTERM) with %q; next request %s after the watch's end: %s %s rv=%q sendInitialEvents=%v, status %d, new connection %v; re-initialisations %v",
 		end, r.goaway.Sub(r.sigterm).Round(time.Millisecond), old.LastEvent.Sub(r.goaway).Round(time.Millisecond), old.End.Sub(r.goaway).Round(time.Millisecond),
 		r.exited.Sub(r.sigterm).Round(time.Millisecond), old.Ended(), first.Start.Sub(old.End).Round(time.Millisecond),

@@ -154,7 +154,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 				r.Ended(), r.Start.Sub(moved).Round(time.Millisecond), durationOf(r, unstalled)))
 		}
 	}
-	e2e.AddReportEntry("S24 lagging apiserver", fmt.Sprintf("stall held %d bytes for %s; requests after the move: %s; re-initialisations %v",
+	env.Note("S24 lagging apiserver", fmt.Sprintf("stall held %d bytes for %s; requests after the move: %s; re-initialisations %v",
 		held(), unstalled.Sub(moved).Round(time.Millisecond), strings.Join(through1, "; "), n.ReinitDetails))
 	Expect(historyRegression(rec.Events)).To(BeEmpty(), NeverBackInTime+": in its handler calls")
 }

@@ -191,7 +191,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 		Expect(allowedInUpgrade(ri, steps)).To(BeTrue(),
 			NeedlessUpgradeReinit+": %s (allowed: after 410 Gone, 403 Forbidden, or a terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
 	}
-	e2e.AddReportEntry("S25 rolling upgrade", fmt.Sprintf("kube-apiserver %s to %s, one apiserver at a time; %d writes, %d deletes (%d of pods the informer never saw, %d heard as an Update to the pod recreated under the name: a relist found it); re-initialisations: %v; steps: %s",
+	env.Note("S25 rolling upgrade", fmt.Sprintf("kube-apiserver %s to %s, one apiserver at a time; %d writes, %d deletes (%d of pods the informer never saw, %d heard as an Update to the pod recreated under the name: a relist found it); re-initialisations: %v; steps: %s",
 		from, to, w.count(), len(deleted), unseen, replaced, n.ReinitDetails, stepsString(steps)))
 }
 

@@ -199,7 +199,7 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 		env.Observe(report.Value("error", probe.NormaliseError(callErr.Error(), env.Namespace)))
 		env.Observe(report.Value("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded))))
 	}
-	e2e.AddReportEntry("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",
+	env.Note("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",
 		w, e, S26ContextEnds, returned, late.Seconds(), S26ReturnBound, answered(), callErr))
 	Expect(returned).To(BeTrue(), CallReturnsWhenItsContextEnds+" (%s): it had not returned %s after", S26ReturnBound, giveUp)
 	Expect(late).To(BeNumerically("<=", S26ReturnBound), CallReturnsWhenItsContextEnds+" (%s): it returned %s after (error: %v)", S26ReturnBound, late.Round(time.Millisecond), callErr)

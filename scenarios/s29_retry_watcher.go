@@ -247,7 +247,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 			wrong = append(wrong, fmt.Sprintf("ERROR event %d %s", st.Code, st.Reason))
 		}
 		env.Observe(report.Calls("ADDED events after the end of the watch", got.added["after-0"]+got.added["after-1"]+got.added["after-2"]))
-		e2e.AddReportEntry("S29 RetryWatcher", fmt.Sprintf("%s: ADDED %v, errors %d, %s after the fault", fault, got.added, len(got.errors), time.Since(start).Round(time.Millisecond)))
+		env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ADDED %v, errors %d, %s after the fault", fault, got.added, len(got.errors), time.Since(start).Round(time.Millisecond)))
 		Expect(wrong).To(BeEmpty(), RetryWatcherResumes)
 	default:
 		want := int32(http.StatusGone)
@@ -269,7 +269,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 		}
 		env.Observe(report.Value("ERROR events the caller got", fmt.Sprint(codes)))
 		env.Observe(report.Value("stopped", fmt.Sprint(done)))
-		e2e.AddReportEntry("S29 RetryWatcher", fmt.Sprintf("%s: ERROR events %v, stopped %t within %s", fault, codes, done, S29Bound))
+		env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ERROR events %v, stopped %t within %s", fault, codes, done, S29Bound))
 		env.RecordBound("the RetryWatcher reported "+string(fault)+" and stopped", start, time.Now(), S29Bound, done)
 		Expect(done).To(BeTrue(), RetryWatcherReports+" within %s: ERROR events %v", S29Bound, codes)
 		Expect(codes).To(ContainElement(want), RetryWatcherReports+": an ERROR event %d", want)
@@ -490,7 +490,7 @@ func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	// How many depends on when the fault met the watch (measured 1-4 over
 	// runs of the same code): compared between series only.
 	env.Observe(report.Calls("UntilWithSync: MODIFIED events of unchanged objects", modified).Varying())
-	e2e.AddReportEntry("S29 UntilWithSync", fmt.Sprintf("%s: returned %t (%s after the fault), MODIFIED events %d, %v", fault, ok, took, modified, wrong))
+	env.Note("S29 UntilWithSync", fmt.Sprintf("%s: returned %t (%s after the fault), MODIFIED events %d, %v", fault, ok, took, modified, wrong))
 	end := time.Now()
 	if ok {
 		end = r.at

@@ -279,7 +279,7 @@ func (r *staleRun) awaitRecovery(ctx context.Context, start time.Time, bound tim
 		"every informer "+StaleRecovered+" %s of the blackhole (record and logs: %s)", bound, r.pods.Dir)
 	r.recovered = true
 	r.recovery = time.Since(start)
-	e2e.AddReportEntry("S2 recovery", fmt.Sprintf("%s (bound %s)", r.recovery.Round(time.Millisecond), bound))
+	r.env.Note("S2 recovery", fmt.Sprintf("%s (bound %s)", r.recovery.Round(time.Millisecond), bound))
 }
 
 // expectConverged checks the universal invariant: stores and handlers
@@ -304,7 +304,7 @@ func (r *staleRun) expectOneRelistEach(before probe.Record) {
 		Expect(reinits[0].Detail).To(ContainSubstring("http2: client connection lost"), "the %s watch ended by the health check", inf.resource)
 	}
 	newDials := len(after.Dials) - len(before.Dials)
-	e2e.AddReportEntry("S2 new dials", newDials)
+	r.env.Note("S2 new dials", newDials)
 	Expect(newDials).To(BeNumerically(">=", 1), "the informers dialed a new connection")
 	Expect(newDials).To(BeNumerically("<=", len(r.informers)), "new dials of %d informers sharing one transport, one each at most", len(r.informers))
 }

@@ -766,9 +766,9 @@ func (r *s30Run) observe(st churnStats) {
 	if removes > 0 {
 		env.RecordBound("the slowest RemoveEventHandler returned: "+remove.what, remove.from, remove.to, S30CallBound, true)
 	}
-	e2e.AddReportEntry("S30 calls", fmt.Sprintf("%d rounds in %s (%d started by a resync), %d writes: %d adds (longest %s), %d removes (longest %s), registrations synced within %s; initial Adds marked isInInitialList: %s; %d resync calls to added handlers before any was due; removed handlers heard %d calls after RemoveEventHandler returned; a removed handler's end can be waited for: %s",
+	env.Note("S30 calls", fmt.Sprintf("%d rounds in %s (%d started by a resync), %d writes: %d adds (longest %s), %d removes (longest %s), registrations synced within %s; initial Adds marked isInInitialList: %s; %d resync calls to added handlers before any was due; removed handlers heard %d calls after RemoveEventHandler returned; a removed handler's end can be waited for: %s",
 		r.rounds, st.end.Sub(st.start).Round(time.Millisecond), r.resyncRounds, st.writes, adds, took(add).Round(time.Microsecond), removes, took(remove).Round(time.Microsecond), took(synced).Round(time.Millisecond), mark, early, st.callsAfterRemoval, waitable))
-	e2e.AddReportEntry("S30 handlers", strings.Join(lines, "\n"))
+	env.Note("S30 handlers", strings.Join(lines, "\n"))
 }
 
 // missingAdds are the keys of stable that events hold no Add of.

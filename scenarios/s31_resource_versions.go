@@ -641,7 +641,7 @@ func (c *s31) observe(st s31Stage) {
 			lines = append(lines, fmt.Sprintf("%s: %s = %s (%s)", inf.name, api.name, orEmpty(api.value), rel))
 		}
 	}
-	e2e.AddReportEntry("S31 after the "+st.name, strings.Join(lines, "\n"))
+	c.env.Note("S31 after the "+st.name, strings.Join(lines, "\n"))
 }
 
 // newestInStore is the newest object of st: its resourceVersion and key.

@@ -334,7 +334,7 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 	}
 
 	s32Observe(env, hooks, calls, buildStart, built)
-	e2e.AddReportEntry("S32 metrics", fmt.Sprintf("queue %q: %s; rest client (host %s): %s; wire: %s; held item %s; worker GET errors %d; problems: queue %d%s, client %d%s",
+	env.Note("S32 metrics", fmt.Sprintf("queue %q: %s; rest client (host %s): %s; wire: %s; held item %s; worker GET errors %d; problems: queue %d%s, client %d%s",
 		queueName, s32QueueSummary(calls), host, s32ClientSummary(calls), expect, heldFor.Round(time.Millisecond), w.getErrors.Load(),
 		len(queueProblems), firstOf(queueProblems, 5), len(clientProblems), firstOf(clientProblems, 5)))
 	Expect(queueProblems).To(BeEmpty(), QueueMetricsMove)

@@ -339,7 +339,7 @@ func StackEncodings(ctx context.Context, s e2e.Setup) {
 	if cbor {
 		gates = "on"
 	}
-	e2e.AddReportEntry("S33 stack encodings", fmt.Sprintf("client-go's CBOR gates %s:\n%s", gates, strings.Join(spoke, "\n")))
+	env.Note("S33 stack encodings", fmt.Sprintf("client-go's CBOR gates %s:\n%s", gates, strings.Join(spoke, "\n")))
 }
 
 // TableClient is the client of S33's informer that asks for the Table
@@ -531,8 +531,9 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	note := ""
 	if exp.limitation != "" && outcome != "reported" {
 		note = "; UPSTREAM LIMITATION: " + exp.limitation
+		env.UpstreamLimitation(exp.limitation)
 	}
-	e2e.AddReportEntry("S33 Table answer", fmt.Sprintf("%s, %s: %s; %d requests, %d handler calls%s", c, env.Mode().Name, outcome, len(rec.Requests), len(rec.Events), note))
+	env.Note("S33 Table answer", fmt.Sprintf("%s, %s: %s; %d requests, %d handler calls%s", c, env.Mode().Name, outcome, len(rec.Requests), len(rec.Events), note))
 
 	if exp.notSynced {
 		Expect(synced || stored > 0 || len(rec.Events) > 0).To(BeFalse(),

@@ -302,7 +302,7 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 	e2e.By(fmt.Sprintf("%d ConfigMaps of %d KiB of data each", S34Objects, S34ObjectData>>10))
 	start := time.Now()
 	Expect(fillConfigMaps(ctx, env.Writer, env.Namespace)).To(Succeed(), "create S34's ConfigMaps")
-	e2e.AddReportEntry("S34 objects", fmt.Sprintf("%d ConfigMaps of %d KiB of data (%.0f MiB) created in %s", S34Objects, S34ObjectData>>10, inMiB(S34Objects*S34ObjectData), time.Since(start).Round(time.Millisecond)))
+	env.Note("S34 objects", fmt.Sprintf("%d ConfigMaps of %d KiB of data (%.0f MiB) created in %s", S34Objects, S34ObjectData>>10, inMiB(S34Objects*S34ObjectData), time.Since(start).Round(time.Millisecond)))
 
 	opts.Namespace = env.Namespace
 	opts.Informer = func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
@@ -336,7 +336,7 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 			env.Observe(report.MiB("peak live heap with the consistency detector's LIST, "+m.what, inMiB(m.m.peakAll)).Varying())
 			detector = fmt.Sprintf("; %.1f MiB with the consistency detector's LIST", inMiB(m.m.peakAll))
 		}
-		e2e.AddReportEntry("S34 "+m.what, fmt.Sprintf("%s: peak live heap %.1f MiB (%.2f x the data), in use %.1f MiB%s; retained %.1f MiB (%.2f x the data); above a baseline of %.1f MiB; synced in %s (%d heap samples, %d GC cycles)",
+		env.Note("S34 "+m.what, fmt.Sprintf("%s: peak live heap %.1f MiB (%.2f x the data), in use %.1f MiB%s; retained %.1f MiB (%.2f x the data); above a baseline of %.1f MiB; synced in %s (%d heap samples, %d GC cycles)",
 			m.m.first, inMiB(m.m.peak), float64(m.m.peak)/data, inMiB(m.m.peakInUse), detector, inMiB(m.m.retained), float64(m.m.retained)/data,
 			inMiB(m.m.base), m.m.took.Round(time.Millisecond), m.m.samples, m.m.cycles))
 	}
@@ -352,9 +352,9 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 		StreamingPeakBounded+" (%.1f x): peak %.1f MiB, retained %.1f MiB", S34StreamingPeakRatio, inMiB(whole.peak), inMiB(whole.retained))
 	switch atLeast, known := e2e.ClientGoAtLeast(StreamingTransformFrom); {
 	case !known:
-		e2e.AddReportEntry("S34 not judged", fmt.Sprintf("%s: the streaming list's peak with %s is not judged: client-go strips a streaming list's objects as they arrive only from v%s, and the version in use is unknown (%s)", StreamingStripPeak, strip.Name, StreamingTransformFrom, e2e.ClientGoUnknown()))
+		env.Note("S34 not judged", fmt.Sprintf("%s: the streaming list's peak with %s is not judged: client-go strips a streaming list's objects as they arrive only from v%s, and the version in use is unknown (%s)", StreamingStripPeak, strip.Name, StreamingTransformFrom, e2e.ClientGoUnknown()))
 	case !atLeast:
-		e2e.AddReportEntry("S34 not judged", fmt.Sprintf("%s: not asserted on %s, whose reflector transforms a streaming list's objects only once the whole list came (from v%s as they arrive)", StreamingStripPeak, e2e.ClientGoName(), StreamingTransformFrom))
+		env.Note("S34 not judged", fmt.Sprintf("%s: not asserted on %s, whose reflector transforms a streaming list's objects only once the whole list came (from v%s as they arrive)", StreamingStripPeak, e2e.ClientGoName(), StreamingTransformFrom))
 	default:
 		Expect(float64(stripped.peak)).To(BeNumerically("<=", S34StrippedPeakShare*float64(whole.peak)),
 			StreamingStripPeak+" (%.0f%%, client-go v%s+): peak %.1f MiB with %s, %.1f MiB without", 100*S34StrippedPeakShare, StreamingTransformFrom, inMiB(stripped.peak), strip.Name, inMiB(whole.peak))

@@ -337,7 +337,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	}).WithContext(ctx).WithTimeout(stallWindow).WithPolling(20*time.Millisecond).Should(Succeed(), "the client's deadline ended the stalled watch")
 	Expect(stalled.CleanEOF).To(BeFalse(), "the client's deadline, not the server, ended watch #%d", stalled.ID)
 	Expect(frames.midFrame()).NotTo(BeEmpty(), "the watch body ended inside a frame (watch #%d: %s)", stalled.ID, stalled.Err)
-	e2e.AddReportEntry("S3 mid-frame end", fmt.Sprintf("%s; held %d bytes", strings.Join(frames.midFrame(), "; "), held()))
+	env.Note("S3 mid-frame end", fmt.Sprintf("%s; held %d bytes", strings.Join(frames.midFrame(), "; "), held()))
 
 	e2e.By("letting the held bytes through")
 	restore()

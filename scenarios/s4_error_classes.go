@@ -455,7 +455,7 @@ func ExpectThrottledRecovery(ctx context.Context, s e2e.Setup, t Throttle) {
 
 	recovery = window[len(window)-1].Start.Sub(window[0].Start)
 	lo, hi := t.recoveryBounds()
-	e2e.AddReportEntry("S4 throttling", throttleNumbers{Answers: t.Answers, ReflectorErrors: t.reflectorErrors(), ResourceVersion: rv,
+	env.Note("S4 throttling", throttleNumbers{Answers: t.Answers, ReflectorErrors: t.reflectorErrors(), ResourceVersion: rv,
 		RecoverySeconds: recovery.Seconds(), MinSeconds: lo.Seconds(), MaxSeconds: hi.Seconds()})
 	Expect(recovery).To(And(BeNumerically(">=", lo), BeNumerically("<=", hi)), "%s [%s, %s]", throttledRecovery, lo, hi)
 }

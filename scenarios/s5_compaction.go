@@ -63,8 +63,9 @@ var S5Compaction = Register(Scenario{
 			Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA},
 			Text:  "the resume is served from the watch cache's event buffer: no 410, no relist, real Deletes",
 			Entries: []Entry{{Feature: "fail-over with the watch cache", Run: func(ctx context.Context, s e2e.Setup, in Input) {
-				s5Resumed(ResumeAfterDrain(ctx, s, DrainInput{WatchCache: true, Compact: true, FailOver: true, Wrap: in.Handler}))
-				e2e.AddReportEntry("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
+				r := ResumeAfterDrain(ctx, s, DrainInput{WatchCache: true, Compact: true, FailOver: true, Wrap: in.Handler})
+				s5Resumed(r)
+				r.Env.Note("S5 outcome", "compaction does not reach a watch served by the watch cache: the resume at a compacted resourceVersion was accepted")
 			}}},
 		},
 		{
@@ -203,7 +204,7 @@ func CompactedWhileWatching(ctx context.Context, s e2e.Setup) {
 	Expect(strconv.ParseInt(oldRV, 10, 64)).To(BeNumerically("<", compacted), "etcd is compacted past the informer's resourceVersion")
 	start := time.Now()
 	EventuallyExpired(ctx, subjects, oldRV)
-	e2e.AddReportEntry("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
+	env.Note("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
 
 	e2e.By("changing " + subjects.Name() + " after the compaction")
 	_, err = subjects.Create(ctx, "second")
@@ -251,6 +252,8 @@ type DrainResult struct {
 	Numbers    e2e.Numbers
 	Deleted    []probe.Object
 	Tombstones int
+	// Env is the spec's (for its notes).
+	Env *e2e.Env
 }
 
 // ResumeAfterDrain: two apiservers over one etcd; the informer goes through
@@ -288,7 +291,9 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 		}
 	}
 	letBackIn(ctx, env, c, in.FailOver, reconnect, letIn)
-	return convergedAfterDrain(ctx, pods, server, deleted)
+	r := convergedAfterDrain(ctx, pods, server, deleted)
+	r.Env = env
+	return r
 }
 
 // createDrainObjects creates the objects ResumeAfterDrain deletes, updates
@@ -408,7 +413,7 @@ func convergedAfterDrain(ctx context.Context, pods *e2e.Observed, server probe.L
 			tombstones++
 		}
 	}
-	e2e.AddReportEntry("S5 tombstones", fmt.Sprintf("%d of %d deletes arrived as DeletedFinalStateUnknown", tombstones, len(deleted)))
+	pods.Note("S5 tombstones", fmt.Sprintf("%d of %d deletes arrived as DeletedFinalStateUnknown", tombstones, len(deleted)))
 	pods.ExpectDeletesObserved(deleted...)
 	return DrainResult{Numbers: n, Deleted: deleted, Tombstones: tombstones}
 }
@@ -451,6 +456,6 @@ func DeleteThenCompact(ctx context.Context, s e2e.Setup, watchCache bool) {
 			prevKVNil++
 		}
 	}
-	e2e.AddReportEntry("S5 outcome", fmt.Sprintf("%d ERROR events 'PrevKv=nil' reached the informer; re-initialisations %v", prevKVNil, num.Reinitialisations))
+	env.Note("S5 outcome", fmt.Sprintf("%d ERROR events 'PrevKv=nil' reached the informer; re-initialisations %v", prevKVNil, num.Reinitialisations))
 	pods.ExpectDeletesObserved(deleted...)
 }

@@ -223,7 +223,7 @@ func (r restored) expectConverged(ctx context.Context) {
 	n := r.pods.Report(recovery)
 	Expect(n.Reinitialisations).To(Equal(map[probe.Cause]int{probe.CauseGone: 1}), "one re-initialisation, caused by 410 Gone on the resume (%v)", n.ReinitDetails)
 	r.pods.ExpectDeletesObserved(probe.Object{Key: r.env.Namespace + "/vanished", UID: string(r.vanished.UID)})
-	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("bumped restore: 410 on the resume at %d (etcd at %d), one relist, converged in %s", r.informerRV, r.serverRV, recovery.Round(time.Millisecond)))
+	r.env.Note("S6 outcome", fmt.Sprintf("bumped restore: 410 on the resume at %d (etcd at %d), one relist, converged in %s", r.informerRV, r.serverRV, recovery.Round(time.Millisecond)))
 }
 
 // resumedWatch waits for the informer's plain watch to be open again after
@@ -255,7 +255,8 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 		"after a plain restore client-go v0.36 keeps a silent watch at resourceVersion %s (etcd at %d) and a stale store", rv, r.serverRV)
 	n := r.pods.Report(0)
 	Expect(n.Reinitialisations).To(BeEmpty(), "no re-initialisation: nothing tells the reflector its resourceVersion is from another history (%v)", n.ReinitDetails)
-	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("plain restore: NOT CONVERGED (upstream limitation): watch resumed at %s with etcd at %d, accepted and silent for %s; the store keeps the vanished pod", rv, r.serverRV, staleWindow))
+	r.env.UpstreamLimitation("after a plain etcd restore an informer's watch resumes at a resourceVersion from another history, accepted and silent: nothing tells the reflector, and the store keeps objects that no longer exist")
+	r.env.Note("S6 outcome", fmt.Sprintf("plain restore: NOT CONVERGED (upstream limitation): watch resumed at %s with etcd at %d, accepted and silent for %s; the store keeps the vanished pod", rv, r.serverRV, staleWindow))
 
 	e2e.By("starting a fresh informer, as a restarted client would")
 	fresh := r.env.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})

@@ -202,7 +202,7 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(rev).To(BeNumerically("<", r.informerRV), "premise: etcd's revision stayed below the informer's resourceVersion the whole spec (quiet resource)")
 
-	e2e.AddReportEntry("S6 outcome", fmt.Sprintf("plain restore, then a relist (%s): relist at %s %s after the connection loss; %d answers too large resource version over %s (etcd at %d after the restore, %d at the end); fallback list at resourceVersion \"\"; converged %s after the first relist (bound %s); the vanished pod arrived as a tombstone",
+	r.env.Note("S6 outcome", fmt.Sprintf("plain restore, then a relist (%s): relist at %s %s after the connection loss; %d answers too large resource version over %s (etcd at %d after the restore, %d at the end); fallback list at resourceVersion \"\"; converged %s after the first relist (bound %s); the vanished pod arrived as a tombstone",
 		m.Name, rv, relistDelay.Round(time.Millisecond), want.tooLarge, tooLargeFor.Round(time.Millisecond), r.serverRV, rev, converged.Round(time.Millisecond), want.bound))
 }
 

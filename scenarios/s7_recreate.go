@@ -100,9 +100,9 @@ func RecreatedWhileDisconnected(ctx context.Context, s e2e.Setup, opts probe.Opt
 	}
 	switch {
 	case deletedOld:
-		e2e.AddReportEntry("S7 outcome", "Delete of the old UID delivered")
+		env.Note("S7 outcome", "Delete of the old UID delivered")
 	case uidChange:
-		e2e.AddReportEntry("S7 outcome", "Update with a UID change (documented client-go behaviour; UID-keyed logic misses the delete)")
+		env.Note("S7 outcome", "Update with a UID change (documented client-go behaviour; UID-keyed logic misses the delete)")
 	}
 	Expect(deletedOld || uidChange).To(BeTrue(), OldObjectEnded+" (Delete of uid %s, or an Update from it to uid %s); numbers: %s", old.UID, recreated.UID, n)
 }

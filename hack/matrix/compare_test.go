@@ -14,7 +14,7 @@ import (
 
 // writeRun writes an informer report of specs into a new directory under
 // parent and returns it.
-func writeRun(t *testing.T, parent, name, clientGo string, specs ...report.SpecSummary) string {
+func writeRun(t *testing.T, parent, name, clientGo string, specs ...report.Spec) string {
 	t.Helper()
 	dir := filepath.Join(parent, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -45,8 +45,8 @@ func loadSides(t *testing.T, base, head string) (runSpecs, runSpecs) {
 	return b, h
 }
 
-func spec(name, outcome string, recovery float64, causes map[report.Cause]int) report.SpecSummary {
-	return report.SpecSummary{Spec: name, Outcome: outcome, Informers: []report.Numbers{{Informer: "pods", Reinitialisations: causes, RecoverySeconds: recovery}}}
+func spec(name, outcome string, recovery float64, causes map[report.Cause]int) report.Spec {
+	return report.Spec{Spec: name, Outcome: outcome, Informers: []report.Numbers{{Informer: "pods", Reinitialisations: causes, RecoverySeconds: recovery}}}
 }
 
 func TestCompareTwoRuns(t *testing.T) {
@@ -169,7 +169,7 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 	// The bump meets S14's version constraint and S14 fails: HEAD's change.
 	newer := writeRun(t, root, "newer", "v0.37.2",
 		spec("S8 resync", "passed", 0, nil),
-		report.SpecSummary{Spec: "S14 bookmark", Outcome: "failed", Failure: "no bookmark\nmore"},
+		report.Spec{Spec: "S14 bookmark", Outcome: "failed", Failure: "no bookmark\nmore"},
 		spec("S22 writes", "failed", 0, nil),
 	)
 	_, h = loadSides(t, base, newer)
@@ -195,8 +195,8 @@ func TestCompareKnownFailures(t *testing.T) {
 		s16 = "S16 handler order across objects the handler hears a burst of changes slow index function, LIST+WATCH"
 	)
 	root := t.TempDir()
-	failed := func(name string) report.SpecSummary {
-		return report.SpecSummary{Spec: name, Outcome: "failed", Failure: "boom"}
+	failed := func(name string) report.Spec {
+		return report.Spec{Spec: name, Outcome: "failed", Failure: "boom"}
 	}
 	base := writeRun(t, root, "base", "v0.32.13", failed(s17), failed(s13), failed(s16))
 	head := writeRun(t, root, "head", "v0.33.0", failed(s17), failed(s13), spec(s16, "passed", 0, nil))
@@ -237,7 +237,7 @@ func TestCompareSameCodeSeries(t *testing.T) {
 			writeRun(t, filepath.Join(root, side), "run-"+string(rune('a'+i)), "v0.36.6",
 				spec("S2 blackhole", outcome, 5, nil),
 				spec("S6 restore", "passed", float64(8+3*i), map[report.Cause]int{"410 Gone": 1 + i%2, report.Cause([]string{"clean close", "transport error"}[i%2]): 1}),
-				report.SpecSummary{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Calls("LISTs", 20+i).Of("pods")}})
+				report.Spec{Spec: "S12 storm", Outcome: "passed", Observations: []report.Observation{report.Calls("LISTs", 20+i).Of("pods")}})
 		}
 	}
 	b, h := loadSides(t, filepath.Join(root, "base"), filepath.Join(root, "head"))
@@ -298,7 +298,7 @@ func TestCompareReruns(t *testing.T) {
 func TestRunVerdict(t *testing.T) {
 	const s17 = "S17 what a handler sees of the store during a relist every handler call LIST+WATCH"
 	root := t.TempDir()
-	dir := writeRun(t, root, "head", "v0.33.0", report.SpecSummary{Spec: s17, Outcome: "failed", Failure: "half replaced"}, spec("S1 restart", "passed", 0, nil))
+	dir := writeRun(t, root, "head", "v0.33.0", report.Spec{Spec: s17, Outcome: "failed", Failure: "half replaced"}, spec("S1 restart", "passed", 0, nil))
 	side, err := loadSide(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +308,7 @@ func TestRunVerdict(t *testing.T) {
 		!strings.Contains(text, "- "+s17+": failed — known for client-go v0.33.0: documented change: kubernetes PR #132240") {
 		t.Errorf("blocks %t:\n%s", blocks, text)
 	}
-	dir = writeRun(t, root, "other", "v0.33.0", report.SpecSummary{Spec: "S13 GOAWAY x", Outcome: "failed", Failure: "relisted\nmore"})
+	dir = writeRun(t, root, "other", "v0.33.0", report.Spec{Spec: "S13 GOAWAY x", Outcome: "failed", Failure: "relisted\nmore"})
 	side, _ = loadSide(dir)
 	text, blocks = runVerdict(side)
 	if !blocks || !strings.Contains(text, "**Verdict: blocks**: 1 unexplained failure(s).") || !strings.Contains(text, "- S13 GOAWAY x: failed (relisted) — unexplained: no known behaviour of client-go v0.33.0") {
@@ -322,8 +322,8 @@ func TestRunVerdict(t *testing.T) {
 // default); the same change between two runs of one release is not tied.
 func TestCompareTiesObservationsUpstream(t *testing.T) {
 	root := t.TempDir()
-	obs := func(what string) report.SpecSummary {
-		return report.SpecSummary{Spec: "S10 shutdown", Outcome: "passed", Observations: []report.Observation{report.Value(what, "protobuf").Of("pods")}}
+	obs := func(what string) report.Spec {
+		return report.Spec{Spec: "S10 shutdown", Outcome: "passed", Observations: []report.Observation{report.Value(what, "protobuf").Of("pods")}}
 	}
 	base := writeRun(t, root, "base", "v0.34.13", obs("GET list /api/v1/namespaces/x/pods: Accept"))
 	head := writeRun(t, root, "head", "v0.35.0", obs("GET streaming list /api/v1/namespaces/x/pods: Accept"))
@@ -355,7 +355,7 @@ func TestFlakeTable(t *testing.T) {
 		if i == 2 {
 			s12 = "failed"
 		}
-		writeRun(t, root, fmt.Sprintf("idle-%d", i), "v0.37.2", spec("S1 restart", "passed", 0, nil), report.SpecSummary{Spec: "S12 storm", Outcome: s12, Failure: "re-initialised 5 times"})
+		writeRun(t, root, fmt.Sprintf("idle-%d", i), "v0.37.2", spec("S1 restart", "passed", 0, nil), report.Spec{Spec: "S12 storm", Outcome: s12, Failure: "re-initialised 5 times"})
 		writeRun(t, root, fmt.Sprintf("hog4-%d", i), "v0.37.2", spec("S1 restart", "passed", 0, nil), spec("S12 storm", "passed", 0, nil))
 	}
 	if err := os.MkdirAll(filepath.Join(root, "idle-4"), 0o755); err != nil { // no report: not a run

@@ -9,7 +9,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
-func observedSpec(name string, obs ...report.Observation) report.SpecSummary {
+func observedSpec(name string, obs ...report.Observation) report.Spec {
 	s := spec(name, "passed", 0, nil)
 	s.Observations = obs
 	return s
@@ -143,7 +143,7 @@ func TestVaryingObservationsNeedSeries(t *testing.T) {
 func TestControlsObservationsNotCompared(t *testing.T) {
 	root := t.TempDir()
 	obs := func(v string) report.Observation { return report.Value("statuses", v).Of("pods") }
-	control := func(v string) report.SpecSummary {
+	control := func(v string) report.Spec {
 		s := observedSpec("S1 fails when broken", obs(v))
 		s.Labels = []string{report.LabelNegativeControl}
 		return s

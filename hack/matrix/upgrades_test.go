@@ -9,10 +9,10 @@ import (
 
 func TestUpgradeSteps(t *testing.T) {
 	root := t.TempDir()
-	transforms := func(v string) report.SpecSummary {
+	transforms := func(v string) report.Spec {
 		return observedSpec("S19 transform streaming list", report.Value("transform calls per object (the store's and the handler calls')", v).Of("pods"))
 	}
-	col := func(v string, s ...report.SpecSummary) column {
+	col := func(v string, s ...report.Spec) column {
 		return column{ClientGo: v, Dir: writeRun(t, root, v, v, s...)}
 	}
 	cols := []column{
@@ -71,7 +71,7 @@ func TestUpgradeStepsPerServer(t *testing.T) {
 // change.
 func TestUpgradeStepMemory(t *testing.T) {
 	root := t.TempDir()
-	peak := func(n float64) report.SpecSummary {
+	peak := func(n float64) report.Spec {
 		return observedSpec("S34 memory streaming list", report.MiB("peak live heap during the sync, with a transform stripping the data", n))
 	}
 	cols := []column{
@@ -132,7 +132,7 @@ func TestKnownChangesApply(t *testing.T) {
 	}
 }
 
-func transformsSpec(v string) report.SpecSummary {
+func transformsSpec(v string) report.Spec {
 	return observedSpec("S19 transform streaming list", report.Value("transform calls per object (the store's and the handler calls')", v).Of("pods"))
 }
 

@@ -152,14 +152,14 @@ type summary struct {
 	// ran are the specs that ran (passed or failed), with their phases.
 	ran []ranSpec
 	// clusterFrom counts the specs' own clusters by where they came from
-	// (report.SpecData's ClusterFrom).
+	// (report.Spec's ClusterFrom).
 	clusterFrom map[string]int
 	// labels are the labels of every spec, those not selected too, and
 	// the suites' own: what a filter that selects nothing could have named.
 	labels []string
 }
 
-// ranSpec is a spec that ran: its time and where it went (report.SpecData's
+// ranSpec is a spec that ran: its time and where it went (report.Spec's
 // Time, by phase).
 type ranSpec struct {
 	text    string
@@ -191,11 +191,12 @@ func summarize(reports []types.Report) summary {
 				counted := false
 				for _, e := range sp.ReportEntries {
 					switch {
-					case e.Name == detectorNote && !counted:
-						s.detector[e.StringRepresentation()]++
-						counted = true
 					case e.Name == report.SpecEntry:
-						if d, ok := report.DecodeSpecData(e.Value.GetRawValue(), e.Value.AsJSON); ok {
+						if d, ok := report.DecodeSpec(e.Value.GetRawValue(), e.Value.AsJSON); ok {
+							if d.Detector != "" && !counted {
+								s.detector[d.Detector]++
+								counted = true
+							}
 							for name, secs := range d.Time {
 								rs.phases[name] += secs
 							}

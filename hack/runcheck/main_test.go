@@ -148,8 +148,8 @@ func TestLabelsListsLabelsFromVariables(t *testing.T) {
 // one is not hidden among the on ones.
 func TestReportCountsDetectorStates(t *testing.T) {
 	noted := func(s types.SpecReport, state string) types.SpecReport {
-		s.ReportEntries = types.ReportEntries{{Name: "sync mode", Value: types.WrapEntryValue("streaming list")},
-			{Name: detectorNote, Value: types.WrapEntryValue(state)}}
+		d := report.Spec{SyncMode: "streaming list", Detector: state}
+		s.ReportEntries = types.ReportEntries{{Name: report.SpecEntry, Value: types.WrapEntryValue(d)}}
 		return s
 	}
 	off := `off (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR="false" when the process started; client-go reads it once, at its init)`
@@ -170,14 +170,14 @@ func TestReportCountsDetectorStates(t *testing.T) {
 	}
 }
 
-// timed is a spec that ran for seconds, with its report.SpecData entry
+// timed is a spec that ran for seconds, with its report.Spec entry
 // timing phases (name, seconds, ...), summed by name as e2e's Env.TimePhase
 // does (runOn writes it as Ginkgo does, JSON only); from, if not "", is
 // where its cluster came from.
 func timed(text string, state types.SpecState, seconds float64, from string, phases ...any) types.SpecReport {
 	sp := spec(text, state, "")
 	sp.RunTime = time.Duration(seconds * float64(time.Second))
-	d := report.SpecData{ClusterFrom: from}
+	d := report.Spec{ClusterFrom: from}
 	for i := 0; i+1 < len(phases); i += 2 {
 		if d.Time == nil {
 			d.Time = map[string]float64{}
@@ -216,7 +216,7 @@ func TestReportSaysWhereTheTimeWent(t *testing.T) {
 }
 
 // TestReportSaysWhereClustersCameFrom: the specs' own clusters are counted
-// by their report.SpecData's ClusterFrom.
+// by their report.Spec's ClusterFrom.
 func TestReportSaysWhereClustersCameFrom(t *testing.T) {
 	var specs []types.SpecReport
 	for i, from := range []string{"spare ready", "started", "spare ready", "spare still starting"} {

@@ -1,6 +1,6 @@
 // Package timing names where a spec's time goes: the harness and the
 // scenarios time phases (a cluster's start, a wait on the server) into the
-// spec's report.SpecData (Time: seconds per phase); the informer report
+// spec's report.Spec (Time: seconds per phase); the informer report
 // shows them per spec and `runcheck report` per run (the slowest specs, the
 // share spent starting clusters). Plain Go without dependencies, so readers
 // of reports need not link the harness or client-go.
