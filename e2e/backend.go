@@ -249,7 +249,7 @@ func skipLacking(backend string, missing []string) {
 // (a Shared backend's for what the spec asks, pool.Key, or the one the
 // client-side specs asking for spec share), or a new cluster closed when
 // the spec ends.
-func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d cluster.Backend, c cluster.Cluster, shared bool) {
+func startCluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (d cluster.Backend, c cluster.Cluster, shared bool) {
 	ginkgo.GinkgoHelper()
 	d, err := Backend()
 	if err != nil {
@@ -278,20 +278,20 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 		skipLacking(d.Name, early)
 	}
 	if d.Shared || clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
-		return d, joinShared(ctx, d, labels, spec, data), true
+		return d, joinShared(ctx, d, labels, spec, rec), true
 	}
-	end := data.phase(timing.ClusterStart)
+	end := rec.Phase(timing.ClusterStart)
 	c, how, err := startOwn(ctx, d, spec, harness(SpecArtifactsDir()))
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
-	data.clusterFrom(how)
+	rec.ClusterFrom(how)
 	end()
 	ginkgo.DeferCleanup(func(ctx context.Context) error {
 		if ginkgo.CurrentSpecReport().Failed() {
 			ginkgo.AddReportEntry("process logs", c.ArtifactsDir())
 		}
-		defer data.phase(timing.ClusterClose)()
+		defer rec.Phase(timing.ClusterClose)()
 		return c.Close(ctx)
 	})
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
@@ -304,9 +304,9 @@ func startCluster(ctx context.Context, spec cluster.Spec, data *specData) (d clu
 // spec (started by the first spec that asks, its start timed as that
 // spec's), or skips the spec when the cluster lacks a capability it is
 // labelled with, and readies it (useShared).
-func joinShared(ctx context.Context, d cluster.Backend, labels []string, spec cluster.Spec, data *specData) cluster.Cluster {
+func joinShared(ctx context.Context, d cluster.Backend, labels []string, spec cluster.Spec, rec SpecRecord) cluster.Cluster {
 	ginkgo.GinkgoHelper()
-	end := data.phase(timing.ClusterStart)
+	end := rec.Phase(timing.ClusterStart)
 	c, started, err := keptFor(d).Get(ctx, spec)
 	if err != nil {
 		ginkgo.Fail(err.Error())
@@ -317,15 +317,15 @@ func joinShared(ctx context.Context, d cluster.Backend, labels []string, spec cl
 	if missing := capabilityGaps(c, labels); len(missing) > 0 {
 		skipLacking(d.Name, missing)
 	}
-	useShared(ctx, d.Name, c, data)
+	useShared(ctx, d.Name, c, rec)
 	return c
 }
 
 // useShared readies a shared cluster for the current spec and, should the
 // spec fail, exports the cluster's logs into the spec's artifacts.
-func useShared(ctx context.Context, backend string, c cluster.Cluster, data *specData) {
+func useShared(ctx context.Context, backend string, c cluster.Cluster, rec SpecRecord) {
 	ginkgo.GinkgoHelper()
-	if err := useSharedCluster(ctx, c, data); err != nil {
+	if err := useSharedCluster(ctx, c, rec); err != nil {
 		Fail(fmt.Sprintf("backend %s: %v", backend, err))
 	}
 }
@@ -333,13 +333,27 @@ func useShared(ctx context.Context, backend string, c cluster.Cluster, data *spe
 // ExportLogsTimeout bounds exporting a shared cluster's logs for a failed spec.
 const ExportLogsTimeout = 2 * time.Minute
 
+// UseSharedCluster gives the current spec c, a cluster of its caller's that
+// outlives the spec, for a front end's Cluster: it skips the spec, naming
+// what is missing, when c lacks what spec asks (cluster.Lacks), and fails
+// it when c is unhealthy (useSharedCluster). The phases go to rec.
+func UseSharedCluster(ctx context.Context, c cluster.Cluster, spec cluster.Spec, rec SpecRecord) cluster.Cluster {
+	if missing := cluster.Lacks(c, spec); len(missing) > 0 {
+		Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", c.Name(), strings.Join(missing, " and ")))
+	}
+	if err := useSharedCluster(ctx, c, rec); err != nil {
+		Fail(err.Error())
+	}
+	return c
+}
+
 // useSharedCluster readies c, a cluster that outlives the current spec,
 // for it (pool.Ready: an unhealthy shared cluster fails the spec that
 // would have used it, saying so), and a cluster.LogExporter's logs go to
 // the spec's artifacts directory should the spec fail. It times the check
-// into data.
-func useSharedCluster(ctx context.Context, c cluster.Cluster, data *specData) error {
-	endCheck := data.phase(timing.SharedCheck)
+// into rec.
+func useSharedCluster(ctx context.Context, c cluster.Cluster, rec SpecRecord) error {
+	endCheck := rec.Phase(timing.SharedCheck)
 	if err := pool.Ready(ctx, c); err != nil {
 		return err
 	}

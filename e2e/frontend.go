@@ -47,8 +47,20 @@ type FrontEnd interface {
 	TB() testing.TB
 	// Cluster gives the spec a cluster fit for spec, or skips it saying
 	// why; shared says the cluster outlives the spec (the spec then works
-	// in a namespace of its own). It times its phases into data.
-	Cluster(ctx context.Context, spec cluster.Spec, data *specData) (c cluster.Cluster, shared bool)
+	// in a namespace of its own). It times its phases into rec. A front
+	// end whose specs share a cluster of their caller's returns
+	// UseSharedCluster's.
+	Cluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (c cluster.Cluster, shared bool)
+}
+
+// SpecRecord is what a front end's Cluster records in the spec's report:
+// the time of its phases (package report/timing's names) and where its
+// cluster came from (report.Spec's Time and ClusterFrom).
+type SpecRecord interface {
+	// Phase starts timing a phase; the func it returns ends it.
+	Phase(name string) (end func())
+	// ClusterFrom records where the spec's own cluster came from.
+	ClusterFrom(how string)
 }
 
 var (
@@ -148,7 +160,7 @@ func (ginkgoFrontEnd) By(text string)       { ginkgo.By(text) }
 func (ginkgoFrontEnd) Writer() io.Writer    { return ginkgo.GinkgoWriter }
 func (ginkgoFrontEnd) ArtifactsDir() string { return specArtifactsDir(ginkgo.CurrentSpecReport()) }
 func (ginkgoFrontEnd) TB() testing.TB       { return ginkgo.GinkgoTB() }
-func (ginkgoFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *specData) (cluster.Cluster, bool) {
-	_, c, shared := startCluster(ctx, spec, data)
+func (ginkgoFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (cluster.Cluster, bool) {
+	_, c, shared := startCluster(ctx, spec, rec)
 	return c, shared
 }

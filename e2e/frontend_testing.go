@@ -230,15 +230,8 @@ func (f *testingFrontEnd) TB() testing.TB       { return f.t }
 
 // Cluster gives the spec the run's cluster when it has what spec asks, or
 // skips it naming what is missing; the cluster is shared (Recover first).
-func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, data *specData) (cluster.Cluster, bool) {
-	missing := cluster.Lacks(f.c, spec)
-	if len(missing) > 0 {
-		f.Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", f.c.Name(), strings.Join(missing, " and ")))
-	}
-	if err := useSharedCluster(ctx, f.c, data); err != nil {
-		f.Fail(err.Error())
-	}
-	return f.c, true
+func (f *testingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (cluster.Cluster, bool) {
+	return UseSharedCluster(ctx, f.c, spec, rec), true
 }
 
 // gomegaT is the spec's t for Gomega: its failures also go to the

@@ -33,9 +33,9 @@ func newSpecData() *specData {
 	return s
 }
 
-// phase starts timing a phase of the spec; the func it returns ends it
+// Phase starts timing a phase of the spec; the func it returns ends it
 // (once) and adds its time to the spec's, under name (package timing).
-func (s *specData) phase(name string) (end func()) {
+func (s *specData) Phase(name string) (end func()) {
 	if s == nil {
 		return func() {}
 	}
@@ -53,8 +53,8 @@ func (s *specData) phase(name string) (end func()) {
 	}
 }
 
-// clusterFrom records where the spec's own cluster came from.
-func (s *specData) clusterFrom(how string) {
+// ClusterFrom records where the spec's own cluster came from.
+func (s *specData) ClusterFrom(how string) {
 	if s == nil {
 		return
 	}
@@ -80,7 +80,7 @@ func (s *specData) timeline(t Timeline) {
 // TimePhase starts timing a phase of the spec; the func it returns ends it
 // and adds its time to the spec's report (report.Spec's Time). Name it
 // after what the spec waits for ("server: graceful shutdown").
-func (e *Env) TimePhase(name string) (end func()) { return e.data.phase(name) }
+func (e *Env) TimePhase(name string) (end func()) { return e.data.Phase(name) }
 
 // ReportNumbers adds an informer's numbers to the spec's report (for
 // numbers a spec narrowed itself, NumbersOf; a probe's: Observed.Report).
