@@ -57,6 +57,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster/kind/nodeimage"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/cluster/profile"
+	"github.com/informer-conformance/informer-conformance/internal/processenv"
 )
 
 const (
@@ -312,7 +313,11 @@ func ensureAdapter(ctx context.Context, d *docker.Docker, image string, opts Opt
 }
 
 func ensureNetwork(ctx context.Context, d *docker.Docker) error {
-	os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName)
+	// kind's library reads its Docker network from the environment only
+	// (pkg/cluster/internal/providers/docker/network.go).
+	if err := processenv.Set("KIND_EXPERIMENTAL_DOCKER_NETWORK", NetworkName, "the kind backend"); err != nil {
+		return err
+	}
 	if _, err := d.Run(ctx, nil, "network", "inspect", NetworkName); err == nil {
 		return nil
 	}

@@ -7,7 +7,8 @@
 // of k8s.io/client-go/util/consistencydetector (data_consistency_detector.go
 // from v0.34, watch_list_data_consistency_detector.go in v0.31-v0.33): a
 // test's TestMain or a package init that depends on client-go is too late.
-// This package imports nothing but the standard library, and its import path
+// This package imports nothing but the standard library and
+// internal/processenv (which imports only the standard library), and its import path
 // sorts before "k8s.io/...": the Go specification (Package initialization,
 // Go 1.21 on) initialises, at each step, the first package in import-path
 // order whose imports are initialised, so this init runs before client-go's
@@ -17,7 +18,11 @@
 // client-go saw the value.
 package watchlistdetector
 
-import "os"
+import (
+	"os"
+
+	"github.com/informer-conformance/informer-conformance/internal/processenv"
+)
 
 // Env is the variable client-go's consistency detector reads.
 const Env = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
@@ -27,7 +32,8 @@ var atStart, set = os.LookupEnv(Env)
 
 func init() {
 	if !set {
-		_ = os.Setenv(Env, "true")
+		// The first setter in the process: it cannot conflict.
+		_ = processenv.Set(Env, "true", "package watchlistdetector (client-go's watch-list consistency detector on)")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/informer-conformance/informer-conformance/internal/processenv"
 )
 
 // capNames are the Linux capabilities by bit number (linux/capability.h),
@@ -248,7 +250,10 @@ func (d *Docker) InstallAdapter(ctx context.Context, dir, image string, why Rest
 	defer pathMu.Unlock()
 	path := os.Getenv("PATH")
 	if !strings.HasPrefix(path, dir+string(os.PathListSeparator)) {
-		os.Setenv("PATH", dir+string(os.PathListSeparator)+path)
+		// kind's library runs "docker" from PATH: the adapter's comes first.
+		if err := processenv.Set("PATH", dir+string(os.PathListSeparator)+path, "the kind backend's Docker adapter ("+dir+")"); err != nil {
+			return nil, err
+		}
 	}
 	return &Adapter{Dir: dir, Why: why.Evidence, Missing: missing, Unknown: unknownList, Source: source}, nil
 }
