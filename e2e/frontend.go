@@ -114,6 +114,12 @@ func DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
 	current().DeferCleanup(timeout, f)
 }
 
+// Defer runs f when the current spec ends (DeferCleanup of a step that
+// cannot fail: an undo, a Stop).
+func Defer(f func()) {
+	current().DeferCleanup(0, func(context.Context) error { f(); return nil })
+}
+
 // Logf writes a line to the current spec's log.
 func Logf(format string, args ...any) {
 	fmt.Fprintf(current().Writer(), format+"\n", args...)

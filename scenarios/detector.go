@@ -86,6 +86,6 @@ func StreamingListChecked(ctx context.Context, s e2e.Setup) {
 func LossyStreamingLists() (client func(*rest.Config) *rest.Config, dropped func() int) {
 	s := &httpfault.StreamInjector{}
 	undo, dropped := s.DropInitialObject(httpfault.StreamingLists)
-	e2e.DeferCleanup(0, func(context.Context) error { undo(); return nil })
+	e2e.Defer(undo)
 	return s.Instrument, dropped
 }

@@ -96,7 +96,7 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 	if deadConnection {
 		e2e.By("blackholing the informer's connection before the shutdown")
 		restore := proxy.Blackhole()
-		e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+		e2e.Defer(restore)
 	}
 	e2e.By("shutting the factory down")
 	start := time.Now()

@@ -136,7 +136,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	pods.EventuallyConverged(ctx, server)
 
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
-	e2e.DeferCleanup(0, func(context.Context) error { w.Stop(); return nil })
+	e2e.Defer(func() { w.Stop() })
 	w.WaitFor(writesAcrossFailover)
 	if in.FreshTarget {
 		restartFailoverTarget(ctx, env, c, writer, w)

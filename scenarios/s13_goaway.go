@@ -106,7 +106,7 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "goaway"})
 	Expect(env.Backend.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restoreRoundRobin := env.Proxy.RoundRobin()
-	e2e.DeferCleanup(0, func(context.Context) error { restoreRoundRobin(); return nil })
+	e2e.Defer(restoreRoundRobin)
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
 
@@ -120,13 +120,13 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	var observed []*e2e.Observed
 	for i := range goawayInformers {
 		o := env.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
-		e2e.DeferCleanup(0, func(context.Context) error { o.Report(0); return nil })
+		e2e.Defer(func() { o.Report(0) })
 		observed = append(observed, o)
 	}
 
 	e2e.By("writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
-	e2e.DeferCleanup(0, func(context.Context) error { w.Stop(); return nil })
+	e2e.Defer(func() { w.Stop() })
 	stopLoad := startGoawayLoad(ctx, observed)
 	// Bounded: the load's requests are the clients under test.
 	stopLoadWithin := func() error {

@@ -205,7 +205,7 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
-	e2e.DeferCleanup(0, func(context.Context) error { undo(); return nil })
+	e2e.Defer(undo)
 	logs := &logCapture{}
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
@@ -341,7 +341,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	created := createPods(ctx, env, "before", s14Pods)
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
-	e2e.DeferCleanup(0, func(context.Context) error { undo(); return nil })
+	e2e.Defer(undo)
 	logs := &logCapture{}
 	// The tweak runs after the reflector set its options (S3): every
 	// streaming list asks the server to end it after serverStreamTimeout.
@@ -429,7 +429,7 @@ func FallsBackOnAVeryShortStream(ctx context.Context, s e2e.Setup) {
 	created := createPods(ctx, env, "before", s14Pods)
 	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := in.EndWatchesCleanly(httpfault.StreamingLists, 1)
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	e2e.Defer(restore)
 	logs := &logCapture{}
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers

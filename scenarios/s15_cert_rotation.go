@@ -365,7 +365,7 @@ func ClientCARotation(ctx context.Context, s e2e.Setup) {
 
 	e2e.By("waiting for the informer's first 2xx with the new certificate")
 	var out rotationOutcome
-	e2e.DeferCleanup(0, func(context.Context) error { env.Note("S15 rotation: "+pods.Name, out.numbers); return nil })
+	e2e.Defer(func() { env.Note("S15 rotation: "+pods.Name, out.numbers) })
 	Eventually(ctx, func() bool {
 		out = outcomeOf(pods, "client CA", before, rotated, ready)
 		return out.ok

@@ -114,7 +114,7 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 	e2e.By("silencing the connection (bytes dropped both ways, nothing closed); new connections get through")
 	start := time.Now()
 	restore := env.Proxy.BlackholeCurrent()
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	e2e.Defer(restore)
 	reqCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	type result struct {

@@ -156,7 +156,7 @@ func ShutdownOutlivesWatches(ctx context.Context, s e2e.Setup, in ShutdownInput)
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restorePin, err := env.Proxy.Pin(0)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.DeferCleanup(0, func(context.Context) error { restorePin(); return nil })
+	e2e.Defer(restorePin)
 
 	r := &shutdownRun{env: env, api: env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))}
 	r.server = r.api.Quorum()

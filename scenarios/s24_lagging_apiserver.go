@@ -92,7 +92,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	links := e2e.Require[cluster.EtcdLinks](env.Backend, "a fault point between each kube-apiserver and etcd")
 	restorePin, err := env.Proxy.Pin(0)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.DeferCleanup(0, func(context.Context) error { restorePin(); return nil })
+	e2e.Defer(restorePin)
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 
 	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 0))
@@ -111,7 +111,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	Expect(err).NotTo(HaveOccurred())
 	link.Faults = env.Faults // the link is the spec's cluster's: its stall is the spec's fault
 	unstall, held := link.StallAfter(0)
-	e2e.DeferCleanup(0, func(context.Context) error { unstall(); return nil })
+	e2e.Defer(unstall)
 	Expect(api.Delete(ctx, "gone")).To(Succeed())
 	_, err = api.Create(ctx, "new")
 	Expect(err).NotTo(HaveOccurred())

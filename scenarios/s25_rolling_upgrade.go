@@ -145,7 +145,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	pods.EventuallyConverged(ctx, server)
 
 	w := startChurn(ctx, writers, env.Namespace)
-	e2e.DeferCleanup(0, func(context.Context) error { w.stop(); return nil })
+	e2e.Defer(func() { w.stop() })
 	w.waitFor(upgradeWritesPerStep)
 
 	var steps []upgradeStep

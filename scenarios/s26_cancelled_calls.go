@@ -141,7 +141,7 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 		restore, n := in.FailRequestsRetryAfter(func(r *http.Request) bool {
 			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps/"+target)
 		}, -1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S26: too many requests", S26RetryAfter)
-		e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+		e2e.Defer(restore)
 		answered = n
 	case WaitRateLimiter:
 		cfg.QPS, cfg.Burst, cfg.RateLimiter = S26QPS, 1, nil

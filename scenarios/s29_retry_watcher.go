@@ -171,7 +171,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
 	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.DeferCleanup(0, func(context.Context) error { rw.Stop(); return nil })
+	e2e.Defer(rw.Stop)
 
 	type received struct {
 		added  map[string]int
@@ -541,7 +541,7 @@ func startS29(ctx context.Context, s e2e.Setup, held httpfault.Match) (*s29Run, 
 	}
 	r := &s29Run{env: env, in: &httpfault.Injector{Faults: env.Faults}, streams: &httpfault.StreamInjector{Faults: env.Faults}}
 	restorePass := r.streams.Pass(held)
-	e2e.DeferCleanup(0, func(context.Context) error { restorePass(); return nil })
+	e2e.Defer(restorePass)
 	cfg := r.streams.Instrument(r.in.Instrument(rest.CopyConfig(env.User)))
 	if s.Client != nil {
 		cfg = s.Client(cfg)

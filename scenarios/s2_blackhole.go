@@ -190,7 +190,7 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	e2e.By("silencing the informers' connection (bytes dropped both ways, nothing closed); new connections get through")
 	start := time.Now()
 	restoreBlackhole := env.Proxy.BlackholeCurrent()
-	e2e.DeferCleanup(0, func(context.Context) error { restoreBlackhole(); return nil })
+	e2e.Defer(restoreBlackhole)
 
 	e2e.By("changing " + subjects.Name() + ", configmaps and secrets meanwhile")
 	Expect(subjects.Delete(ctx, "gone")).To(Succeed())

@@ -449,7 +449,7 @@ func (c *s31) informer(name string) (*s31Informer, *rest.Config) {
 	inf := &s31Informer{name: name, tap: &rvTap{}, faults: &httpfault.Injector{Faults: c.env.Faults}, streams: &httpfault.StreamInjector{Faults: c.env.Faults}}
 	restorePass := inf.streams.Pass(httpfault.WatchStreams)
 	restoreObserve, _ := inf.streams.ObserveEvents(httpfault.WatchStreams, inf.tap.observe)
-	e2e.DeferCleanup(0, func(context.Context) error { restoreObserve(); restorePass(); return nil })
+	e2e.Defer(func() { restoreObserve(); restorePass() })
 	return inf, inf.streams.Instrument(inf.faults.Instrument(inf.tap.instrument(c.env.User)))
 }
 

@@ -193,7 +193,7 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 		return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pods")
 	}
 	restoreThrottle, throttled := in.FailRequestsRetryAfter(firstRequest, 1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S32: throttled once", 0)
-	e2e.DeferCleanup(0, func(context.Context) error { restoreThrottle(); return nil })
+	e2e.Defer(restoreThrottle)
 	cfg, wire := s32Wire(in.Instrument(rest.CopyConfig(env.User)))
 	host := cfg.Host
 	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
@@ -205,13 +205,13 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 
 	queueName := fmt.Sprintf("s32-%s-%d", ns, s32Queues.Add(1))
 	tap := probe.TapMetrics([]string{host}, []string{queueName}, breaks.Adapter)
-	e2e.DeferCleanup(0, func(context.Context) error { tap.Close(); return nil })
+	e2e.Defer(tap.Close)
 	qcfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName}
 	if breaks.UnnamedQueue {
 		qcfg.Name = ""
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), qcfg)
-	e2e.DeferCleanup(0, func(context.Context) error { queue.ShutDown(); return nil })
+	e2e.Defer(queue.ShutDown)
 
 	var handlerAdds atomic.Int64
 	enqueue := func(obj any) {

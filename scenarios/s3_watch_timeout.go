@@ -165,7 +165,7 @@ func ResumesAfterServerTimeouts(ctx context.Context, s e2e.Setup) {
 	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverWatchTimeout.Seconds())) }
 	pods := env.StartProbe(ctx, writer.Name(), env.User, probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
+	e2e.Defer(func() { pods.Report(recovery) })
 
 	for i := 1; i <= serverTimeoutsWanted; i++ {
 		e2e.By(fmt.Sprintf("waiting for server-side timeout %d and the next watch, then changing the %s", i, writer.Name()))
@@ -312,7 +312,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	}
 	pods := env.StartProbe(ctx, "pods", cfg, opts)
 	var recovery time.Duration
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
+	e2e.Defer(func() { pods.Report(recovery) })
 
 	e2e.By("waiting for a fresh watch")
 	var stalled probe.Request
@@ -323,7 +323,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 
 	e2e.By("stalling the stream after part of a large event, until the client's deadline ends the watch")
 	restore, held := env.Proxy.StallAfter(stallAfterBytes)
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	e2e.Defer(restore)
 	big := e2e.Pod(env.Namespace, "big")
 	big.Annotations = map[string]string{"informer-conformance/padding": incompressible(midFrameAnnotationBytes)}
 	_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, big, metav1.CreateOptions{})

@@ -122,9 +122,9 @@ func ExpectReinitialisations(ctx context.Context, s e2e.Setup, ec ErrorClass) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := ec.Inject(in)
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	e2e.Defer(restore)
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace})
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
+	e2e.Defer(func() { pods.Report(0) })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.Times), "injections answered")
 		e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
@@ -343,14 +343,14 @@ func (t Throttle) arm(in *httpfault.Injector) (answered func() int) {
 	if t.Relist {
 		match = httpfault.StreamingLists
 		restoreGone, _ := in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version: 1 (2)")
-		e2e.DeferCleanup(0, func(context.Context) error { restoreGone(); return nil })
+		e2e.Defer(restoreGone)
 	}
 	if t.Event {
 		restore, answered = in.EndWatchesWithError(match, t.Answers, 429, metav1.StatusReasonTooManyRequests, "slow down")
 	} else {
 		restore, answered = in.FailRequestsRetryAfter(match, t.Answers, 429, metav1.StatusReasonTooManyRequests, "slow down", t.RetryAfter)
 	}
-	e2e.DeferCleanup(0, func(context.Context) error { restore(); return nil })
+	e2e.Defer(restore)
 	return answered
 }
 
@@ -409,7 +409,7 @@ func ExpectThrottledRecovery(ctx context.Context, s e2e.Setup, t Throttle) {
 	})
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 	var recovery time.Duration
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(recovery); return nil })
+	e2e.Defer(func() { pods.Report(recovery) })
 
 	e2e.By(fmt.Sprintf("answering %d watches with 429 (Retry-After %d, ERROR event %v, relist %v)", t.Answers, t.RetryAfter, t.Event, t.Relist))
 	answered := t.arm(in)

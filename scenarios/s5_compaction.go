@@ -350,7 +350,7 @@ func cutOffWhileDraining(ctx context.Context, env *e2e.Env, c apiServers, refusa
 	reconnect = env.Proxy.RefuseNew()
 	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
 	letIn, _ = refusals.RefuseRequests(httpfault.Every)
-	e2e.DeferCleanup(0, func(context.Context) error { letIn(); return nil })
+	e2e.Defer(letIn)
 	endStop := env.TimePhase("server: kube-apiserver stop (graceful)")
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
 	endStop()
@@ -391,7 +391,7 @@ func letBackIn(ctx context.Context, env *e2e.Env, c apiServers, failOver bool, r
 		e2e.By("letting the informer in to apiserver 1")
 		restorePin, err := env.Proxy.Pin(1)
 		Expect(err).NotTo(HaveOccurred())
-		e2e.DeferCleanup(0, func(context.Context) error { restorePin(); return nil })
+		e2e.Defer(restorePin)
 	} else {
 		e2e.By("starting apiserver 0 again and letting the informer in")
 		Expect(c.StartAPIServer(ctx, 0)).To(Succeed())

@@ -219,7 +219,7 @@ func (r restored) loseConnectionAfterResume(ctx context.Context, faults *httpfau
 		g.Expect(last.End.IsZero() && last.Events == 0).To(BeTrue(), "the resumed watch is open and silent: %+v", last)
 	}).WithContext(ctx).WithTimeout(shortWatch).WithPolling(100 * time.Millisecond).Should(Succeed())
 	restoreInjection, closed := faults.EndWatchesCleanly(httpfault.Watches, 1)
-	e2e.DeferCleanup(0, func(context.Context) error { restoreInjection(); return nil })
+	e2e.Defer(restoreInjection)
 	cut = time.Now()
 	Expect(r.env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection was reset")
 	return cut, closed

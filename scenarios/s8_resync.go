@@ -75,7 +75,7 @@ func ResyncSendsNoRequests(ctx context.Context, s e2e.Setup, opts probe.Options)
 	opts.Namespace, opts.Resync = env.Namespace, resyncPeriod
 	pods := env.StartProbe(ctx, "pods", env.User, opts)
 	pods.EventuallyConverged(ctx, env.Pods)
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
+	e2e.Defer(func() { pods.Report(0) })
 
 	before := pods.Recorder.Snapshot()
 	e2e.By(fmt.Sprintf("waiting for %d resyncs of every pod (period %s)", resyncsWanted, resyncPeriod))

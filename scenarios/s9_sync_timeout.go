@@ -65,7 +65,7 @@ func SyncWithUnreachableAPIServer(ctx context.Context, s e2e.Setup) {
 	e2e.By("refusing connections, then starting the informer")
 	reachable := proxy.RefuseNew()
 	pods := env.StartProbeUnsynced("pods", env.User, probe.Options{Namespace: env.Namespace})
-	e2e.DeferCleanup(0, func(context.Context) error { pods.Report(0); return nil })
+	e2e.Defer(func() { pods.Report(0) })
 	bounded, cancel := context.WithTimeout(ctx, syncBound)
 	defer cancel()
 	start := time.Now()
