@@ -40,17 +40,13 @@ func AnyWatchEndAsError(cfg *rest.Config) *rest.Config {
 // WatchBodyErrors wraps cfg's transport so that every read of a watch's
 // body returns rewrite(err) for its error err (nil included).
 func WatchBodyErrors(cfg *rest.Config, rewrite func(error) error) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err == nil && req.URL.Query().Get("watch") == "true" {
-				resp.Body = rewrittenBody{resp.Body, rewrite}
-			}
-			return resp, err
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && req.URL.Query().Get("watch") == "true" {
+			resp.Body = rewrittenBody{resp.Body, rewrite}
+		}
+		return resp, err
 	})
-	return cfg
 }
 
 type rewrittenBody struct {
@@ -121,15 +117,11 @@ func (initialListOnly) OnDelete(any)      {}
 // the CBOR gates (any client-go before v0.32). The probe's recorder, outside
 // the wrapper, still sees client-go's own Accept; the answer is JSON.
 func AcceptJSONOnly(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			req = req.Clone(req.Context())
-			req.Header.Set("Accept", "application/json")
-			return rt.RoundTrip(req)
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept", "application/json")
+		return rt.RoundTrip(req)
 	})
-	return cfg
 }
 
 // DropTombstones is the classic controller bug: a delete handler that

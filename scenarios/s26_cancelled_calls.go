@@ -226,13 +226,10 @@ func (l ignoringLimiter) Wait(context.Context) error {
 // every answer over d after it came, whatever the request's context.
 func HoldAnswers(d time.Duration) func(*rest.Config) *rest.Config {
 	return func(cfg *rest.Config) *rest.Config {
-		cfg = rest.CopyConfig(cfg)
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-				resp, err := rt.RoundTrip(req)
-				time.Sleep(d) // ignoring the context: the broken part
-				return resp, err
-			})
+		cfg = httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			time.Sleep(d) // ignoring the context: the broken part
+			return resp, err
 		})
 		return cfg
 	}

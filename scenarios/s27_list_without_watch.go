@@ -181,15 +181,12 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 // layers above did.
 func wireRefusals(cfg *rest.Config) (*rest.Config, func() int) {
 	var n atomic.Int64
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err == nil && resp.StatusCode == http.StatusForbidden && req.URL.Query().Get("watch") == "true" {
-				n.Add(1)
-			}
-			return resp, err
-		})
+	cfg = httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden && req.URL.Query().Get("watch") == "true" {
+			n.Add(1)
+		}
+		return resp, err
 	})
 	return cfg, func() int { return int(n.Load()) }
 }
@@ -197,22 +194,18 @@ func wireRefusals(cfg *rest.Config) (*rest.Config, func() int) {
 // RetryForbidden is a negative control's broken client: its transport
 // sends every request answered 403 again at once, 10 times.
 func RetryForbidden(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			for range 10 {
-				if err != nil || resp.StatusCode != http.StatusForbidden {
-					break
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				resp, err = rt.RoundTrip(req)
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		for range 10 {
+			if err != nil || resp.StatusCode != http.StatusForbidden {
+				break
 			}
-			return resp, err
-		})
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			resp, err = rt.RoundTrip(req)
+		}
+		return resp, err
 	})
-	return cfg
 }
 
 func ignoreNotFound(err error) error {

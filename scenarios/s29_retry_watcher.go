@@ -293,18 +293,14 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 // watches go out without their resourceVersion, so a resumed watch starts
 // over with every object as ADDED.
 func DropWatchResourceVersion(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if q := req.URL.Query(); q.Get("watch") == "true" && q.Has("resourceVersion") {
-				q.Del("resourceVersion")
-				req = req.Clone(req.Context())
-				req.URL.RawQuery = q.Encode()
-			}
-			return rt.RoundTrip(req)
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		if q := req.URL.Query(); q.Get("watch") == "true" && q.Has("resourceVersion") {
+			q.Del("resourceVersion")
+			req = req.Clone(req.Context())
+			req.URL.RawQuery = q.Encode()
+		}
+		return rt.RoundTrip(req)
 	})
-	return cfg
 }
 
 // watcherFunc is a function as the cache.Watcher a RetryWatcher watches
@@ -318,17 +314,13 @@ func (f watcherFunc) Watch(o metav1.ListOptions) (watch.Interface, error) { retu
 // drains bodies to reuse their connection would), so stopping an open
 // watch waits for the server to end it, minutes later.
 func DrainWatchOnClose(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err == nil && httpfault.Watches(req) {
-				resp.Body = &drainingBody{ReadCloser: resp.Body}
-			}
-			return resp, err
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && httpfault.Watches(req) {
+			resp.Body = &drainingBody{ReadCloser: resp.Body}
+		}
+		return resp, err
 	})
-	return cfg
 }
 
 type drainingBody struct {

@@ -790,26 +790,22 @@ func (t *rvTap) observe(e httpfault.Event) {
 
 // instrument wraps cfg's transport with the tap's LIST recorder.
 func (t *rvTap) instrument(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err != nil || !isInformerList(req, resp) {
-				return resp, err
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err != nil || !isInformerList(req, resp) {
+			return resp, err
+		}
+		body, err := readBody(resp)
+		if err != nil {
+			return nil, err
+		}
+		if list, err := decodeList(resp, body); err == nil {
+			if rv, err := parseRV(list.(metav1.ListInterface).GetResourceVersion()); err == nil {
+				t.add(served{at: time.Now(), rv: rv, what: "the list's", sync: true})
 			}
-			body, err := readBody(resp)
-			if err != nil {
-				return nil, err
-			}
-			if list, err := decodeList(resp, body); err == nil {
-				if rv, err := parseRV(list.(metav1.ListInterface).GetResourceVersion()); err == nil {
-					t.add(served{at: time.Now(), rv: rv, what: "the list's", sync: true})
-				}
-			}
-			return resp, nil
-		})
+		}
+		return resp, nil
 	})
-	return cfg
 }
 
 // isInformerList says whether resp answers an informer's LIST with 200
@@ -873,43 +869,40 @@ func listsAheadAfter(after int) func(*rest.Config) *rest.Config {
 	return func(cfg *rest.Config) *rest.Config {
 		var mu sync.Mutex
 		lists := 0
-		cfg = rest.CopyConfig(cfg)
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-			return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-				resp, err := rt.RoundTrip(req)
-				if err != nil || !isInformerList(req, resp) {
-					return resp, err
-				}
-				mu.Lock()
-				lists++
-				pass := lists <= after
-				mu.Unlock()
-				if pass {
-					return resp, nil
-				}
-				body, err := readBody(resp)
-				if err != nil {
-					return nil, err
-				}
-				list, err := decodeList(resp, body)
-				if err != nil {
-					return resp, nil
-				}
-				l := list.(metav1.ListInterface)
-				rv, err := parseRV(l.GetResourceVersion())
-				if err != nil {
-					return resp, nil
-				}
-				l.SetResourceVersion(strconv.FormatInt(rv+s31Ahead, 10))
-				info, _ := serializerOf(resp)
-				var buf bytes.Buffer
-				if err := info.Serializer.Encode(list, &buf); err != nil {
-					return nil, fmt.Errorf("broken client: re-encode the list: %w", err)
-				}
-				resp.Body, resp.ContentLength = io.NopCloser(&buf), int64(buf.Len())
-				resp.Header.Set("Content-Length", strconv.Itoa(buf.Len()))
+		cfg = httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err != nil || !isInformerList(req, resp) {
+				return resp, err
+			}
+			mu.Lock()
+			lists++
+			pass := lists <= after
+			mu.Unlock()
+			if pass {
 				return resp, nil
-			})
+			}
+			body, err := readBody(resp)
+			if err != nil {
+				return nil, err
+			}
+			list, err := decodeList(resp, body)
+			if err != nil {
+				return resp, nil
+			}
+			l := list.(metav1.ListInterface)
+			rv, err := parseRV(l.GetResourceVersion())
+			if err != nil {
+				return resp, nil
+			}
+			l.SetResourceVersion(strconv.FormatInt(rv+s31Ahead, 10))
+			info, _ := serializerOf(resp)
+			var buf bytes.Buffer
+			if err := info.Serializer.Encode(list, &buf); err != nil {
+				return nil, fmt.Errorf("broken client: re-encode the list: %w", err)
+			}
+			resp.Body, resp.ContentLength = io.NopCloser(&buf), int64(buf.Len())
+			resp.Header.Set("Content-Length", strconv.Itoa(buf.Len()))
+			return resp, nil
 		})
 		return cfg
 	}

@@ -452,19 +452,16 @@ type s32Attempt struct {
 func s32Wire(cfg *rest.Config) (*rest.Config, func() []s32Attempt) {
 	var mu sync.Mutex
 	var attempts []s32Attempt
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			a := s32Attempt{Method: req.Method, Watch: req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1"}
-			if err == nil {
-				a.Status = resp.StatusCode
-			}
-			mu.Lock()
-			attempts = append(attempts, a)
-			mu.Unlock()
-			return resp, err
-		})
+	cfg = httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		a := s32Attempt{Method: req.Method, Watch: req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1"}
+		if err == nil {
+			a.Status = resp.StatusCode
+		}
+		mu.Lock()
+		attempts = append(attempts, a)
+		mu.Unlock()
+		return resp, err
 	})
 	return cfg, func() []s32Attempt {
 		mu.Lock()

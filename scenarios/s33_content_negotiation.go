@@ -743,15 +743,11 @@ func (s *informerSource) Shutdown() {
 // a request transformer as a table printer installs. The probe's recorder,
 // outside it, sees client-go's own Accept.
 func AcceptTable(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			req = req.Clone(req.Context())
-			req.Header.Set("Accept", TableAccept)
-			return rt.RoundTrip(req)
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Accept", TableAccept)
+		return rt.RoundTrip(req)
 	})
-	return cfg
 }
 
 // Broken clients of S33's negative controls.
@@ -790,34 +786,30 @@ func TableAsEmptyList(cfg *rest.Config) *rest.Config {
 // to a request that is not a watch, when it is a Table, is replaced by
 // rewrite's.
 func rewriteTables(cfg *rest.Config, rewrite func(map[string]any) map[string]any) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err != nil || httpfault.Watches(req) || resp.StatusCode < 200 || resp.StatusCode > 299 {
-				return resp, err
-			}
-			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != mediaJSON {
-				return resp, nil
-			}
-			body, err := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			if err != nil {
-				return nil, err
-			}
-			var obj map[string]any
-			if json.Unmarshal(body, &obj) == nil && obj["kind"] == "Table" {
-				if b, err := json.Marshal(rewrite(obj)); err == nil {
-					body = b
-				}
-			}
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			resp.ContentLength = int64(len(body))
-			resp.Header.Del("Content-Length")
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err != nil || httpfault.Watches(req) || resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return resp, err
+		}
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != mediaJSON {
 			return resp, nil
-		})
+		}
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		var obj map[string]any
+		if json.Unmarshal(body, &obj) == nil && obj["kind"] == "Table" {
+			if b, err := json.Marshal(rewrite(obj)); err == nil {
+				body = b
+			}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Del("Content-Length")
+		return resp, nil
 	})
-	return cfg
 }
 
 // DropWatchErrors is a watch error handler that loses every error, as a

@@ -546,16 +546,12 @@ func (h *heapSampler) stop() syncMemory {
 // markDetectorList wraps cfg's transport, innermost, to tell the sampler
 // when the consistency detector's LIST goes out (probe.IsConsistencyCheck).
 func (h *heapSampler) markDetectorList(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if probe.IsConsistencyCheck(req.Method, req.URL.Query()) {
-				h.detectorList()
-			}
-			return rt.RoundTrip(req)
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		if probe.IsConsistencyCheck(req.Method, req.URL.Query()) {
+			h.detectorList()
+		}
+		return rt.RoundTrip(req)
 	})
-	return cfg
 }
 
 // inMiB is n bytes in MiB, to a tenth.
@@ -569,18 +565,14 @@ func inMiB[T int64 | uint64 | float64 | int](n T) float64 {
 // response would: the stream's bytes sit in memory beside the objects the
 // reflector decodes from them.
 func BufferInitialEvents(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return httpfault.RoundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			resp, err := rt.RoundTrip(req)
-			if err != nil || resp.StatusCode != http.StatusOK || !httpfault.StreamingLists(req) {
-				return resp, err
-			}
-			resp.Body = &bufferedInitialEvents{rc: resp.Body}
-			return resp, nil
-		})
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusOK || !httpfault.StreamingLists(req) {
+			return resp, err
+		}
+		resp.Body = &bufferedInitialEvents{rc: resp.Body}
+		return resp, nil
 	})
-	return cfg
 }
 
 // bufferedInitialEvents reads its stream up to the initial-events-end

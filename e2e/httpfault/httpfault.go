@@ -306,3 +306,14 @@ func (t throttlingAsFailure) RoundTrip(req *http.Request) (*http.Response, error
 	body, _ := json.Marshal(status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "broken client stack: a 429 without Retry-After taken for a failure"))
 	return jsonResponse(req, http.StatusInternalServerError, body), nil
 }
+
+// Intercept is a copy of cfg whose transport hands each request to f with
+// the transport it wraps (next): a broken or observing client in a few
+// lines, f deciding what to send and what to answer.
+func Intercept(cfg *rest.Config, f func(next http.RoundTripper, req *http.Request) (*http.Response, error)) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return RoundTripperFunc(func(req *http.Request) (*http.Response, error) { return f(next, req) })
+	})
+	return cfg
+}
