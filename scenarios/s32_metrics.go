@@ -177,12 +177,62 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 		e2e.Skip(fmt.Sprintf("S32 observes client-go's process-global metrics hooks, and another registrant took %s first (sync.Once; controller-runtime's pkg/metrics registers at init): its calls cannot be recorded here", strings.Join(hooks.NotOurs, ", ")))
 	}
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	writer := env.Subjects
-	ns := env.Namespace
-	names := make([]string, S32Objects)
-	for i := range names {
-		names[i] = fmt.Sprintf("s32-%d", i)
-		_, err := writer.Create(ctx, names[i])
+	r := startS32(ctx, env, breaks)
+	r.startInformer(ctx, opts)
+
+	e2e.By("the worker drains the initial objects")
+	r.startWorker(ctx)
+	Eventually(r.drained(S32Objects)).WithTimeout(e2e.HandlerLagTimeout).Should(Succeed(), "the worker drained the queue")
+
+	e2e.By("relabelling every object once: the worker holds the first item and requeues the second")
+	g := r.holdOneItem(ctx)
+
+	// Every request has been answered: the rest client's calls settle with
+	// the wire's within S32SettleBound.
+	expect := s32ExpectedClient(r.wire(), r.throttled(), r.rateLimited)
+	var clientProblems []string
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, S32SettleBound, true, func(context.Context) (bool, error) {
+		clientProblems = expect.check(r.tap.Calls(), r.buildStart, r.built)
+		return len(clientProblems) == 0, nil
+	})
+	calls := r.tap.Calls()
+	queueProblems := append(s32QueueProblems(calls, r.handlerAdds.Load(), r.worker, g.heldFor), g.problems()...)
+
+	s32Observe(env, hooks, calls, r.buildStart, r.built)
+	env.Note("S32 metrics", fmt.Sprintf("queue %q: %s; rest client (host %s): %s; wire: %s; held item %s; worker GET errors %d; problems: queue %d%s, client %d%s",
+		r.queueName, s32QueueSummary(calls), r.host, s32ClientSummary(calls), expect, g.heldFor.Round(time.Millisecond), r.worker.getErrors.Load(),
+		len(queueProblems), firstOf(queueProblems, 5), len(clientProblems), firstOf(clientProblems, 5)))
+	Expect(queueProblems).To(BeEmpty(), QueueMetricsMove)
+	Expect(clientProblems).To(BeEmpty(), ClientMetricsCount)
+}
+
+// s32Run is one run of S32: its objects, the informer's client (throttled
+// once, its wire recorded), the metrics tap, the queue and its worker.
+type s32Run struct {
+	env         *e2e.Env
+	names       []string
+	cfg         *rest.Config
+	host        string
+	rateLimited bool
+	throttled   func() int
+	wire        func() []s32Attempt
+	queueName   string
+	tap         *probe.MetricsTap
+	queue       workqueue.TypedRateLimitingInterface[string]
+	handlerAdds atomic.Int64
+	worker      *s32Worker
+	// buildStart and built bound the informer's construction (the client
+	// metrics it causes).
+	buildStart, built time.Time
+}
+
+// startS32 creates S32's objects and readies the informer's client, the
+// metrics tap and the named work queue.
+func startS32(ctx context.Context, env *e2e.Env, breaks S32Breaks) *s32Run {
+	r := &s32Run{env: env, names: make([]string, S32Objects)}
+	for i := range r.names {
+		r.names[i] = fmt.Sprintf("s32-%d", i)
+		_, err := env.Subjects.Create(ctx, r.names[i])
 		Expect(err).NotTo(HaveOccurred())
 	}
 
@@ -194,33 +244,38 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 	}
 	restoreThrottle, throttled := in.FailRequestsRetryAfter(firstRequest, 1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S32: throttled once", 0)
 	e2e.Defer(restoreThrottle)
-	cfg, wire := s32Wire(in.Instrument(rest.CopyConfig(env.User)))
-	host := cfg.Host
-	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
-		host = u.Host
+	r.throttled = throttled
+	r.cfg, r.wire = s32Wire(in.Instrument(rest.CopyConfig(env.User)))
+	r.host = r.cfg.Host
+	if u, err := url.Parse(r.cfg.Host); err == nil && u.Host != "" {
+		r.host = u.Host
 	}
 	// The client has a rate limiter unless its config turns it off
 	// (rest.RESTClientFor: QPS 0 is the default 5).
-	rateLimited := cfg.RateLimiter != nil || cfg.QPS >= 0
+	r.rateLimited = r.cfg.RateLimiter != nil || r.cfg.QPS >= 0
 
-	queueName := fmt.Sprintf("s32-%s-%d", ns, s32Queues.Add(1))
-	tap := probe.TapMetrics([]string{host}, []string{queueName}, breaks.Adapter)
-	e2e.Defer(tap.Close)
-	qcfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName}
+	r.queueName = fmt.Sprintf("s32-%s-%d", env.Namespace, s32Queues.Add(1))
+	r.tap = probe.TapMetrics([]string{r.host}, []string{r.queueName}, breaks.Adapter)
+	e2e.Defer(r.tap.Close)
+	qcfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: r.queueName}
 	if breaks.UnnamedQueue {
 		qcfg.Name = ""
 	}
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), qcfg)
-	e2e.Defer(queue.ShutDown)
+	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), qcfg)
+	e2e.Defer(r.queue.ShutDown)
+	return r
+}
 
-	var handlerAdds atomic.Int64
+// startInformer starts the informer, its handler queueing every object's
+// key, and waits until it converged and queued the initial objects.
+func (r *s32Run) startInformer(ctx context.Context, opts probe.Options) {
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			handlerAdds.Add(1)
-			queue.Add(key)
+			r.handlerAdds.Add(1)
+			r.queue.Add(key)
 		}
 	}
-	opts.Namespace = ns
+	opts.Namespace = r.env.Namespace
 	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
 		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    enqueue,
@@ -229,19 +284,22 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 		})
 		return err
 	})
-	buildStart := time.Now()
-	obs := env.StartProbe(ctx, writer.Name(), cfg, opts)
-	built := time.Now()
-	obs.EventuallyConverged(ctx, writer.Quorum())
-	Eventually(handlerAdds.Load).WithTimeout(e2e.HandlerLagTimeout).Should(BeEquivalentTo(S32Objects), "the handler queued the initial objects")
+	r.buildStart = time.Now()
+	obs := r.env.StartProbe(ctx, r.env.Subjects.Name(), r.cfg, opts)
+	r.built = time.Now()
+	obs.EventuallyConverged(ctx, r.env.Subjects.Quorum())
+	Eventually(r.handlerAdds.Load).WithTimeout(e2e.HandlerLagTimeout).Should(BeEquivalentTo(S32Objects), "the handler queued the initial objects")
+}
 
-	e2e.By("the worker drains the initial objects")
+// startWorker starts the queue's worker, stopped when the spec ends.
+func (r *s32Run) startWorker(ctx context.Context) {
 	// The worker's clientset is the informer's config's own (its requests
 	// are the rest client's on the same host, counted on the same wire),
 	// not the probe's: the probe would take its GETs for the informer's.
-	workerClient, err := kubernetes.NewForConfig(cfg)
+	workerClient, err := kubernetes.NewForConfig(r.cfg)
 	Expect(err).NotTo(HaveOccurred())
-	w := &s32Worker{queue: queue, get: func(ctx context.Context, key string) error {
+	ns := r.env.Namespace
+	w := &s32Worker{queue: r.queue, get: func(ctx context.Context, key string) error {
 		_, name, err := cache.SplitMetaNamespaceKey(key)
 		if err != nil {
 			return err
@@ -249,33 +307,59 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 		_, err = workerClient.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		return err
 	}, held: make(chan time.Time, 1), release: make(chan struct{})}
+	r.worker = w
 	workerDone := make(chan struct{})
 	go func() { defer close(workerDone); w.run(ctx) }()
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.Defer(func() {
 		w.releaseHeld()
-		queue.ShutDown()
+		r.queue.ShutDown()
 		<-workerDone // Get returns once the queue shuts down
-		return nil
 	})
-	drained := func(want int64) func() error {
-		return func() error {
-			if got := w.processed.Load(); got != want || queue.Len() != 0 {
-				return fmt.Errorf("%d of %d items processed, %d queued", got, want, queue.Len())
-			}
-			return nil
-		}
-	}
-	Eventually(drained(S32Objects)).WithTimeout(e2e.HandlerLagTimeout).Should(Succeed(), "the worker drained the queue")
+}
 
-	e2e.By("relabelling every object once: the worker holds the first item and requeues the second")
-	w.phaseB.Store(true)
-	for _, name := range names {
-		_, err := writer.SetLabels(ctx, name, map[string]string{"s32": "changed"})
+// drained checks that the worker processed want items and nothing is
+// queued.
+func (r *s32Run) drained(want int64) func() error {
+	return func() error {
+		if got := r.worker.processed.Load(); got != want || r.queue.Len() != 0 {
+			return fmt.Errorf("%d of %d items processed, %d queued", got, want, r.queue.Len())
+		}
+		return nil
+	}
+}
+
+// s32Gauges is what the queue's gauges did while the worker held an item:
+// whether the longest-running-processor gauge reported it, and whether the
+// unfinished-work gauges came back to 0 after the drain.
+type s32Gauges struct {
+	heldFor              time.Duration
+	reported, backToZero bool
+}
+
+// problems are the gauges' failures, as S32's queue problems.
+func (g s32Gauges) problems() []string {
+	switch {
+	case !g.reported:
+		return []string{fmt.Sprintf("the longest-running-processor gauge did not report the held item within %s", S32UnfinishedBound)}
+	case !g.backToZero:
+		return []string{fmt.Sprintf("the unfinished-work gauges were not 0 within %s of the queue's drain", S32UnfinishedBound)}
+	}
+	return nil
+}
+
+// holdOneItem relabels every object: the worker holds the first item it
+// gets until the longest-running-processor gauge reports it (or
+// S32UnfinishedBound passes) and requeues the second; then the queue
+// drains and the gauges must come back to 0.
+func (r *s32Run) holdOneItem(ctx context.Context) s32Gauges {
+	r.worker.phaseB.Store(true)
+	for _, name := range r.names {
+		_, err := r.env.Subjects.SetLabels(ctx, name, map[string]string{"s32": "changed"})
 		Expect(err).NotTo(HaveOccurred())
 	}
 	var heldAt time.Time
 	select {
-	case heldAt = <-w.held:
+	case heldAt = <-r.worker.held:
 	case <-time.After(e2e.EventTimeout):
 		e2e.Fail(fmt.Sprintf("the worker got no item within %s of the writes", e2e.EventTimeout))
 	case <-ctx.Done():
@@ -283,62 +367,43 @@ func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, break
 	}
 	// The gauge is read at the tap: what a scrape would have sampled.
 	longest := func() float64 {
-		v := probe.GaugeValues(probe.Of(tap.Calls(), probe.HookQueueLongestRunning))
+		v := probe.GaugeValues(probe.Of(r.tap.Calls(), probe.HookQueueLongestRunning))
 		if len(v) == 0 {
 			return 0
 		}
 		return v[len(v)-1]
 	}
 	// A queue the provider made no such gauge for has nothing to wait for.
-	made := probe.Count(probe.Of(tap.Calls(), probe.HookQueueLongestRunning), probe.OpNew) > 0
-	reported := made && wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, S32UnfinishedBound, true, func(context.Context) (bool, error) {
+	made := probe.Count(probe.Of(r.tap.Calls(), probe.HookQueueLongestRunning), probe.OpNew) > 0
+	var g s32Gauges
+	g.reported = made && wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, S32UnfinishedBound, true, func(context.Context) (bool, error) {
 		return longest() > 0, nil
 	}) == nil
-	reportedAt := time.Now()
-	env.RecordBound("the longest-running-processor gauge reported the held item", heldAt, reportedAt, S32UnfinishedBound, reported)
-	heldFor := time.Since(heldAt) // before the release: the queue's work duration covers it
-	w.releaseHeld()
+	r.env.RecordBound("the longest-running-processor gauge reported the held item", heldAt, time.Now(), S32UnfinishedBound, g.reported)
+	g.heldFor = time.Since(heldAt) // before the release: the queue's work duration covers it
+	r.worker.releaseHeld()
 	wantProcessed := int64(2*S32Objects + 1) // the requeued item twice
-	Eventually(drained(wantProcessed)).WithTimeout(e2e.HandlerLagTimeout).Should(Succeed(), "the worker drained the queue after the writes")
-	Eventually(handlerAdds.Load).WithTimeout(e2e.HandlerLagTimeout).Should(BeEquivalentTo(2*S32Objects), "the handler queued every change")
+	Eventually(r.drained(wantProcessed)).WithTimeout(e2e.HandlerLagTimeout).Should(Succeed(), "the worker drained the queue after the writes")
+	Eventually(r.handlerAdds.Load).WithTimeout(e2e.HandlerLagTimeout).Should(BeEquivalentTo(2*S32Objects), "the handler queued every change")
 	doneAt := time.Now()
-	gaugesZero := func() bool {
-		calls := tap.Calls()
-		for _, h := range []string{probe.HookQueueLongestRunning, probe.HookQueueUnfinishedWork} {
-			v := probe.GaugeValues(probe.Of(calls, h))
-			if len(v) == 0 || v[len(v)-1] != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	backToZero := reported && wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, S32UnfinishedBound, true, func(context.Context) (bool, error) {
-		return gaugesZero(), nil
+	g.backToZero = g.reported && wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, S32UnfinishedBound, true, func(context.Context) (bool, error) {
+		return r.gaugesZero(), nil
 	}) == nil
-	env.RecordBound("the unfinished-work gauges reported 0 once the queue was drained", doneAt, time.Now(), S32UnfinishedBound, backToZero)
+	r.env.RecordBound("the unfinished-work gauges reported 0 once the queue was drained", doneAt, time.Now(), S32UnfinishedBound, g.backToZero)
+	return g
+}
 
-	// Every request has been answered: the rest client's calls settle with
-	// the wire's within S32SettleBound.
-	expect := s32ExpectedClient(wire(), throttled(), rateLimited)
-	var clientProblems []string
-	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, S32SettleBound, true, func(context.Context) (bool, error) {
-		clientProblems = expect.check(tap.Calls(), buildStart, built)
-		return len(clientProblems) == 0, nil
-	})
-	calls := tap.Calls()
-	queueProblems := s32QueueProblems(calls, handlerAdds.Load(), w, heldFor)
-	if !reported {
-		queueProblems = append(queueProblems, fmt.Sprintf("the longest-running-processor gauge did not report the held item within %s", S32UnfinishedBound))
-	} else if !backToZero {
-		queueProblems = append(queueProblems, fmt.Sprintf("the unfinished-work gauges were not 0 within %s of the queue's drain", S32UnfinishedBound))
+// gaugesZero says whether the queue's longest-running and unfinished-work
+// gauges last reported 0.
+func (r *s32Run) gaugesZero() bool {
+	calls := r.tap.Calls()
+	for _, h := range []string{probe.HookQueueLongestRunning, probe.HookQueueUnfinishedWork} {
+		v := probe.GaugeValues(probe.Of(calls, h))
+		if len(v) == 0 || v[len(v)-1] != 0 {
+			return false
+		}
 	}
-
-	s32Observe(env, hooks, calls, buildStart, built)
-	env.Note("S32 metrics", fmt.Sprintf("queue %q: %s; rest client (host %s): %s; wire: %s; held item %s; worker GET errors %d; problems: queue %d%s, client %d%s",
-		queueName, s32QueueSummary(calls), host, s32ClientSummary(calls), expect, heldFor.Round(time.Millisecond), w.getErrors.Load(),
-		len(queueProblems), firstOf(queueProblems, 5), len(clientProblems), firstOf(clientProblems, 5)))
-	Expect(queueProblems).To(BeEmpty(), QueueMetricsMove)
-	Expect(clientProblems).To(BeEmpty(), ClientMetricsCount)
+	return true
 }
 
 // s32Worker is S32's controller worker: it reads each item back from the
