@@ -237,7 +237,6 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	if reader == nil {
 		reader = func(_ string, read func() string) func() string { return read }
 	}
-	ns := env.Namespace
 	for i := range 3 {
 		_, err := env.Subjects.Create(ctx, fmt.Sprintf("s31-%d", i))
 		Expect(err).NotTo(HaveOccurred())
@@ -245,47 +244,24 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	c := &s31{env: env}
 
 	e2e.By("three informers start: a shared informer, a controller, a reflector")
-	stop := make(chan struct{})
-	var running sync.WaitGroup
-	e2e.DeferCleanup(0, func(context.Context) error {
-		close(stop)
-		return e2e.CallWithin("s31", "the controller's and the reflector's Run returning", e2e.ShutdownTimeout, running.Wait)
-	})
+	c.startInformers(ctx, s.Client, reader)
+	c.initialSync(ctx)
+	e2e.By("writes: two pods created, one of them updated")
+	c.writes(ctx)
+	e2e.By("a relist: each informer's open watch ends, its next one is answered with an ERROR event 410")
+	c.relist(ctx)
+	e2e.By("a BOOKMARK at the current resourceVersion injected into each informer's open watch")
+	c.bookmark(ctx)
+}
 
-	ctrlInf, ctrlCfg := c.informer("controller")
-	if s.Client != nil {
-		ctrlCfg = s.Client(ctrlCfg)
-	}
-	ctrlClient, err := kubernetes.NewForConfig(ctrlCfg)
-	Expect(err).NotTo(HaveOccurred())
-	indexer, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: cache.NewListWatchFromClient(ctrlClient.CoreV1().RESTClient(), "pods", ns, fields.Everything()),
-		ObjectType:    &corev1.Pod{},
-		Handler:       cache.ResourceEventHandlerFuncs{},
-		Indexers:      cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-	})
-	ctrlInf.store = indexer
-	ctrlInf.apis = []*rvAPI{{name: APIController, read: ctrl.LastSyncResourceVersion}, storeAPI(APIControllerStore, indexer)}
-
-	reflInf, reflCfg := c.informer("reflector")
-	if s.Client != nil {
-		reflCfg = s.Client(reflCfg)
-	}
-	reflClient, err := kubernetes.NewForConfig(reflCfg)
-	Expect(err).NotTo(HaveOccurred())
-	reflStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	refl := cache.NewReflector(cache.NewListWatchFromClient(reflClient.CoreV1().RESTClient(), "pods", ns, fields.Everything()), &corev1.Pod{}, reflStore, 0)
-	reflInf.store = reflStore
-	reflStoreAPI := storeAPI(APIReflectorStore, reflStore)
-	reflStoreAPI.noBookmark = true
-	reflInf.apis = []*rvAPI{{name: APIReflector, read: refl.LastSyncResourceVersion}, reflStoreAPI}
-
-	running.Add(2)
-	go func() { defer running.Done(); ctrl.Run(stop) }()
-	go func() { defer running.Done(); refl.Run(stop) }()
-
+// startInformers starts S31's three informers, each through a client of
+// its own (broken by client, when set) and waits until they synced: a
+// controller and a bare reflector (startBare) and the probe's shared
+// informer. reader wraps every read of their APIs.
+func (c *s31) startInformers(ctx context.Context, client func(*rest.Config) *rest.Config, reader RVReader) {
+	ctrl, refl := c.startBare(client)
 	sharedInf, sharedCfg := c.informer("shared informer")
-	obs := env.StartProbe(ctx, "s31-informer", sharedCfg, probe.Options{Namespace: ns}) // the set-up's client applied by StartProbe
+	obs := c.env.StartProbe(ctx, "s31-informer", sharedCfg, probe.Options{Namespace: c.env.Namespace}) // the set-up's client applied by StartProbe
 	sharedInf.store = obs.Informer.GetStore()
 	sharedInf.apis = []*rvAPI{
 		{name: APIInformer, read: obs.Informer.LastSyncResourceVersion},
@@ -293,7 +269,7 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 			absent: gateOff("InformerResourceVersion", "shared_informer.go dummyController.LastSyncResourceVersion")},
 		storeAPI(APIInformerStore, obs.Informer.GetStore()),
 	}
-	c.informers = []*s31Informer{sharedInf, ctrlInf, reflInf}
+	c.informers = append([]*s31Informer{sharedInf}, c.informers...)
 	for _, inf := range c.informers {
 		for _, a := range inf.apis {
 			a.last = -1
@@ -308,9 +284,55 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	Expect(wait.PollUntilContextCancel(syncCtx, s31Poll, true, func(context.Context) (bool, error) {
 		return refl.LastSyncResourceVersion() != "", nil
 	})).To(Succeed(), "the reflector listed within %s", e2e.SyncTimeout)
-	cancel()
+}
 
-	// 1. The initial sync.
+// startBare starts S31's controller and bare reflector (c.informers' second
+// and third), stopped when the spec ends.
+func (c *s31) startBare(client func(*rest.Config) *rest.Config) (cache.Controller, *cache.Reflector) {
+	ns := c.env.Namespace
+	stop := make(chan struct{})
+	var running sync.WaitGroup
+	e2e.DeferCleanup(0, func(context.Context) error {
+		close(stop)
+		return e2e.CallWithin("s31", "the controller's and the reflector's Run returning", e2e.ShutdownTimeout, running.Wait)
+	})
+	podsOf := func(cfg *rest.Config) *cache.ListWatch {
+		if client != nil {
+			cfg = client(cfg)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		return cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", ns, fields.Everything())
+	}
+
+	ctrlInf, ctrlCfg := c.informer("controller")
+	indexer, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: podsOf(ctrlCfg),
+		ObjectType:    &corev1.Pod{},
+		Handler:       cache.ResourceEventHandlerFuncs{},
+		Indexers:      cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+	})
+	ctrlInf.store = indexer
+	ctrlInf.apis = []*rvAPI{{name: APIController, read: ctrl.LastSyncResourceVersion}, storeAPI(APIControllerStore, indexer)}
+
+	reflInf, reflCfg := c.informer("reflector")
+	reflStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	refl := cache.NewReflector(podsOf(reflCfg), &corev1.Pod{}, reflStore, 0)
+	reflInf.store = reflStore
+	reflStoreAPI := storeAPI(APIReflectorStore, reflStore)
+	reflStoreAPI.noBookmark = true
+	reflInf.apis = []*rvAPI{{name: APIReflector, read: refl.LastSyncResourceVersion}, reflStoreAPI}
+
+	running.Add(2)
+	go func() { defer running.Done(); ctrl.Run(stop) }()
+	go func() { defer running.Done(); refl.Run(stop) }()
+	c.informers = []*s31Informer{ctrlInf, reflInf}
+	return ctrl, refl
+}
+
+// initialSync is S31's first stage: every API reports the initial sync's
+// resource version, and no object in a store is newer.
+func (c *s31) initialSync(ctx context.Context) {
 	c.settle(ctx, s31Stage{
 		name: "initial sync", assertion: RVAtSync, serverBound: e2e.SyncTimeout,
 		answer: func(inf *s31Informer) (served, bool) { return inf.tap.syncAfter(time.Time{}) },
@@ -322,14 +344,16 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 			return nil
 		},
 	})
+}
 
-	// 2. Writes.
-	e2e.By("writes: two pods created, one of them updated")
+// writes is S31's second stage: two pods created, one updated; every API
+// follows to the newest object's resource version.
+func (c *s31) writes(ctx context.Context) {
 	for i := range 2 {
-		_, err := env.Subjects.Create(ctx, fmt.Sprintf("s31-new-%d", i))
+		_, err := c.env.Subjects.Create(ctx, fmt.Sprintf("s31-new-%d", i))
 		Expect(err).NotTo(HaveOccurred())
 	}
-	updated, err := env.Subjects.SetLabels(ctx, "s31-new-0", map[string]string{"s31": "updated"})
+	updated, err := c.env.Subjects.SetLabels(ctx, "s31-new-0", map[string]string{"s31": "updated"})
 	Expect(err).NotTo(HaveOccurred())
 	written := mustRV(updated.ResourceVersion)
 	c.settle(ctx, s31Stage{
@@ -340,14 +364,16 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 			return a, ok
 		},
 	})
+}
 
-	// 3. A relist.
-	e2e.By("a relist: each informer's open watch ends, its next one is answered with an ERROR event 410")
+// relist is S31's third stage: each informer's open watch ends and its
+// next one is answered 410; every API reports the new list's version.
+func (c *s31) relist(ctx context.Context) {
 	faultAt := time.Now()
 	for _, inf := range c.informers {
 		c.waitForWatch(inf)
 		restore, _ := inf.faults.EndWatchesWithError(httpfault.Watches, 1, http.StatusGone, metav1.StatusReasonExpired, "S31: too old resource version")
-		defer restore()
+		e2e.Defer(restore)
 		Expect(inf.streams.EndStreams(httpfault.WatchStreams)).To(Equal(1), "the %s's open watch ended", inf.name)
 	}
 	c.settle(ctx, s31Stage{
@@ -358,15 +384,18 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 			return a, ok
 		},
 	})
+}
 
-	// 4. A BOOKMARK.
-	e2e.By("a BOOKMARK at the current resourceVersion injected into each informer's open watch")
-	_, err = env.Writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "s31-bookmark"}}, metav1.CreateOptions{})
+// bookmark is S31's last stage: a BOOKMARK at the current resource
+// version, injected into each informer's open watch, reaches every API.
+func (c *s31) bookmark(ctx context.Context) {
+	ns := c.env.Namespace
+	_, err := c.env.Writer.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "s31-bookmark"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	quorum, err := env.Writer.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	quorum, err := c.env.Writer.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	bookmarkRV := quorum.ResourceVersion
-	_, err = env.Writer.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: bookmarkRV, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	_, err = c.env.Writer.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: bookmarkRV, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 	Expect(err).NotTo(HaveOccurred(), "the watch cache reached resourceVersion %s", bookmarkRV)
 	injectedAt := time.Now()
 	for _, inf := range c.informers {
