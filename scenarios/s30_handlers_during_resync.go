@@ -228,6 +228,52 @@ var S30HandlersDuringResync = Register(Scenario{
 // the listeners started; PR #137296, watchSynced started only by a started
 // processor) concern an informer still starting, not S30's.
 func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, c S30Controller) {
+	c = c.withDefaults()
+	if c.Release != nil {
+		// Deferred: also when an assertion fails (a panic), before the
+		// informer stops at the spec's clean-up.
+		defer c.Release()
+	}
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	r, obs := startS30(ctx, env, opts, c)
+
+	e2e.By(fmt.Sprintf("for %s: writes, resyncs every %s, and rounds adding two handlers and removing one, concurrently, each call bounded by %s", S30Churn, S30Resync, S30CallBound))
+	w := &s30Writer{subjects: env.Subjects, stable: r.stable}
+	start, churnEnd := r.churn(ctx, w)
+
+	e2e.By("the last writes: every object the writer created deleted, every object relabelled; then every remaining handler must have heard them")
+	sentinel := w.finish(ctx)
+	Expect(w.err).NotTo(HaveOccurred(), "S30's last writes")
+	live := r.live()
+	heardSentinel := func() bool {
+		for _, h := range live {
+			if !heard(h.rec.Snapshot().Events, sentinel) {
+				return false
+			}
+		}
+		return true
+	}
+	// The store first, then the handlers, given the time handler calls may
+	// trail the store (e2e.HandlerLagTimeout): a wait, not the check, what
+	// a handler missed is named below.
+	server := env.Subjects.Quorum()
+	recovery := obs.EventuallyConverged(ctx, server)
+	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, e2e.HandlerLagTimeout, true, func(context.Context) (bool, error) { return heardSentinel(), nil })
+	n := obs.Report(recovery)
+
+	writes := w.snapshot()
+	unheard, afterRemoval, callsAfterRemoval := r.misses(ctx, live, writes, server)
+	r.observe(churnStats{start: start, end: churnEnd, writes: w.during, callsAfterRemoval: callsAfterRemoval})
+	resyncs := resyncRounds(r.existing[0].rec.Snapshot().Events, start, churnEnd)
+	Expect(resyncs).To(BeNumerically(">=", S30ResyncsDuring), "at least %d resyncs fired during the %s of adds, removes and writes, else S30 tests nothing; numbers: %s", S30ResyncsDuring, S30Churn, n)
+	Expect(w.during).To(BeNumerically(">=", 6), "a create, a delete and relabels during the %s of adds and removes, else S30 tests little; numbers: %s", S30Churn, n)
+	Expect(len(afterRemoval)).To(BeZero(), RemovedHandlersHearNothing+" (violations%s)", firstOf(afterRemoval, 10))
+	Expect(len(unheard)).To(BeZero(), HandlersHearAll+" (misses%s); numbers: %s", firstOf(unheard, 10), n)
+}
+
+// withDefaults is c with client-go's own AddEventHandlerWithResyncPeriod
+// and RemoveEventHandler where it sets none.
+func (c S30Controller) withDefaults() S30Controller {
 	if c.Add == nil {
 		c.Add = func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler, resync time.Duration) (cache.ResourceEventHandlerRegistration, error) {
 			return inf.AddEventHandlerWithResyncPeriod(h, resync)
@@ -238,14 +284,13 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 			return inf.RemoveEventHandler(reg)
 		}
 	}
-	if c.Release != nil {
-		// Deferred: also when an assertion fails (a panic), before the
-		// informer stops at the spec's clean-up.
-		defer c.Release()
-	}
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	return c
+}
+
+// startS30 creates S30's objects and starts its informer with the existing
+// handlers (s30Existing), converged.
+func startS30(ctx context.Context, env *e2e.Env, opts probe.Options, c S30Controller) (*s30Run, *e2e.Observed) {
 	writer := env.Subjects
-	server := writer.Quorum()
 	r := &s30Run{env: env, c: c, trigger: make(chan struct{}, 1)}
 	for i := range S30Objects {
 		name := fmt.Sprintf("s30-%d", i)
@@ -273,10 +318,15 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 	})
 	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
 	r.inf = obs.Informer
-	obs.EventuallyConverged(ctx, server)
+	obs.EventuallyConverged(ctx, writer.Quorum())
+	return r, obs
+}
 
-	e2e.By(fmt.Sprintf("for %s: writes, resyncs every %s, and rounds adding two handlers and removing one, concurrently, each call bounded by %s", S30Churn, S30Resync, S30CallBound))
-	w := &s30Writer{subjects: writer, stable: r.stable}
+// churn runs S30Churn of writes (w, in the background), resyncs and rounds
+// of adding two handlers and removing one (a round at each resync too),
+// each handler synced within its bound; it returns when the churn started
+// and ended, once the handlers added last synced.
+func (r *s30Run) churn(ctx context.Context, w *s30Writer) (start, end time.Time) {
 	writeCtx, cancelWrites := context.WithCancel(ctx)
 	stop := make(chan struct{})
 	writerDone := make(chan struct{})
@@ -290,13 +340,13 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 		cancelWrites()
 		stopWriter()
 	}()
-	start := time.Now()
-	end := start.Add(S30Churn)
+	start = time.Now()
+	deadline := start.Add(S30Churn)
 	round := time.NewTimer(0)
 	defer round.Stop()
 	poll := time.NewTicker(5 * time.Millisecond)
 	defer poll.Stop()
-	for time.Now().Before(end) {
+	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			Expect(ctx.Err()).NotTo(HaveOccurred(), "S30's rounds")
@@ -312,42 +362,26 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 		round.Reset(S30RoundGap)
 	}
 	stopWriter()
-	churnEnd := time.Now()
+	end = time.Now()
 	Expect(w.err).NotTo(HaveOccurred(), "S30's writes")
 	// The handlers added last sync within their bound, or fail it.
 	for r.unsynced() {
 		<-poll.C
 		r.expectSynced()
 	}
+	return start, end
+}
 
-	e2e.By("the last writes: every object the writer created deleted, every object relabelled; then every remaining handler must have heard them")
-	sentinel := w.finish(ctx)
-	Expect(w.err).NotTo(HaveOccurred(), "S30's last writes")
-	live := r.live()
-	heardSentinel := func() bool {
-		for _, h := range live {
-			if !heard(h.rec.Snapshot().Events, sentinel) {
-				return false
-			}
-		}
-		return true
-	}
-	// The store first, then the handlers, given the time handler calls may
-	// trail the store (e2e.HandlerLagTimeout): a wait, not the check, what
-	// a handler missed is named below.
-	recovery := obs.EventuallyConverged(ctx, server)
-	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, e2e.HandlerLagTimeout, true, func(context.Context) (bool, error) { return heardSentinel(), nil })
-	n := obs.Report(recovery)
-
-	writes := w.snapshot()
-	var unheard, afterRemoval []string
+// misses are what the live handlers did not hear of writes (or of the
+// server's objects), and what removed handlers heard after their removal
+// (and how many calls).
+func (r *s30Run) misses(ctx context.Context, live []*s30Handler, writes []s30Write, server probe.Lister) (unheard, afterRemoval []string, callsAfterRemoval int) {
 	for _, h := range live {
 		unheard = append(unheard, h.unheard(writes)...)
 		if err := probe.HandlersConverged(ctx, h.rec.Snapshot(), server); err != nil {
 			unheard = append(unheard, h.name+": "+err.Error())
 		}
 	}
-	callsAfterRemoval := 0
 	for _, h := range r.added {
 		if !h.removed.IsZero() {
 			v, k := h.heardAfterRemoval(writes)
@@ -355,12 +389,7 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 			callsAfterRemoval += k
 		}
 	}
-	r.observe(churnStats{start: start, end: churnEnd, writes: w.during, callsAfterRemoval: callsAfterRemoval})
-	resyncs := resyncRounds(r.existing[0].rec.Snapshot().Events, start, churnEnd)
-	Expect(resyncs).To(BeNumerically(">=", S30ResyncsDuring), "at least %d resyncs fired during the %s of adds, removes and writes, else S30 tests nothing; numbers: %s", S30ResyncsDuring, S30Churn, n)
-	Expect(w.during).To(BeNumerically(">=", 6), "a create, a delete and relabels during the %s of adds and removes, else S30 tests little; numbers: %s", S30Churn, n)
-	Expect(len(afterRemoval)).To(BeZero(), RemovedHandlersHearNothing+" (violations%s)", firstOf(afterRemoval, 10))
-	Expect(len(unheard)).To(BeZero(), HandlersHearAll+" (misses%s); numbers: %s", firstOf(unheard, 10), n)
+	return unheard, afterRemoval, callsAfterRemoval
 }
 
 // s30Run is the state of one S30 run.
@@ -660,74 +689,7 @@ type churnStats struct {
 // entries.
 func (r *s30Run) observe(st churnStats) {
 	env := r.env
-	// The slowest of each kind of call, as it happened.
-	type span struct {
-		from, to time.Time
-		what     string
-	}
-	var add, remove, synced span
-	longer := func(s *span, from, to time.Time, what string) {
-		if to.Sub(from) >= s.to.Sub(s.from) {
-			*s = span{from, to, what}
-		}
-	}
-	marked, unmarked, early := 0, 0, 0
-	adds, removes, stoppable := 0, 0, false
-	var lines []string
-	for _, h := range r.added {
-		if h.reg == nil {
-			continue
-		}
-		adds++
-		longer(&add, h.addBegun, h.added, h.name)
-		if !h.synced.IsZero() {
-			longer(&synced, h.added, h.synced, h.name)
-		}
-		// The first Add of each object that existed throughout is one of
-		// the handler's initial Adds (objects created later come as plain
-		// Adds).
-		first := map[string]bool{}
-		for _, e := range h.atSync {
-			if e.Kind != probe.Add || first[e.Key] || !slices.Contains(r.stable, e.Key) {
-				continue
-			}
-			first[e.Key] = true
-			if e.InInitialList {
-				marked++
-			} else {
-				unmarked++
-			}
-		}
-		evs := h.rec.Snapshot().Events
-		resyncs, undue := 0, 0
-		for _, e := range evs {
-			if !e.Resync() {
-				continue
-			}
-			resyncs++
-			// A listener is created after its add began and first due a
-			// resync its period later (shared_informer.go
-			// newProcessListener, determineNextResync; never when it asked
-			// for none): a resync call before that is one of a resync the
-			// listener was marked for when it was added (addListener).
-			if h.kind.resync == 0 || e.Time.Before(h.addBegun.Add(h.kind.resync)) {
-				undue++
-			}
-		}
-		early += undue
-		line := fmt.Sprintf("%s: added in %s, synced %s later; %d calls, %d resync calls (%d before any was due)",
-			h.name, h.added.Sub(h.addBegun).Round(time.Microsecond), h.synced.Sub(h.added).Round(time.Millisecond), len(evs), resyncs, undue)
-		if !h.removed.IsZero() {
-			removes++
-			longer(&remove, h.removeBegun, h.removed, h.name)
-			line += fmt.Sprintf("; removed in %s", h.removed.Sub(h.removeBegun).Round(time.Microsecond))
-			if h.stoppable {
-				stoppable = true
-				line += fmt.Sprintf(", stopped %s after RemoveEventHandler returned", h.stopped.Sub(h.removed).Round(time.Microsecond))
-			}
-		}
-		lines = append(lines, line)
-	}
+	cs := r.addedStats()
 	unasked := 0
 	for _, h := range r.existing {
 		evs := h.rec.Snapshot().Events
@@ -735,40 +697,147 @@ func (r *s30Run) observe(st churnStats) {
 		if h.kind.resync == 0 {
 			unasked += countResyncs(evs, time.Time{})
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d calls, %d resync calls during the writes", h.name, len(evs), k))
+		cs.lines = append(cs.lines, fmt.Sprintf("%s: %d calls, %d resync calls during the writes", h.name, len(evs), k))
 	}
-	mark := "none"
-	switch {
-	case marked > 0 && unmarked == 0:
-		mark = "all"
-	case marked > 0:
-		mark = "some"
-	}
-	waitable := "no (RemoveEventHandler is asynchronous)"
-	if stoppable {
-		waitable = "yes (the registration's ShutdownChan)"
-	}
-	took := func(s span) time.Duration { return s.to.Sub(s.from) }
-	env.Observe(report.Seconds("AddEventHandler on the running informer: longest call", took(add)))
-	env.Observe(report.Seconds("RemoveEventHandler: longest call", took(remove)))
-	env.Observe(report.Seconds("an added handler's registration: longest time to HasSynced", took(synced)))
+	mark, waitable := cs.mark(), cs.waitable()
+	env.Observe(report.Seconds("AddEventHandler on the running informer: longest call", cs.add.took()))
+	env.Observe(report.Seconds("RemoveEventHandler: longest call", cs.remove.took()))
+	env.Observe(report.Seconds("an added handler's registration: longest time to HasSynced", cs.synced.took()))
 	env.Observe(report.Value("an added handler's initial Adds are marked isInInitialList", mark))
-	env.Observe(report.Calls("resync calls to added handlers before any was due", early))
+	env.Observe(report.Calls("resync calls to added handlers before any was due", cs.early))
 	// Calls already handed over when the removal returned (measured 0-3
 	// over runs of the same code): compared between series only.
 	env.Observe(report.Calls("calls removed handlers heard after RemoveEventHandler returned", st.callsAfterRemoval).Varying())
 	env.Observe(report.Value("a removed handler's end can be waited for", waitable))
 	env.Observe(report.Calls("existing handler that asked for no resync: resync calls", unasked))
-	if adds > 0 {
-		env.RecordBound("the slowest AddEventHandler returned: "+add.what, add.from, add.to, S30CallBound, true)
-		env.RecordBound("the slowest added handler's registration synced: "+synced.what, synced.from, synced.to, S30SyncBound, !synced.to.IsZero())
+	if cs.adds > 0 {
+		env.RecordBound("the slowest AddEventHandler returned: "+cs.add.what, cs.add.from, cs.add.to, S30CallBound, true)
+		env.RecordBound("the slowest added handler's registration synced: "+cs.synced.what, cs.synced.from, cs.synced.to, S30SyncBound, !cs.synced.to.IsZero())
 	}
-	if removes > 0 {
-		env.RecordBound("the slowest RemoveEventHandler returned: "+remove.what, remove.from, remove.to, S30CallBound, true)
+	if cs.removes > 0 {
+		env.RecordBound("the slowest RemoveEventHandler returned: "+cs.remove.what, cs.remove.from, cs.remove.to, S30CallBound, true)
 	}
 	env.Note("S30 calls", fmt.Sprintf("%d rounds in %s (%d started by a resync), %d writes: %d adds (longest %s), %d removes (longest %s), registrations synced within %s; initial Adds marked isInInitialList: %s; %d resync calls to added handlers before any was due; removed handlers heard %d calls after RemoveEventHandler returned; a removed handler's end can be waited for: %s",
-		r.rounds, st.end.Sub(st.start).Round(time.Millisecond), r.resyncRounds, st.writes, adds, took(add).Round(time.Microsecond), removes, took(remove).Round(time.Microsecond), took(synced).Round(time.Millisecond), mark, early, st.callsAfterRemoval, waitable))
-	env.Note("S30 handlers", strings.Join(lines, "\n"))
+		r.rounds, st.end.Sub(st.start).Round(time.Millisecond), r.resyncRounds, st.writes, cs.adds, cs.add.took().Round(time.Microsecond), cs.removes, cs.remove.took().Round(time.Microsecond), cs.synced.took().Round(time.Millisecond), mark, cs.early, st.callsAfterRemoval, waitable))
+	env.Note("S30 handlers", strings.Join(cs.lines, "\n"))
+}
+
+// s30Span is the slowest call of a kind, as it happened.
+type s30Span struct {
+	from, to time.Time
+	what     string
+}
+
+// longer makes s the call from-to of what if it took at least as long.
+func (s *s30Span) longer(from, to time.Time, what string) {
+	if to.Sub(from) >= s.to.Sub(s.from) {
+		*s = s30Span{from, to, what}
+	}
+}
+
+func (s s30Span) took() time.Duration { return s.to.Sub(s.from) }
+
+// s30CallStats is what the added handlers' calls did: the slowest add,
+// removal and sync, the initial Adds marked isInInitialList or not, the
+// resync calls before any was due, the handlers' lines for the report.
+type s30CallStats struct {
+	add, remove, synced     s30Span
+	marked, unmarked, early int
+	adds, removes           int
+	stoppable               bool
+	lines                   []string
+}
+
+// mark says whether the added handlers' initial Adds were marked
+// isInInitialList: all, some or none.
+func (cs s30CallStats) mark() string {
+	switch {
+	case cs.marked > 0 && cs.unmarked == 0:
+		return "all"
+	case cs.marked > 0:
+		return "some"
+	}
+	return "none"
+}
+
+// waitable says whether a removed handler's end can be waited for.
+func (cs s30CallStats) waitable() string {
+	if cs.stoppable {
+		return "yes (the registration's ShutdownChan)"
+	}
+	return "no (RemoveEventHandler is asynchronous)"
+}
+
+// addedStats are the added handlers' call statistics.
+func (r *s30Run) addedStats() s30CallStats {
+	var cs s30CallStats
+	for _, h := range r.added {
+		if h.reg == nil {
+			continue
+		}
+		cs.adds++
+		cs.add.longer(h.addBegun, h.added, h.name)
+		if !h.synced.IsZero() {
+			cs.synced.longer(h.added, h.synced, h.name)
+		}
+		marked, unmarked := h.initialAddMarks(r.stable)
+		cs.marked += marked
+		cs.unmarked += unmarked
+		evs := h.rec.Snapshot().Events
+		resyncs, undue := h.resyncCalls(evs)
+		cs.early += undue
+		line := fmt.Sprintf("%s: added in %s, synced %s later; %d calls, %d resync calls (%d before any was due)",
+			h.name, h.added.Sub(h.addBegun).Round(time.Microsecond), h.synced.Sub(h.added).Round(time.Millisecond), len(evs), resyncs, undue)
+		if !h.removed.IsZero() {
+			cs.removes++
+			cs.remove.longer(h.removeBegun, h.removed, h.name)
+			line += fmt.Sprintf("; removed in %s", h.removed.Sub(h.removeBegun).Round(time.Microsecond))
+			if h.stoppable {
+				cs.stoppable = true
+				line += fmt.Sprintf(", stopped %s after RemoveEventHandler returned", h.stopped.Sub(h.removed).Round(time.Microsecond))
+			}
+		}
+		cs.lines = append(cs.lines, line)
+	}
+	return cs
+}
+
+// initialAddMarks counts the handler's initial Adds marked isInInitialList
+// and not: the first Add of each object that existed throughout (stable)
+// is one of them (objects created later come as plain Adds).
+func (h *s30Handler) initialAddMarks(stable []string) (marked, unmarked int) {
+	first := map[string]bool{}
+	for _, e := range h.atSync {
+		if e.Kind != probe.Add || first[e.Key] || !slices.Contains(stable, e.Key) {
+			continue
+		}
+		first[e.Key] = true
+		if e.InInitialList {
+			marked++
+		} else {
+			unmarked++
+		}
+	}
+	return marked, unmarked
+}
+
+// resyncCalls counts the handler's resync calls in evs, and those before
+// any was due: a listener is created after its add began and first due a
+// resync its period later (shared_informer.go newProcessListener,
+// determineNextResync; never when it asked for none): a resync call before
+// that is one of a resync the listener was marked for when it was added
+// (addListener).
+func (h *s30Handler) resyncCalls(evs []probe.Event) (resyncs, undue int) {
+	for _, e := range evs {
+		if !e.Resync() {
+			continue
+		}
+		resyncs++
+		if h.kind.resync == 0 || e.Time.Before(h.addBegun.Add(h.kind.resync)) {
+			undue++
+		}
+	}
+	return resyncs, undue
 }
 
 // missingAdds are the keys of stable that events hold no Add of.
