@@ -164,115 +164,26 @@ var S29RetryWatcher = Register(Scenario{
 func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	isWatch := httpfault.Watches
 	r, ctx := startS29(ctx, s, isWatch)
-	env, writer, ns, in, streams, cs := r.env, r.env.Subjects, r.env.Namespace, r.in, r.streams, r.cs
-	list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	env, writer := r.env, r.env.Subjects
+	rw, got := startRetryWatcher(ctx, r)
+	_, err := writer.Create(ctx, "watched-0")
 	Expect(err).NotTo(HaveOccurred())
-	lw := watcherFunc(func(o metav1.ListOptions) (watch.Interface, error) { return cs.CoreV1().Pods(ns).Watch(ctx, o) })
-	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
-	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
-	Expect(err).NotTo(HaveOccurred())
-	e2e.Defer(rw.Stop)
-
-	type received struct {
-		added  map[string]int
-		errors []metav1.Status
-	}
-	var got received
-	got.added = map[string]int{}
-	events := make(chan watch.Event, 100)
-	resultClosed := make(chan struct{})
-	go func() {
-		defer close(resultClosed)
-		for e := range rw.ResultChan() {
-			select {
-			case events <- e:
-			default: // the spec stopped reading: what is left is not counted
-			}
-		}
-	}()
-	drain := func(until func() bool, bound time.Duration) bool {
-		t := time.NewTimer(bound)
-		defer t.Stop()
-		for !until() {
-			select {
-			case e := <-events:
-				switch e.Type {
-				case watch.Added:
-					if m, ok := e.Object.(metav1.Object); ok {
-						got.added[m.GetName()]++
-					}
-				case watch.Error:
-					if st, ok := e.Object.(*metav1.Status); ok {
-						got.errors = append(got.errors, *st)
-					} else {
-						got.errors = append(got.errors, metav1.Status{Message: fmt.Sprintf("%T", e.Object)})
-					}
-				}
-			case <-t.C:
-				return until()
-			case <-ctx.Done():
-				return false
-			}
-		}
-		return true
-	}
-	_, err = writer.Create(ctx, "watched-0")
-	Expect(err).NotTo(HaveOccurred())
-	Expect(drain(func() bool { return got.added["watched-0"] > 0 }, e2e.EventTimeout)).To(BeTrue(), "the RetryWatcher delivered a creation before the fault")
+	Expect(got.drain(ctx, func() bool { return got.added["watched-0"] > 0 }, e2e.EventTimeout)).To(BeTrue(), "the RetryWatcher delivered a creation before the fault")
 
 	e2e.By("the fault on the RetryWatcher's watch: " + string(fault))
-	defer injectS29(in, fault, isWatch)()
+	defer injectS29(r.in, fault, isWatch)()
 	// The open watch ends cleanly, as a server ends it; the injector
 	// answers the RetryWatcher's next watch.
 	start := time.Now()
-	Expect(streams.EndStreams(isWatch)).To(Equal(1), "the RetryWatcher's open watch ended")
+	Expect(r.streams.EndStreams(isWatch)).To(Equal(1), "the RetryWatcher's open watch ended")
 	for i := range 3 {
 		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
 		Expect(err).NotTo(HaveOccurred())
 	}
-
-	switch fault {
-	case WatchEndedCleanly:
-		all := func() bool { return got.added["after-0"] > 0 && got.added["after-1"] > 0 && got.added["after-2"] > 0 }
-		drain(all, S29Bound)
-		// Duplicates would arrive with the rest: one more moment to see them.
-		drain(func() bool { return false }, time.Second)
-		var wrong []string
-		for _, name := range []string{"watched-0", "after-0", "after-1", "after-2"} {
-			if got.added[name] != 1 {
-				wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, got.added[name]))
-			}
-		}
-		for _, st := range got.errors {
-			wrong = append(wrong, fmt.Sprintf("ERROR event %d %s", st.Code, st.Reason))
-		}
-		env.Observe(report.Calls("ADDED events after the end of the watch", got.added["after-0"]+got.added["after-1"]+got.added["after-2"]))
-		env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ADDED %v, errors %d, %s after the fault", fault, got.added, len(got.errors), time.Since(start).Round(time.Millisecond)))
-		Expect(wrong).To(BeEmpty(), RetryWatcherResumes)
-	default:
-		want := int32(http.StatusGone)
-		if fault == WatchRefused {
-			want = http.StatusForbidden
-		}
-		stopped := func() bool {
-			select {
-			case <-rw.Done():
-				return len(got.errors) > 0
-			default:
-				return false
-			}
-		}
-		done := drain(stopped, S29Bound)
-		codes := []int32{}
-		for _, st := range got.errors {
-			codes = append(codes, st.Code)
-		}
-		env.Observe(report.Value("ERROR events the caller got", fmt.Sprint(codes)))
-		env.Observe(report.Value("stopped", fmt.Sprint(done)))
-		env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ERROR events %v, stopped %t within %s", fault, codes, done, S29Bound))
-		env.RecordBound("the RetryWatcher reported "+string(fault)+" and stopped", start, time.Now(), S29Bound, done)
-		Expect(done).To(BeTrue(), RetryWatcherReports+" within %s: ERROR events %v", S29Bound, codes)
-		Expect(codes).To(ContainElement(want), RetryWatcherReports+": an ERROR event %d", want)
+	if fault == WatchEndedCleanly {
+		expectRetryWatcherResumed(ctx, env, got, fault, start)
+	} else {
+		expectRetryWatcherStopped(ctx, env, rw, got, fault, start)
 	}
 
 	// Stop, twice (a caller's deferred Stop after its own): running or
@@ -283,10 +194,129 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 		rw.Stop()
 		rw.Stop()
 		<-rw.Done()
-		<-resultClosed
+		<-got.resultClosed
 	})
 	env.RecordBound("the RetryWatcher stopped when asked twice", stopStart, time.Now(), S29Bound, err == nil)
 	Expect(err).NotTo(HaveOccurred(), RetryWatcherStops)
+}
+
+// s29Received is what a RetryWatcher's result channel delivered: ADDED
+// events by name and the ERROR events' statuses.
+type s29Received struct {
+	added  map[string]int
+	errors []metav1.Status
+	events chan watch.Event
+	// resultClosed is closed when the RetryWatcher closed its result
+	// channel.
+	resultClosed chan struct{}
+}
+
+// startRetryWatcher starts a RetryWatcher on S29's pods at their list's
+// resource version, stopped when the spec ends, and reads its results.
+func startRetryWatcher(ctx context.Context, r *s29Run) (*watchtools.RetryWatcher, *s29Received) {
+	ns := r.env.Namespace
+	list, err := r.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	lw := watcherFunc(func(o metav1.ListOptions) (watch.Interface, error) { return r.cs.CoreV1().Pods(ns).Watch(ctx, o) })
+	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
+	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
+	Expect(err).NotTo(HaveOccurred())
+	e2e.Defer(rw.Stop)
+	got := &s29Received{added: map[string]int{}, events: make(chan watch.Event, 100), resultClosed: make(chan struct{})}
+	go func() {
+		defer close(got.resultClosed)
+		for e := range rw.ResultChan() {
+			select {
+			case got.events <- e:
+			default: // the spec stopped reading: what is left is not counted
+			}
+		}
+	}()
+	return rw, got
+}
+
+// drain counts the results until until holds or bound passes; it says
+// whether until held.
+func (got *s29Received) drain(ctx context.Context, until func() bool, bound time.Duration) bool {
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	for !until() {
+		select {
+		case e := <-got.events:
+			got.count(e)
+		case <-t.C:
+			return until()
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// count counts one result.
+func (got *s29Received) count(e watch.Event) {
+	switch e.Type {
+	case watch.Added:
+		if m, ok := e.Object.(metav1.Object); ok {
+			got.added[m.GetName()]++
+		}
+	case watch.Error:
+		if st, ok := e.Object.(*metav1.Status); ok {
+			got.errors = append(got.errors, *st)
+		} else {
+			got.errors = append(got.errors, metav1.Status{Message: fmt.Sprintf("%T", e.Object)})
+		}
+	}
+}
+
+// expectRetryWatcherResumed: after a watch that ended cleanly, the
+// RetryWatcher delivered each creation once, and no ERROR event.
+func expectRetryWatcherResumed(ctx context.Context, env *e2e.Env, got *s29Received, fault S29Fault, start time.Time) {
+	all := func() bool { return got.added["after-0"] > 0 && got.added["after-1"] > 0 && got.added["after-2"] > 0 }
+	got.drain(ctx, all, S29Bound)
+	// Duplicates would arrive with the rest: one more moment to see them.
+	got.drain(ctx, func() bool { return false }, time.Second)
+	var wrong []string
+	for _, name := range []string{"watched-0", "after-0", "after-1", "after-2"} {
+		if got.added[name] != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, got.added[name]))
+		}
+	}
+	for _, st := range got.errors {
+		wrong = append(wrong, fmt.Sprintf("ERROR event %d %s", st.Code, st.Reason))
+	}
+	env.Observe(report.Calls("ADDED events after the end of the watch", got.added["after-0"]+got.added["after-1"]+got.added["after-2"]))
+	env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ADDED %v, errors %d, %s after the fault", fault, got.added, len(got.errors), time.Since(start).Round(time.Millisecond)))
+	Expect(wrong).To(BeEmpty(), RetryWatcherResumes)
+}
+
+// expectRetryWatcherStopped: after a fault it cannot resume from (410, a
+// refused watch), the RetryWatcher reported it as an ERROR event and
+// stopped within S29Bound.
+func expectRetryWatcherStopped(ctx context.Context, env *e2e.Env, rw *watchtools.RetryWatcher, got *s29Received, fault S29Fault, start time.Time) {
+	want := int32(http.StatusGone)
+	if fault == WatchRefused {
+		want = http.StatusForbidden
+	}
+	stopped := func() bool {
+		select {
+		case <-rw.Done():
+			return len(got.errors) > 0
+		default:
+			return false
+		}
+	}
+	done := got.drain(ctx, stopped, S29Bound)
+	codes := []int32{}
+	for _, st := range got.errors {
+		codes = append(codes, st.Code)
+	}
+	env.Observe(report.Value("ERROR events the caller got", fmt.Sprint(codes)))
+	env.Observe(report.Value("stopped", fmt.Sprint(done)))
+	env.Note("S29 RetryWatcher", fmt.Sprintf("%s: ERROR events %v, stopped %t within %s", fault, codes, done, S29Bound))
+	env.RecordBound("the RetryWatcher reported "+string(fault)+" and stopped", start, time.Now(), S29Bound, done)
+	Expect(done).To(BeTrue(), RetryWatcherReports+" within %s: ERROR events %v", S29Bound, codes)
+	Expect(codes).To(ContainElement(want), RetryWatcherReports+": an ERROR event %d", want)
 }
 
 // DropWatchResourceVersion is a negative control's broken client: its
@@ -373,122 +403,143 @@ func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	// stream is held; the faults go to resuming watches.
 	isWatch, anyWatch := httpfault.Watches, httpfault.WatchStreams
 	run, ctx := startS29(ctx, s, anyWatch)
-	env, writer, ns, in, streams, cs := run.env, run.env.Subjects, run.env.Namespace, run.in, run.streams, run.cs
-	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", ns, fields.Everything())
-
-	var mu sync.Mutex
-	events := map[string]map[watch.EventType]int{}
-	seen := make(chan struct{}, 100)
-	count := func(name string, t watch.EventType) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return events[name][t]
-	}
-	afterAll := func() bool {
-		return count("after-0", watch.Added) > 0 && count("after-1", watch.Added) > 0 && count("after-2", watch.Added) > 0
-	}
-	var before atomic.Int32
-	preconditioned := make(chan struct{})
-	var once sync.Once
-	precondition := func(store cache.Store) (bool, error) {
-		before.Store(int32(len(store.List())))
-		once.Do(func() { close(preconditioned) })
-		return false, nil
-	}
-	condition := func(e watch.Event) (bool, error) {
-		if m, ok := e.Object.(metav1.Object); ok {
-			mu.Lock()
-			if events[m.GetName()] == nil {
-				events[m.GetName()] = map[watch.EventType]int{}
-			}
-			events[m.GetName()][e.Type]++
-			mu.Unlock()
-		}
-		select {
-		case seen <- struct{}{}:
-		default:
-		}
-		return afterAll(), nil
-	}
-	uctx, cancel := context.WithTimeout(ctx, 4*S29Bound)
-	defer cancel()
-	type result struct {
-		ev  *watch.Event
-		err error
-		at  time.Time
-	}
-	returned := make(chan result, 1)
-	go func() {
-		ev, err := watchtools.UntilWithSync(uctx, lw, &corev1.Pod{}, precondition, condition)
-		returned <- result{ev, err, time.Now()}
-	}()
-	waitFor := func(cond func() bool, bound time.Duration) bool {
-		t := time.NewTimer(bound)
-		defer t.Stop()
-		for !cond() {
-			select {
-			case <-seen:
-			case <-t.C:
-				return cond()
-			}
-		}
-		return true
-	}
-	Eventually(preconditioned).WithTimeout(e2e.SyncTimeout).Should(BeClosed(), "UntilWithSync's informer synced and ran the precondition")
-	Expect(before.Load()).To(Equal(int32(3)), "UntilWithSync's precondition saw the objects created before it")
+	env, writer := run.env, run.env.Subjects
+	u := startUntilWithSync(ctx, run)
+	Eventually(u.preconditioned).WithTimeout(e2e.SyncTimeout).Should(BeClosed(), "UntilWithSync's informer synced and ran the precondition")
+	Expect(u.before.Load()).To(Equal(int32(3)), "UntilWithSync's precondition saw the objects created before it")
 	_, err := writer.Create(ctx, "watched-0")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(waitFor(func() bool { return count("watched-0", watch.Added) > 0 }, e2e.EventTimeout)).To(BeTrue(), "UntilWithSync's condition saw a creation before the fault")
+	Expect(u.waitFor(func() bool { return u.count("watched-0", watch.Added) > 0 }, e2e.EventTimeout)).To(BeTrue(), "UntilWithSync's condition saw a creation before the fault")
 
 	e2e.By("the fault on UntilWithSync's watch: " + string(fault))
-	defer injectS29(in, fault, isWatch)()
+	defer injectS29(run.in, fault, isWatch)()
 	start := time.Now()
-	Expect(streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
+	Expect(run.streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
 	for i := range 3 {
 		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
 		Expect(err).NotTo(HaveOccurred())
 	}
-	var r result
+	var r s29Return
 	var ok bool
 	select {
-	case r = <-returned:
+	case r = <-u.returned:
 		ok = true
 	case <-time.After(S29Bound):
 	}
-	mu.Lock()
-	var wrong []string
-	modified := 0
-	for _, name := range []string{"after-0", "after-1", "after-2"} {
-		if n := events[name][watch.Added]; n != 1 {
-			wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, n))
-		}
-	}
-	for name, byType := range events {
-		if byType[watch.Deleted] > 0 {
-			wrong = append(wrong, fmt.Sprintf("%s: %d DELETED events", name, byType[watch.Deleted]))
-		}
-		modified += byType[watch.Modified]
-	}
-	mu.Unlock()
+	wrong, modified := u.wrong()
 	if !ok {
 		wrong = append(wrong, fmt.Sprintf("UntilWithSync had not returned %s after the fault", S29Bound))
 	} else if r.err != nil {
 		wrong = append(wrong, fmt.Sprintf("UntilWithSync returned %v", r.err))
 	}
 	took := "-"
+	end := time.Now()
 	if ok {
-		took = r.at.Sub(start).Round(time.Millisecond).String()
+		took, end = r.at.Sub(start).Round(time.Millisecond).String(), r.at
 	}
 	// How many depends on when the fault met the watch (measured 1-4 over
 	// runs of the same code): compared between series only.
 	env.Observe(report.Calls("UntilWithSync: MODIFIED events of unchanged objects", modified).Varying())
 	env.Note("S29 UntilWithSync", fmt.Sprintf("%s: returned %t (%s after the fault), MODIFIED events %d, %v", fault, ok, took, modified, wrong))
-	end := time.Now()
-	if ok {
-		end = r.at
-	}
 	env.RecordBound("UntilWithSync saw the new objects through "+string(fault)+" and returned", start, end, S29Bound, len(wrong) == 0)
 	Expect(wrong).To(BeEmpty(), UntilWithSyncDelivers)
+}
+
+// s29Until is an UntilWithSync call on S29's pods, in the background: its
+// precondition records how many objects its store held, its condition
+// counts the events by name and type and holds once every "after-N" pod
+// was added.
+type s29Until struct {
+	mu     sync.Mutex
+	events map[string]map[watch.EventType]int
+	// seen gets a value at each event.
+	seen           chan struct{}
+	before         atomic.Int32
+	preconditioned chan struct{}
+	returned       chan s29Return
+}
+
+// s29Return is what UntilWithSync returned, and when.
+type s29Return struct {
+	ev  *watch.Event
+	err error
+	at  time.Time
+}
+
+// startUntilWithSync starts the call, bounded by 4 S29Bound.
+func startUntilWithSync(ctx context.Context, run *s29Run) *s29Until {
+	u := &s29Until{events: map[string]map[watch.EventType]int{}, seen: make(chan struct{}, 100),
+		preconditioned: make(chan struct{}), returned: make(chan s29Return, 1)}
+	lw := cache.NewListWatchFromClient(run.cs.CoreV1().RESTClient(), "pods", run.env.Namespace, fields.Everything())
+	var once sync.Once
+	precondition := func(store cache.Store) (bool, error) {
+		u.before.Store(int32(len(store.List())))
+		once.Do(func() { close(u.preconditioned) })
+		return false, nil
+	}
+	condition := func(e watch.Event) (bool, error) {
+		if m, ok := e.Object.(metav1.Object); ok {
+			u.mu.Lock()
+			if u.events[m.GetName()] == nil {
+				u.events[m.GetName()] = map[watch.EventType]int{}
+			}
+			u.events[m.GetName()][e.Type]++
+			u.mu.Unlock()
+		}
+		select {
+		case u.seen <- struct{}{}:
+		default:
+		}
+		return u.count("after-0", watch.Added) > 0 && u.count("after-1", watch.Added) > 0 && u.count("after-2", watch.Added) > 0, nil
+	}
+	uctx, cancel := context.WithTimeout(ctx, 4*S29Bound)
+	e2e.Defer(cancel)
+	go func() {
+		ev, err := watchtools.UntilWithSync(uctx, lw, &corev1.Pod{}, precondition, condition)
+		u.returned <- s29Return{ev, err, time.Now()}
+	}()
+	return u
+}
+
+// count is how many events of type t the condition saw of name.
+func (u *s29Until) count(name string, t watch.EventType) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.events[name][t]
+}
+
+// waitFor waits, event by event, until cond holds or bound passes; it
+// says whether cond held.
+func (u *s29Until) waitFor(cond func() bool, bound time.Duration) bool {
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-u.seen:
+		case <-t.C:
+			return cond()
+		}
+	}
+	return true
+}
+
+// wrong is what the condition saw amiss (an "after-N" pod not added once,
+// any DELETED event) and how many MODIFIED events it saw.
+func (u *s29Until) wrong() (wrong []string, modified int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, name := range []string{"after-0", "after-1", "after-2"} {
+		if n := u.events[name][watch.Added]; n != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s: %d ADDED events", name, n))
+		}
+	}
+	for name, byType := range u.events {
+		if byType[watch.Deleted] > 0 {
+			wrong = append(wrong, fmt.Sprintf("%s: %d DELETED events", name, byType[watch.Deleted]))
+		}
+		modified += byType[watch.Modified]
+	}
+	return wrong, modified
 }
 
 // SilentRewatches is a negative control's broken client: the server
