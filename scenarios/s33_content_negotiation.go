@@ -464,33 +464,67 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 		names = append(names, name)
 	}
 	errs := &watchErrorLog{}
+	obs := startTableInformer(env, c, errs, watchErrors)
+	exp := tableExpectationOf(c, env.Mode().Streaming)
+
+	e2e.By("the server's answer in the Table format, then the informer's report or sync")
+	answered := awaitTableAnswer(ctx, obs, errs)
+	o := tableOutcomeOf(obs, errs)
+	o.record(env, c, obs.Name, exp, answered, errs)
+	if exp.notSynced {
+		Expect(o.synced || o.stored > 0 || len(o.rec.Events) > 0).To(BeFalse(),
+			"informer %s (%s): "+TableNotSynced+": synced %t, %d objects stored, %d handler calls (record: %s)", obs.Name, c, o.synced, o.stored, len(o.rec.Events), obs.Dir)
+	}
+	if exp.reported {
+		var within []string
+		for _, e := range o.reports {
+			if e.at.Sub(answered) <= S33ReportBound && strings.Contains(e.err, "Table") {
+				within = append(within, e.err)
+			}
+		}
+		Expect(within).NotTo(BeEmpty(), "informer %s (%s): "+TableReported+" within %s of the answer (%s); its watch error handler got: %s (record: %s)",
+			obs.Name, c, S33ReportBound, exp.why, orNone(errs.texts(ns)), obs.Dir)
+	}
+
+	e2e.By("a plain GET asking for a Table")
+	rows, ct, columns := getTable(ctx, s, env.User, ns)
+	env.Observe(report.Value("a GET asking for a Table: Content-Type", probe.MediaNames(ct)))
+	env.Observe(report.Value("a GET asking for a Table: columns", strings.Join(columns, ", ")))
+	Expect(rows).To(ConsistOf(names), TableRows+" (Content-Type %q, columns %v)", ct, columns)
+}
+
+// startTableInformer starts S33's informer "pods-as-table" on client c,
+// unsynced, its watch errors logged into errs (through watchErrors, when
+// set).
+func startTableInformer(env *e2e.Env, c TableClient, errs *watchErrorLog, watchErrors WatchErrorsWrapper) *e2e.Observed {
+	ns := env.Namespace
 	handler := errs.handler
 	if watchErrors != nil {
 		handler = watchErrors(handler)
 	}
 	prepare := func(inf cache.SharedIndexInformer) error { return inf.SetWatchErrorHandler(handler) }
-	name := "pods-as-table"
-	var obs *e2e.Observed
+	const name = "pods-as-table"
 	switch c {
 	case TableTypedClient:
 		cfg := rest.CopyConfig(env.User)
 		cfg.AcceptContentTypes = TableAccept
-		obs = env.StartProbeUnsynced(name, cfg, probe.Options{Namespace: ns, Stack: probe.StackTyped, Prepare: prepare})
+		return env.StartProbeUnsynced(name, cfg, probe.Options{Namespace: ns, Stack: probe.StackTyped, Prepare: prepare})
 	case TableListWatch:
 		// Named: a downstream's informer source (e2e.Hooks.Informers)
 		// replaces the typed stack's informers, not this one.
-		obs = env.StartProbeUnsynced(name, env.User, probe.Options{Namespace: ns, Stack: "listwatch-table", Source: tableListWatch(handler)})
+		return env.StartProbeUnsynced(name, env.User, probe.Options{Namespace: ns, Stack: "listwatch-table", Source: tableListWatch(handler)})
 	case TableDynamic:
-		obs = env.StartProbeUnsynced(name, AcceptTable(rest.CopyConfig(env.User)), probe.Options{Namespace: ns, Stack: probe.StackDynamic, Prepare: prepare})
-	default:
-		e2e.Fail(fmt.Sprintf("S33: no such client %q", c))
+		return env.StartProbeUnsynced(name, AcceptTable(rest.CopyConfig(env.User)), probe.Options{Namespace: ns, Stack: probe.StackDynamic, Prepare: prepare})
 	}
-	streaming := env.Mode().Streaming
-	exp := tableExpectationOf(c, streaming)
+	e2e.Fail(fmt.Sprintf("S33: no such client %q", c))
+	return nil
+}
 
-	e2e.By("the server's answer in the Table format, then the informer's report or sync")
+// awaitTableAnswer waits until the server answered the informer's list (or
+// it reported or synced first), then until it reported or synced, at most
+// S33ReportBound after the answer; it returns when the answer arrived.
+func awaitTableAnswer(ctx context.Context, obs *e2e.Observed, errs *watchErrorLog) (answered time.Time) {
 	decided := func() bool { return len(errs.all()) > 0 || obs.Informer.HasSynced() }
-	var answered time.Time
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, e2e.SyncTimeout, true, func(context.Context) (bool, error) {
 		if at, ok := tableAnswerArrived(obs.Recorder.Snapshot()); ok {
 			answered = at
@@ -498,7 +532,7 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 		}
 		return decided(), nil
 	})
-	Expect(err).NotTo(HaveOccurred(), "informer %s: the server answered its list within %s, or it reported or synced (record: %s)", name, e2e.SyncTimeout, obs.Dir)
+	Expect(err).NotTo(HaveOccurred(), "informer %s: the server answered its list within %s, or it reported or synced (record: %s)", obs.Name, e2e.SyncTimeout, obs.Dir)
 	if answered.IsZero() {
 		answered = time.Now() // it decided before the answer was complete on the wire
 	}
@@ -507,54 +541,49 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	_ = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Until(answered.Add(S33ReportBound)), true, func(context.Context) (bool, error) {
 		return decided(), nil
 	})
+	return answered
+}
 
-	synced := obs.Informer.HasSynced()
-	stored := len(obs.Informer.GetStore().List())
-	rec := obs.Recorder.Snapshot()
-	reports := errs.all()
-	var outcome string
+// tableOutcome is what S33's informer did with the Table answer: synced,
+// with how many objects stored, its record, what its watch error handler
+// got, in words.
+type tableOutcome struct {
+	synced  bool
+	stored  int
+	rec     probe.Record
+	reports []watchError
+	text    string
+}
+
+func tableOutcomeOf(obs *e2e.Observed, errs *watchErrorLog) tableOutcome {
+	o := tableOutcome{synced: obs.Informer.HasSynced(), stored: len(obs.Informer.GetStore().List()), rec: obs.Recorder.Snapshot(), reports: errs.all()}
 	switch {
-	case len(reports) > 0:
-		outcome = "reported"
-	case synced:
-		outcome = fmt.Sprintf("synced with %d objects in its store (the server has %d), nothing reported", stored, S33Objects)
+	case len(o.reports) > 0:
+		o.text = "reported"
+	case o.synced:
+		o.text = fmt.Sprintf("synced with %d objects in its store (the server has %d), nothing reported", o.stored, S33Objects)
 	default:
-		outcome = fmt.Sprintf("silent: not synced, nothing reported within %s of the answer", S33ReportBound)
+		o.text = fmt.Sprintf("silent: not synced, nothing reported within %s of the answer", S33ReportBound)
 	}
-	env.Observe(report.Value("informer "+name+": outcome", outcome))
-	env.Observe(report.Value("informer "+name+": watch error handler", orNone(errs.texts(ns))))
-	if len(reports) > 0 {
-		lat := max(reports[0].at.Sub(answered), 0)
+	return o
+}
+
+// record observes the outcome and notes it, with the upstream limitation
+// the expectation names when the informer did not report the answer.
+func (o tableOutcome) record(env *e2e.Env, c TableClient, name string, exp tableExpectation, answered time.Time, errs *watchErrorLog) {
+	env.Observe(report.Value("informer "+name+": outcome", o.text))
+	env.Observe(report.Value("informer "+name+": watch error handler", orNone(errs.texts(env.Namespace))))
+	if len(o.reports) > 0 {
+		lat := max(o.reports[0].at.Sub(answered), 0)
 		env.Observe(report.Seconds("informer "+name+": report after the answer", lat))
-		env.RecordBound("informer "+name+" reported the Table answer", answered, reports[0].at, S33ReportBound, lat <= S33ReportBound)
+		env.RecordBound("informer "+name+" reported the Table answer", answered, o.reports[0].at, S33ReportBound, lat <= S33ReportBound)
 	}
 	note := ""
-	if exp.limitation != "" && outcome != "reported" {
+	if exp.limitation != "" && o.text != "reported" {
 		note = "; UPSTREAM LIMITATION: " + exp.limitation
 		env.UpstreamLimitation(exp.limitation)
 	}
-	env.Note("S33 Table answer", fmt.Sprintf("%s, %s: %s; %d requests, %d handler calls%s", c, env.Mode().Name, outcome, len(rec.Requests), len(rec.Events), note))
-
-	if exp.notSynced {
-		Expect(synced || stored > 0 || len(rec.Events) > 0).To(BeFalse(),
-			"informer %s (%s): "+TableNotSynced+": synced %t, %d objects stored, %d handler calls (record: %s)", name, c, synced, stored, len(rec.Events), obs.Dir)
-	}
-	if exp.reported {
-		var within []string
-		for _, e := range reports {
-			if e.at.Sub(answered) <= S33ReportBound && strings.Contains(e.err, "Table") {
-				within = append(within, e.err)
-			}
-		}
-		Expect(within).NotTo(BeEmpty(), "informer %s (%s): "+TableReported+" within %s of the answer (%s); its watch error handler got: %s (record: %s)",
-			name, c, S33ReportBound, exp.why, orNone(errs.texts(ns)), obs.Dir)
-	}
-
-	e2e.By("a plain GET asking for a Table")
-	rows, ct, columns := getTable(ctx, s, env.User, ns)
-	env.Observe(report.Value("a GET asking for a Table: Content-Type", probe.MediaNames(ct)))
-	env.Observe(report.Value("a GET asking for a Table: columns", strings.Join(columns, ", ")))
-	Expect(rows).To(ConsistOf(names), TableRows+" (Content-Type %q, columns %v)", ct, columns)
+	env.Note("S33 Table answer", fmt.Sprintf("%s, %s: %s; %d requests, %d handler calls%s", c, env.Mode().Name, o.text, len(o.rec.Requests), len(o.rec.Events), note))
 }
 
 // tableAnswerArrived is when the server's whole answer to the informer's
