@@ -83,27 +83,9 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 	setHTTP2HealthCheck(&readIdle, &ping)
 	bound := RequestsRecoveryBound(readIdle, ping)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	writer := env.Subjects
-	server := writer.Quorum()
-	_, err := writer.Create(ctx, "wanted")
-	Expect(err).NotTo(HaveOccurred())
-	opts.Namespace = env.Namespace
-	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	obs.EventuallyConverged(ctx, server)
-	var watch probe.Request
-	Eventually(func(g Gomega) {
-		watch = e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	server := env.Subjects.Quorum()
+	obs := startSharingInformer(ctx, env, opts)
 	rc := obs.Client.CoreV1().RESTClient()
-	// The clientset must share the informer's connection, else the spec
-	// tests nothing: an informer source with an HTTP client of its own
-	// (controller-runtime's cache) does not.
-	Expect(rc.Get().Namespace(env.Namespace).Resource(writer.Name()).Name("wanted").Do(ctx).Error()).To(Succeed())
-	rs := obs.Recorder.Snapshot().Requests
-	if warm := rs[len(rs)-1]; warm.Conn != watch.Conn {
-		e2e.Skip(fmt.Sprintf("the informers (%s) and their clientset are on different connections (%s, %s): S20 needs a clientset that shares the informers' connection", obs.Stack, watch.Conn, warm.Conn))
-	}
-	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the informer and its clientset share one connection")
 	request := func(r *rest.Request) *rest.Request {
 		if retries != DefaultRetries {
 			r = r.MaxRetries(retries)
@@ -113,51 +95,99 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 
 	e2e.By("silencing the connection (bytes dropped both ways, nothing closed); new connections get through")
 	start := time.Now()
-	restore := env.Proxy.BlackholeCurrent()
-	e2e.Defer(restore)
+	e2e.Defer(env.Proxy.BlackholeCurrent())
 	reqCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	type result struct {
-		what string
-		err  error
-		took time.Duration
-	}
-	var (
-		mu      sync.Mutex
-		results []result
-		wg      sync.WaitGroup
-	)
-	do := func(what string, after time.Duration, call func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.NewTimer(after)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-reqCtx.Done():
-			}
-			err := call()
-			mu.Lock()
-			defer mu.Unlock()
-			results = append(results, result{what: what, err: err, took: time.Since(start)})
-		}()
-	}
-	do("GET "+writer.Name()+"/wanted (in flight when the connection went silent)", 0, func() error {
-		return request(rc.Get().Namespace(env.Namespace).Resource(writer.Name()).Name("wanted")).Do(reqCtx).Error()
+	calls := &s20Calls{start: start, ctx: reqCtx}
+	resource := env.Subjects.Name()
+	calls.do("GET "+resource+"/wanted (in flight when the connection went silent)", 0, func() error {
+		return request(rc.Get().Namespace(env.Namespace).Resource(resource).Name("wanted")).Do(reqCtx).Error()
 	})
-	do("LIST configmaps (issued while it was silent)", readIdle/2, func() error {
+	calls.do("LIST configmaps (issued while it was silent)", readIdle/2, func() error {
 		return request(rc.Get().Namespace(env.Namespace).Resource("configmaps")).Do(reqCtx).Error()
 	})
 	// Bounded by reqCtx: each request returns by the bound at the latest.
 	e2e.Logf("waiting for the requests (bound %s)", bound)
-	wg.Wait()
+	calls.wg.Wait()
 
 	recovery := obs.EventuallyConverged(ctx, server)
 	n := obs.Report(recovery)
-	var failed []string
-	line := ""
-	for _, r := range results {
+	line, failed := calls.outcomes()
+	env.Note("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
+	if len(failed) > 0 {
+		env.RecordBoundFailed("the clientset's requests succeeded", start, time.Now(), bound, fmt.Sprintf("%d of %d requests failed (%s)", len(failed), len(calls.results), failed[0]))
+	} else {
+		env.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, true)
+	}
+	Expect(failed).To(BeEmpty(), RequestsRetried+" within %s of the blackhole; numbers: %s", bound, n)
+}
+
+// startSharingInformer starts S20's informer, synced with its watch open,
+// and checks that its clientset shares the informer's one connection (a
+// GET of "wanted"), else skips: an informer source with an HTTP client of
+// its own (controller-runtime's cache) does not, and S20 tests nothing.
+func startSharingInformer(ctx context.Context, env *e2e.Env, opts probe.Options) *e2e.Observed {
+	writer := env.Subjects
+	_, err := writer.Create(ctx, "wanted")
+	Expect(err).NotTo(HaveOccurred())
+	opts.Namespace = env.Namespace
+	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
+	obs.EventuallyConverged(ctx, writer.Quorum())
+	var watch probe.Request
+	Eventually(func(g Gomega) {
+		watch = e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	rc := obs.Client.CoreV1().RESTClient()
+	Expect(rc.Get().Namespace(env.Namespace).Resource(writer.Name()).Name("wanted").Do(ctx).Error()).To(Succeed())
+	rs := obs.Recorder.Snapshot().Requests
+	if warm := rs[len(rs)-1]; warm.Conn != watch.Conn {
+		e2e.Skip(fmt.Sprintf("the informers (%s) and their clientset are on different connections (%s, %s): S20 needs a clientset that shares the informers' connection", obs.Stack, watch.Conn, warm.Conn))
+	}
+	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the informer and its clientset share one connection")
+	return obs
+}
+
+// s20Calls are the clientset's requests S20 makes while the connection is
+// silent, each in the background after a delay, bounded by ctx.
+type s20Calls struct {
+	start   time.Time
+	ctx     context.Context
+	mu      sync.Mutex
+	results []s20Result
+	wg      sync.WaitGroup
+}
+
+// s20Result is one request's: what, its error, when it returned.
+type s20Result struct {
+	what string
+	err  error
+	took time.Duration
+}
+
+// do makes call, described as what, after the delay (or at once when ctx
+// ends first).
+func (c *s20Calls) do(what string, after time.Duration, call func() error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTimer(after)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		err := call()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.results = append(c.results, s20Result{what: what, err: err, took: time.Since(c.start)})
+	}()
+}
+
+// outcomes are the requests' outcomes in a line, and the failed ones.
+func (c *s20Calls) outcomes() (line string, failed []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.results {
 		outcome := "ok"
 		if r.err != nil {
 			outcome = r.err.Error()
@@ -165,13 +195,7 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 		}
 		line += fmt.Sprintf("%s: %s after %s; ", r.what, outcome, r.took.Round(time.Millisecond))
 	}
-	env.Note("S20 requests", fmt.Sprintf("%sdials %d (bound %s, retries %s)", line, n.Dials, bound, retriesName(retries)))
-	if len(failed) > 0 {
-		env.RecordBoundFailed("the clientset's requests succeeded", start, time.Now(), bound, fmt.Sprintf("%d of %d requests failed (%s)", len(failed), len(results), failed[0]))
-	} else {
-		env.RecordBound("the clientset's requests succeeded", start, time.Now(), bound, true)
-	}
-	Expect(failed).To(BeEmpty(), RequestsRetried+" within %s of the blackhole; numbers: %s", bound, n)
+	return line, failed
 }
 
 func retriesName(retries int) string {
