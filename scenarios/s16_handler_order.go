@@ -92,8 +92,49 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
-	initial := make([]string, S16Initial)
-	maxInitial := uint64(0)
+	initial, maxInitial := createS16Initial(ctx, writer)
+	opts.Namespace = env.Namespace
+	slow.apply(&opts)
+	env.Note("S16 consumer", slow.describe())
+
+	e2e.By("starting the informer; changes as soon as its initial list was answered")
+	obs, phaseA, gap := changeDuringInitialList(ctx, env, opts, initial)
+	syncedBefore := gap <= 0
+	if slow.IndexDelay > 0 {
+		Expect(syncedBefore).To(BeFalse(), "the first change was made before the handler heard the last of the initial list (%s), else S16 tests nothing", gap)
+	}
+
+	names := make([]string, S16Objects)
+	for i := range names {
+		names[i] = fmt.Sprintf("burst-%02d", i)
+	}
+	e2e.By(fmt.Sprintf("a burst across %d objects: each created, then each relabelled, then each deleted", len(names)))
+	start := time.Now()
+	burstOf(ctx, writer, names)
+	lastWrite := time.Now()
+	burst := lastWrite.Sub(start)
+	delivered := obs.EventuallyConverged(ctx, server)
+	n := obs.Report(delivered)
+
+	events := obs.Recorder.Snapshot().Events
+	var lag time.Duration
+	if len(events) > len(phaseA) {
+		lag = events[len(events)-1].Time.Sub(lastWrite)
+	}
+	disorder, err := outOfOrder(events, maxInitial)
+	Expect(err).NotTo(HaveOccurred())
+	// Nothing lost: EventuallyConverged checked the handler calls add up
+	// to the server's state. (A pod's delete is two changes: its deletion
+	// timestamp set, then its removal.)
+	env.Note("S16 order", fmt.Sprintf("initial list and changes during it: %d handler calls (the initial list fully heard before the first change: %t); burst: %d handler calls for %d writes in %s, the last %s after the last write; %d calls out of the server's order%s",
+		len(phaseA), syncedBefore, len(events)-len(phaseA), 3*len(names), burst.Round(time.Millisecond), lag.Round(time.Millisecond), len(disorder), firstOf(disorder, 3)))
+	Expect(disorder).To(BeEmpty(), InServerOrder+" (the initial list first, then resourceVersions increasing from call to call), %s; numbers: %s", slow.describe(), n)
+}
+
+// createS16Initial creates S16's initial objects, returning their names
+// and the newest resource version among them.
+func createS16Initial(ctx context.Context, writer *e2e.Subjects) (initial []string, maxInitial uint64) {
+	initial = make([]string, S16Initial)
 	for i := range initial {
 		initial[i] = fmt.Sprintf("initial-%02d", i)
 		o, err := writer.Create(ctx, initial[i])
@@ -102,12 +143,18 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 		Expect(err).NotTo(HaveOccurred(), "resourceVersion of %s", o.Key)
 		maxInitial = max(maxInitial, rv)
 	}
-	opts.Namespace = env.Namespace
-	slow.apply(&opts)
-	env.Note("S16 consumer", slow.describe())
+	return initial, maxInitial
+}
 
-	e2e.By("starting the informer; changes as soon as its initial list was answered")
-	obs := env.StartProbeUnsynced(writer.Name(), env.User, opts)
+// changeDuringInitialList starts the informer and, as soon as its initial
+// list was answered, relabels half the initial objects and creates a
+// quarter more; it returns the informer, synced and converged, its handler
+// calls so far, and how long before the handler heard the last of the
+// initial list the first change was made (0 or less: only after, and S16
+// tested nothing of it).
+func changeDuringInitialList(ctx context.Context, env *e2e.Env, opts probe.Options, initial []string) (obs *e2e.Observed, phaseA []probe.Event, gap time.Duration) {
+	writer := env.Subjects
+	obs = env.StartProbeUnsynced(writer.Name(), env.User, opts)
 	Eventually(func() bool { return initialListAnswered(obs.Recorder.Snapshot()) }).WithContext(ctx).WithTimeout(e2e.SyncTimeout).WithPolling(5*time.Millisecond).
 		Should(BeTrue(), "the informer's initial list was answered")
 	// One change queued behind the initial list is enough for a per-object
@@ -130,25 +177,19 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
 	defer cancel()
 	Expect(obs.WaitForSync(syncCtx)).To(Succeed(), "the informer synced")
-	obs.EventuallyConverged(ctx, server)
-	phaseA := obs.Recorder.Snapshot().Events
+	obs.EventuallyConverged(ctx, writer.Quorum())
+	phaseA = obs.Recorder.Snapshot().Events
 	var lastInitial time.Time
 	for _, e := range phaseA {
 		if e.InInitialList && e.Time.After(lastInitial) {
 			lastInitial = e.Time
 		}
 	}
-	syncedBefore := !firstChange.Before(lastInitial)
-	if slow.IndexDelay > 0 {
-		Expect(syncedBefore).To(BeFalse(), "the first change was made before the handler heard the last of the initial list (%s), else S16 tests nothing", lastInitial.Sub(firstChange))
-	}
+	return obs, phaseA, lastInitial.Sub(firstChange)
+}
 
-	names := make([]string, S16Objects)
-	for i := range names {
-		names[i] = fmt.Sprintf("burst-%02d", i)
-	}
-	e2e.By(fmt.Sprintf("a burst across %d objects: each created, then each relabelled, then each deleted", len(names)))
-	start := time.Now()
+// burstOf creates each of names, then relabels each, then deletes each.
+func burstOf(ctx context.Context, writer *e2e.Subjects, names []string) {
 	for _, name := range names {
 		_, err := writer.Create(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
@@ -160,24 +201,6 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	for _, name := range names {
 		Expect(writer.Delete(ctx, name)).To(Succeed())
 	}
-	lastWrite := time.Now()
-	burst := lastWrite.Sub(start)
-	delivered := obs.EventuallyConverged(ctx, server)
-	n := obs.Report(delivered)
-
-	events := obs.Recorder.Snapshot().Events
-	var lag time.Duration
-	if len(events) > len(phaseA) {
-		lag = events[len(events)-1].Time.Sub(lastWrite)
-	}
-	disorder, err := outOfOrder(events, maxInitial)
-	Expect(err).NotTo(HaveOccurred())
-	// Nothing lost: EventuallyConverged checked the handler calls add up
-	// to the server's state. (A pod's delete is two changes: its deletion
-	// timestamp set, then its removal.)
-	env.Note("S16 order", fmt.Sprintf("initial list and changes during it: %d handler calls (the initial list fully heard before the first change: %t); burst: %d handler calls for %d writes in %s, the last %s after the last write; %d calls out of the server's order%s",
-		len(phaseA), syncedBefore, len(events)-len(phaseA), 3*len(names), burst.Round(time.Millisecond), lag.Round(time.Millisecond), len(disorder), firstOf(disorder, 3)))
-	Expect(disorder).To(BeEmpty(), InServerOrder+" (the initial list first, then resourceVersions increasing from call to call), %s; numbers: %s", slow.describe(), n)
 }
 
 // initialListAnswered: the informer's first list (a LIST, or a streaming
