@@ -105,24 +105,10 @@ const GoawayNoReinit = "resumed across every GOAWAY without re-initialising"
 func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "goaway"})
 	Expect(env.Backend.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
-	restoreRoundRobin := env.Proxy.RoundRobin()
-	e2e.Defer(restoreRoundRobin)
+	e2e.Defer(env.Proxy.RoundRobin())
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
-
-	// The load is the tool, not the subject: without client-side rate
-	// limiting (client-go's default is 5 QPS) it reaches the rate above.
-	cfg := rest.CopyConfig(env.User)
-	cfg.QPS = -1
-	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.TimeoutSeconds = ptr.To(int64(goawayWatchTimeout.Seconds()))
-	})
-	var observed []*e2e.Observed
-	for i := range goawayInformers {
-		o := env.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
-		e2e.Defer(func() { o.Report(0) })
-		observed = append(observed, o)
-	}
+	observed := startGoawayInformers(ctx, env)
 
 	e2e.By("writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
@@ -137,11 +123,43 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 		return err
 	}
 	e2e.DeferCleanup(0, func(context.Context) error { return stopLoadWithin() })
-	// A re-initialisation ends the wait: the assertion below names it at
-	// once. A client that relists on each move backs off between its
-	// relists (the reflector's 800 ms doubling), and could otherwise run
-	// out the moves' time before that assertion is reached (seen in a soak
-	// run: its negative control failed on the moves instead).
+	awaitGoawayMoves(ctx, observed)
+	Expect(stopLoadWithin()).To(Succeed(), "the load's requests")
+	deleted := w.Stop()
+	expectMovedWithoutReinit(env, observed)
+	for _, o := range observed {
+		o.EventuallyConverged(ctx, env.Pods)
+		o.ExpectDeletesObserved(deleted...)
+		expectNoFailedGet(o)
+	}
+}
+
+// startGoawayInformers starts S13's informers, synced, each with a client
+// of its own without client-side rate limiting (the load is the tool, not
+// the subject: client-go's default 5 QPS would not reach its rate) and
+// watches that time out after goawayWatchTimeout.
+func startGoawayInformers(ctx context.Context, env *e2e.Env) []*e2e.Observed {
+	cfg := rest.CopyConfig(env.User)
+	cfg.QPS = -1
+	timeout := informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.TimeoutSeconds = ptr.To(int64(goawayWatchTimeout.Seconds()))
+	})
+	var observed []*e2e.Observed
+	for i := range goawayInformers {
+		o := env.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
+		e2e.Defer(func() { o.Report(0) })
+		observed = append(observed, o)
+	}
+	return observed
+}
+
+// awaitGoawayMoves waits until every informer's watches moved to a new
+// connection goawayMovesWanted-1 times, or one re-initialised: the
+// assertion after names it at once. A client that relists on each move
+// backs off between its relists (the reflector's 800 ms doubling), and
+// could otherwise run out the moves' time before that assertion is reached
+// (seen in a soak run: its negative control failed on the moves instead).
+func awaitGoawayMoves(ctx context.Context, observed []*e2e.Observed) {
 	Eventually(func(g Gomega) {
 		for _, o := range observed {
 			if len(probe.Reinitialisations(o.Recorder.Snapshot())) > 0 {
@@ -153,9 +171,11 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 		}
 	}).WithContext(ctx).WithTimeout(goawayMovesTimeout).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"every informer's watches moved to a new connection %d times within %s", goawayMovesWanted-1, goawayMovesTimeout)
-	Expect(stopLoadWithin()).To(Succeed(), "the load's requests")
-	deleted := w.Stop()
+}
 
+// expectMovedWithoutReinit: no informer re-initialised, and their watches
+// ran on both apiservers (each informer's connections by apiserver noted).
+func expectMovedWithoutReinit(env *e2e.Env, observed []*e2e.Observed) {
 	upstreamOf := map[string]int{}
 	for _, cs := range env.Proxy.Stats().Connections {
 		upstreamOf[cs.Client] = cs.Upstream
@@ -173,25 +193,25 @@ func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 		Expect(probe.CountByCause(reinits)).To(BeEmpty(), "informer %s %s (%d dials): %v (record and logs: %s)", o.Name, GoawayNoReinit, len(rec.Dials), reinits, o.Dir)
 	}
 	Expect(servedBy).To(HaveLen(2), "the informers' watches ran on both apiservers")
+}
 
-	for _, o := range observed {
-		o.EventuallyConverged(ctx, env.Pods)
-		o.ExpectDeletesObserved(deleted...)
-		var failed, tooLarge []string
-		for _, r := range o.Recorder.Snapshot().Requests {
-			if r.Method != "GET" {
-				continue // the load's requests: stopLoad checked them
-			}
-			if r.Status == 0 && r.Err != "" && r.Err != "closed by the client" {
-				failed = append(failed, fmt.Sprintf("#%d %s %s: %s", r.ID, r.Method, r.Path, r.Err))
-			}
-			if r.Status == 504 || strings.Contains(strings.ToLower(r.ErrorMessage), "too large resource version") {
-				tooLarge = append(tooLarge, fmt.Sprintf("#%d %s", r.ID, r.Path))
-			}
+// expectNoFailedGet: none of the informer's own requests failed across a
+// GOAWAY, nor was answered too large resource version.
+func expectNoFailedGet(o *e2e.Observed) {
+	var failed, tooLarge []string
+	for _, r := range o.Recorder.Snapshot().Requests {
+		if r.Method != "GET" {
+			continue // the load's requests: stopLoad checked them
 		}
-		Expect(tooLarge).To(BeEmpty(), "informer %s: no request answered too large resource version", o.Name)
-		Expect(failed).To(BeEmpty(), "informer %s: no request failed across a GOAWAY", o.Name)
+		if r.Status == 0 && r.Err != "" && r.Err != "closed by the client" {
+			failed = append(failed, fmt.Sprintf("#%d %s %s: %s", r.ID, r.Method, r.Path, r.Err))
+		}
+		if r.Status == 504 || strings.Contains(strings.ToLower(r.ErrorMessage), "too large resource version") {
+			tooLarge = append(tooLarge, fmt.Sprintf("#%d %s", r.ID, r.Path))
+		}
 	}
+	Expect(tooLarge).To(BeEmpty(), "informer %s: no request answered too large resource version", o.Name)
+	Expect(failed).To(BeEmpty(), "informer %s: no request failed across a GOAWAY", o.Name)
 }
 
 // watchConns lists the connections the informer's watches (streaming lists
