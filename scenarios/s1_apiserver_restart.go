@@ -176,10 +176,9 @@ type RestartInput struct {
 func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
 	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
-	admin1 := env.ConfigThrough(cluster.Admin, 1)
 	// The objects of the resource the spec's stack watches: pods, or the
 	// custom resource on the CRD stacks.
-	api := env.SubjectsFor(admin1)
+	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := api.Quorum()
 	created := map[string]probe.Object{}
 	for _, n := range []string{"keep", "update-down", "delete-down", "update-up", "delete-up"} {
@@ -187,24 +186,11 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 		Expect(err).NotTo(HaveOccurred())
 		created[n] = probe.Object{Key: o.Key, UID: o.UID}
 	}
-
-	user := env.ConfigThrough(cluster.TestUser, 0)
-	pods := env.StartProbe(ctx, api.Name(), user, probe.Options{Namespace: env.Namespace})
+	pods := env.StartProbe(ctx, api.Name(), env.ConfigThrough(cluster.TestUser, 0), probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
 	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
-	Relabel(ctx, api, "keep", "before")
-	Eventually(func() []string { return UpdatedKeys(pods) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
-		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the stop")
-	// The informer's watch open now: the last watch request (a Get or List
-	// a spec's own client sends through the probe may come after it).
-	var watchBeforeStop probe.Request
-	for _, r := range pods.Recorder.Snapshot().ObjectRequests() {
-		if r.Watch {
-			watchBeforeStop = r
-		}
-	}
-	Expect(watchBeforeStop.Watch).To(BeTrue(), "the informer has a watch open before the stop")
+	watchBeforeStop := openLongWatch(ctx, api, pods, created["keep"].Key)
 
 	e2e.By("stopping kube-apiserver 0 (" + string(in.Stop) + ") and writing through apiserver 1 meanwhile")
 	stopped := time.Now()
@@ -212,20 +198,14 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	Expect(c.StopAPIServer(ctx, 0, in.Stop)).To(Succeed())
 	endStop()
 	gone := time.Now() // the old process has exited: a 2xx from here on is the new one's
-	_, err := api.Create(ctx, "create-down")
-	Expect(err).NotTo(HaveOccurred())
-	Relabel(ctx, api, "update-down", "down")
-	Expect(api.Delete(ctx, "delete-down")).To(Succeed())
+	changeThree(ctx, api, "down")
 
 	e2e.By("starting kube-apiserver 0 again on the same address and certificates, then writing more")
 	endStart := env.TimePhase("server: kube-apiserver start")
 	Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	endStart()
 	ready := time.Now()
-	_, err = api.Create(ctx, "create-up")
-	Expect(err).NotTo(HaveOccurred())
-	Relabel(ctx, api, "update-up", "up")
-	Expect(api.Delete(ctx, "delete-up")).To(Succeed())
+	changeThree(ctx, api, "up")
 
 	recovery := pods.EventuallyConverged(ctx, server)
 	pods.ExpectDeletesObserved(created["delete-down"], created["delete-up"])
@@ -245,10 +225,42 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	env.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, FirstSuccessBound, firstOK.Start.Sub(ready) < FirstSuccessBound)
 	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", FirstSuccessBound),
 		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s", firstOK, FirstSuccessBound)
+	expectOneAllowedReinit(rec, in.Stop, gone, n)
+}
 
-	reinits := probe.Reinitialisations(rec)
+// openLongWatch relabels the object keep and waits until the informer's
+// watch delivered it (so the watch is not a very short one); it returns
+// that watch request.
+func openLongWatch(ctx context.Context, api *e2e.Subjects, pods *e2e.Observed, keep string) probe.Request {
+	Relabel(ctx, api, "keep", "before")
+	Eventually(func() []string { return UpdatedKeys(pods) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
+		Should(ContainElement(keep), "the informer's watch delivered the update before the stop")
+	// The informer's watch open now: the last watch request (a Get or List
+	// a spec's own client sends through the probe may come after it).
+	var watch probe.Request
+	for _, r := range pods.Recorder.Snapshot().ObjectRequests() {
+		if r.Watch {
+			watch = r
+		}
+	}
+	Expect(watch.Watch).To(BeTrue(), "the informer has a watch open before the stop")
+	return watch
+}
+
+// changeThree creates "create-<phase>", relabels "update-<phase>" and
+// deletes "delete-<phase>".
+func changeThree(ctx context.Context, api *e2e.Subjects, phase string) {
+	_, err := api.Create(ctx, "create-"+phase)
+	Expect(err).NotTo(HaveOccurred())
+	Relabel(ctx, api, "update-"+phase, phase)
+	Expect(api.Delete(ctx, "delete-"+phase)).To(Succeed())
+}
+
+// expectOneAllowedReinit: every re-initialisation has a cause S1 allows
+// for the stop (S1Allowed), and exactly one succeeded.
+func expectOneAllowedReinit(rec probe.Record, stop cluster.StopMode, gone time.Time, n e2e.Numbers) {
 	succeeded := 0
-	for _, ri := range reinits {
+	for _, ri := range probe.Reinitialisations(rec) {
 		Expect(ri.Cause).NotTo(Equal(probe.CauseUnknown), "every re-initialisation has a cause: %s", ri)
 		if ri.Request.Status == http.StatusOK {
 			succeeded++
@@ -256,7 +268,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 		if ri.After != nil && ri.After.Reinitialises() {
 			continue // the relist in progress trying again (or a streaming list falling back to a LIST)
 		}
-		Expect(S1Allowed(ri, in.Stop, gone)).To(BeTrue(),
+		Expect(S1Allowed(ri, stop, gone)).To(BeTrue(),
 			NeedlessReinit+": %s (allowed: after 410 Gone, 403 Forbidden, or a graceful stop's terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
 	}
 	Expect(succeeded).To(Equal(1), "exactly one successful re-initialisation after the restart (all: %v)", n.ReinitDetails)
