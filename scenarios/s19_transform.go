@@ -86,30 +86,14 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// compaction does not touch: see S5.)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	proxy, writer := env.Proxy, env.Subjects
+	writer := env.Subjects
 	server := writer.Quorum()
 	for i := range 5 {
 		_, err := writer.Create(ctx, fmt.Sprintf("kept-%d", i))
 		Expect(err).NotTo(HaveOccurred())
 	}
-
 	seen := &transformSeen{}
-	var store cache.Store
-	opts.Namespace = env.Namespace
-	// The factory's resync period too: an informer built with 0 never
-	// resyncs, whatever its handlers ask (shared_informer.go
-	// NewSharedIndexInformer, AddEventHandlerWithResyncPeriod).
-	opts.Resync = S19Resync
-	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
-		store = inf.GetStore()
-		if err := inf.SetTransform(seen.transform); err != nil {
-			return err
-		}
-		_, err := inf.AddEventHandlerWithResyncPeriod(seen.handler(), S19Resync)
-		return err
-	})
-	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	obs.EventuallyConverged(ctx, server)
+	obs, store := startTransformedInformer(ctx, env, opts, seen)
 
 	e2e.By("watch events: two objects relabelled, one deleted")
 	for _, name := range []string{"kept-0", "kept-1"} {
@@ -123,7 +107,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	resyncs := seen.resyncs()
 	Eventually(seen.resyncs).WithTimeout(e2e.HandlerLagTimeout).Should(BeNumerically(">", resyncs), "the handler with a %s resync period was resynced", S19Resync)
 
-	changeWhileCutOff(ctx, proxy, c, "one object deleted, one created", func() {
+	changeWhileCutOff(ctx, env.Proxy, c, "one object deleted, one created", func() {
 		Expect(writer.Delete(ctx, "kept-3")).To(Succeed())
 		_, err := writer.Create(ctx, "created-while-cut-off")
 		Expect(err).NotTo(HaveOccurred())
@@ -133,24 +117,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	n := obs.Report(recovery)
 
 	most, why := transformsAllowed()
-	var wrong, twice []string
-	for _, obj := range store.List() {
-		switch k := transformCount(obj); {
-		case k < 1 || k > most:
-			wrong = append(wrong, fmt.Sprintf("store %s: %d", keyOf(obj), k))
-		case k == 2:
-			twice = append(twice, "store "+keyOf(obj))
-		}
-	}
-	calls, counts := seen.results()
-	for _, c := range counts {
-		switch {
-		case c.n < 1 || c.n > most:
-			wrong = append(wrong, c.String())
-		case c.n == 2:
-			twice = append(twice, c.call+" "+c.key)
-		}
-	}
+	wrong, twice, calls, counts := transformsOf(store, seen, most)
 	// Observed whatever the spec's verdict: one patch may transform a
 	// streaming list's objects once and the next twice, both allowed.
 	obs.Observe(report.Value("transform calls per object (the store's and the handler calls')", distinctCounts(store.List(), counts)))
@@ -165,6 +132,54 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	env.Note("S19 transform", fmt.Sprintf("%d transform calls; %d handler calls checked (%d resyncs, %d tombstones); %d objects in the store; %d transformed other than expected%s%s",
 		seen.transforms(), calls, seen.resyncs(), seen.tombstones(), len(store.List()), len(wrong), firstOf(wrong, 3), note))
 	Expect(wrong).To(BeEmpty(), TransformedOnce+" (annotation %s = 1%s); numbers: %s", TransformedAnnotation, map[bool]string{true: " or, " + why + ", 2", false: ""}[most == 2], n)
+}
+
+// startTransformedInformer starts S19's informer, converged: its transform
+// and its handler (resynced every S19Resync, as the factory) are seen's.
+// It returns the informer and its store.
+func startTransformedInformer(ctx context.Context, env *e2e.Env, opts probe.Options, seen *transformSeen) (*e2e.Observed, cache.Store) {
+	var store cache.Store
+	opts.Namespace = env.Namespace
+	// The factory's resync period too: an informer built with 0 never
+	// resyncs, whatever its handlers ask (shared_informer.go
+	// NewSharedIndexInformer, AddEventHandlerWithResyncPeriod).
+	opts.Resync = S19Resync
+	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
+		store = inf.GetStore()
+		if err := inf.SetTransform(seen.transform); err != nil {
+			return err
+		}
+		_, err := inf.AddEventHandlerWithResyncPeriod(seen.handler(), S19Resync)
+		return err
+	})
+	obs := env.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
+	obs.EventuallyConverged(ctx, env.Subjects.Quorum())
+	return obs, store
+}
+
+// transformsOf checks how often each object of the store and of each
+// handler call was transformed: wrong are those transformed less than once
+// or more than most times, twice those transformed twice; calls and counts
+// are the handler calls checked and their counts.
+func transformsOf(store cache.Store, seen *transformSeen, most int) (wrong, twice []string, calls int, counts []seenCount) {
+	for _, obj := range store.List() {
+		switch k := transformCount(obj); {
+		case k < 1 || k > most:
+			wrong = append(wrong, fmt.Sprintf("store %s: %d", keyOf(obj), k))
+		case k == 2:
+			twice = append(twice, "store "+keyOf(obj))
+		}
+	}
+	calls, counts = seen.results()
+	for _, c := range counts {
+		switch {
+		case c.n < 1 || c.n > most:
+			wrong = append(wrong, c.String())
+		case c.n == 2:
+			twice = append(twice, c.call+" "+c.key)
+		}
+	}
+	return wrong, twice, calls, counts
 }
 
 // transformsAllowed is how often client-go under test may transform one
