@@ -80,63 +80,16 @@ func WaitForCacheSync(ctx context.Context, s e2e.Setup, opts probe.Options, wait
 		Expect(err).NotTo(HaveOccurred())
 	}
 	opts.Namespace = env.Namespace
-	var factoryLat, freeLat []time.Duration
+	var lat s28Latencies
 	for i := range S28Informers {
 		obs := env.StartProbeUnsynced(fmt.Sprintf("%s-%d", writer.Name(), i), env.User, opts)
-		waitCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
-		stop := waitCtx.Done()
-		type returned struct {
-			factory bool
-			at      time.Time
-			synced  bool
-		}
-		results := make(chan returned, 2)
-		waits := 1
-		go func() {
-			ok := waiter(stop, obs.Informer.HasSynced)
-			results <- returned{at: time.Now(), synced: ok}
-		}()
-		if obs.Factory != nil {
-			waits++
-			go func() {
-				res := obs.Factory.WaitForCacheSync(stop)
-				ok := len(res) > 0
-				for _, synced := range res {
-					ok = ok && synced
-				}
-				results <- returned{factory: true, at: time.Now(), synced: ok}
-			}()
-		}
-		// The instrument: when HasSynced turned true, to the millisecond.
-		var flipped time.Time
-		err := wait.PollUntilContextCancel(waitCtx, time.Millisecond, true, func(context.Context) (bool, error) {
-			if obs.Informer.HasSynced() {
-				flipped = time.Now()
-				return true, nil
-			}
-			return false, nil
-		})
-		Expect(err).NotTo(HaveOccurred(), "informer %s synced within %s", obs.Name, e2e.SyncTimeout)
-		for range waits {
-			r := <-results // each waiter returns by SyncTimeout: stop closes
-			Expect(r.synced).To(BeTrue(), "the wait for informer %s's sync reported it synced", obs.Name)
-			lat := max(r.at.Sub(flipped), 0)
-			what := "cache.WaitForCacheSync"
-			if r.factory {
-				what = "the factory's WaitForCacheSync"
-				factoryLat = append(factoryLat, lat)
-			} else {
-				freeLat = append(freeLat, lat)
-			}
-			env.RecordBound(fmt.Sprintf("%s returned after informer %s synced", what, obs.Name), flipped, r.at, S28Bound, lat <= S28Bound)
-		}
-		cancel()
+		lat.measure(ctx, env, obs, waiter)
 	}
 	var late []string
 	for _, w := range []struct {
 		what string
 		lat  []time.Duration
-	}{{"cache.WaitForCacheSync", freeLat}, {"the factory's WaitForCacheSync", factoryLat}} {
+	}{{"cache.WaitForCacheSync", lat.free}, {"the factory's WaitForCacheSync", lat.factory}} {
 		if len(w.lat) == 0 {
 			continue
 		}
@@ -154,6 +107,67 @@ func WaitForCacheSync(ctx context.Context, s e2e.Setup, opts probe.Options, wait
 		}
 	}
 	Expect(late).To(BeEmpty(), SyncWaitReturns+" (%s)", S28Bound)
+}
+
+// s28Latencies are how long after the informers synced the waits
+// returned: waiter's (free) and the factories' (factory).
+type s28Latencies struct{ free, factory []time.Duration }
+
+// s28Returned is a wait's return: the factory's or not, when, and whether
+// it reported the informer synced.
+type s28Returned struct {
+	factory bool
+	at      time.Time
+	synced  bool
+}
+
+// measure waits for obs's sync with waiter and with its factory's
+// WaitForCacheSync (where it has one), both at once, and records how long
+// after HasSynced turned true (polled every millisecond) each returned.
+func (l *s28Latencies) measure(ctx context.Context, env *e2e.Env, obs *e2e.Observed, waiter SyncWaiter) {
+	waitCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
+	defer cancel()
+	stop := waitCtx.Done()
+	results := make(chan s28Returned, 2)
+	waits := 1
+	go func() {
+		ok := waiter(stop, obs.Informer.HasSynced)
+		results <- s28Returned{at: time.Now(), synced: ok}
+	}()
+	if obs.Factory != nil {
+		waits++
+		go func() {
+			res := obs.Factory.WaitForCacheSync(stop)
+			ok := len(res) > 0
+			for _, synced := range res {
+				ok = ok && synced
+			}
+			results <- s28Returned{factory: true, at: time.Now(), synced: ok}
+		}()
+	}
+	// The instrument: when HasSynced turned true, to the millisecond.
+	var flipped time.Time
+	err := wait.PollUntilContextCancel(waitCtx, time.Millisecond, true, func(context.Context) (bool, error) {
+		if obs.Informer.HasSynced() {
+			flipped = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	Expect(err).NotTo(HaveOccurred(), "informer %s synced within %s", obs.Name, e2e.SyncTimeout)
+	for range waits {
+		r := <-results // each waiter returns by SyncTimeout: stop closes
+		Expect(r.synced).To(BeTrue(), "the wait for informer %s's sync reported it synced", obs.Name)
+		lat := max(r.at.Sub(flipped), 0)
+		what := "cache.WaitForCacheSync"
+		if r.factory {
+			what = "the factory's WaitForCacheSync"
+			l.factory = append(l.factory, lat)
+		} else {
+			l.free = append(l.free, lat)
+		}
+		env.RecordBound(fmt.Sprintf("%s returned after informer %s synced", what, obs.Name), flipped, r.at, S28Bound, lat <= S28Bound)
+	}
 }
 
 // SlowSyncWaiter is a negative control's broken waiter: it looks first a
