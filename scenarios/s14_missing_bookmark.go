@@ -353,11 +353,10 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
 	var n s14Numbers
 	var recovery time.Duration
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.Defer(func() {
 		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
 		pods.Report(recovery)
 		env.Note("S14 missing bookmark", n)
-		return nil
 	})
 
 	requireStreamingLists(ctx, pods)
@@ -375,7 +374,36 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 		Should(BeNumerically(">=", serverEndsWanted), "streaming lists ended by the server")
 	Expect(pods.Informer.HasSynced()).To(BeFalse(), NoSyncWithoutBookmark)
 	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
+	expectStreamsRetriedAtOnce(pods.Recorder.Snapshot(), &n)
+	Expect(dropped()).To(BeNumerically(">=", n.StreamsEndedUnsynced), "each ended stream's bookmark was dropped")
+	Expect(streams.Rewritten()).To(HaveKey("application/json"), "the streams were JSON")
+	if logs.contextual.Load() {
+		_, warned := logs.first(warningLastEvent)
+		Expect(warned).To(BeFalse(), "no warning: each stream ended before the %s tick", bookmarkWarningTick)
+	}
+
+	e2e.By("letting the bookmark through")
+	undo()
+	undone := time.Now()
+	// The stream open now may have had its bookmark dropped already: it
+	// ends at its timeout, and the next one carries the bookmark.
+	bound := serverStreamTimeout + syncAfterStreamEnd
+	synced, converged := syncsThenConverges(ctx, pods, env, undone, bound, "the bookmark being let through")
+	n.SyncAfterUndo, n.ConvergedAfterUndo, recovery = ms(synced), ms(converged), converged
 	rec := pods.Recorder.Snapshot()
+	for _, r := range rec.Requests {
+		if r.Start.Before(rec.Synced) {
+			Expect(r.Watch && r.SendInitialEvents).To(BeTrue(), "no LIST before the sync: %+v", r)
+		}
+	}
+	expectInitialAdds(rec, created)
+}
+
+// expectStreamsRetriedAtOnce: every request so far is a streaming list for the
+// newest state, each following the last at once (its gap recorded in n),
+// each ended cleanly by the server after a second or more with the pods'
+// ADDED events and no bookmark (counted in n).
+func expectStreamsRetriedAtOnce(rec probe.Record, n *s14Numbers) {
 	var prev *probe.Request
 	for i := range rec.Requests {
 		r := rec.Requests[i]
@@ -396,28 +424,6 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 		Expect(r.InitialEventsEnd).To(BeFalse(), "streaming list #%d carried no bookmark", r.ID)
 		prev = &rec.Requests[i]
 	}
-	Expect(dropped()).To(BeNumerically(">=", n.StreamsEndedUnsynced), "each ended stream's bookmark was dropped")
-	Expect(streams.Rewritten()).To(HaveKey("application/json"), "the streams were JSON")
-	if logs.contextual.Load() {
-		_, warned := logs.first(warningLastEvent)
-		Expect(warned).To(BeFalse(), "no warning: each stream ended before the %s tick", bookmarkWarningTick)
-	}
-
-	e2e.By("letting the bookmark through")
-	undo()
-	undone := time.Now()
-	// The stream open now may have had its bookmark dropped already: it
-	// ends at its timeout, and the next one carries the bookmark.
-	bound := serverStreamTimeout + syncAfterStreamEnd
-	synced, converged := syncsThenConverges(ctx, pods, env, undone, bound, "the bookmark being let through")
-	n.SyncAfterUndo, n.ConvergedAfterUndo, recovery = ms(synced), ms(converged), converged
-	rec = pods.Recorder.Snapshot()
-	for _, r := range rec.Requests {
-		if r.Start.Before(rec.Synced) {
-			Expect(r.Watch && r.SendInitialEvents).To(BeTrue(), "no LIST before the sync: %+v", r)
-		}
-	}
-	expectInitialAdds(rec, created)
 }
 
 // FallsBackOnAVeryShortStream runs S14's third spec: the informer falls
