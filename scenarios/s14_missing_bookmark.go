@@ -361,17 +361,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 
 	requireStreamingLists(ctx, pods)
 	e2e.By(fmt.Sprintf("waiting for the server to end %d streaming lists without their bookmark", serverEndsWanted))
-	endedStreams := func() int {
-		k := 0
-		for _, r := range pods.Recorder.Snapshot().Requests {
-			if !r.End.IsZero() {
-				k++
-			}
-		}
-		return k
-	}
-	Eventually(endedStreams).WithContext(ctx).WithTimeout(serverEndsWanted*(serverStreamTimeout+streamingListRoundTrip+maxRetryGap)).WithPolling(50*time.Millisecond).
-		Should(BeNumerically(">=", serverEndsWanted), "streaming lists ended by the server")
+	awaitServerEnds(ctx, pods)
 	Expect(pods.Informer.HasSynced()).To(BeFalse(), NoSyncWithoutBookmark)
 	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
 	expectStreamsRetriedAtOnce(pods.Recorder.Snapshot(), &n)
@@ -397,6 +387,22 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 		}
 	}
 	expectInitialAdds(rec, created)
+}
+
+// awaitServerEnds waits until the server ended serverEndsWanted of the
+// informer's streaming lists.
+func awaitServerEnds(ctx context.Context, pods *e2e.Observed) {
+	endedStreams := func() int {
+		k := 0
+		for _, r := range pods.Recorder.Snapshot().Requests {
+			if !r.End.IsZero() {
+				k++
+			}
+		}
+		return k
+	}
+	Eventually(endedStreams).WithContext(ctx).WithTimeout(serverEndsWanted*(serverStreamTimeout+streamingListRoundTrip+maxRetryGap)).WithPolling(50*time.Millisecond).
+		Should(BeNumerically(">=", serverEndsWanted), "streaming lists ended by the server")
 }
 
 // expectStreamsRetriedAtOnce: every request so far is a streaming list for the
