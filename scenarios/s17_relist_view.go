@@ -99,7 +99,7 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// compaction does not touch: see S5.)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
 	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
-	proxy, writer := env.Proxy, env.Subjects
+	writer := env.Subjects
 	server := writer.Quorum()
 
 	olds, news := make([]string, S17Objects), make([]string, S17Objects)
@@ -114,23 +114,9 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 		history.add(writer.Key(name))
 	}
 	history.record()
+	obs, looks := startLookingInformer(ctx, env, opts)
 
-	looks := &storeLooks{}
-	opts.Namespace = env.Namespace
-	s17Index.apply(&opts)
-	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
-		_, err := inf.AddEventHandler(looks.handler(inf.GetIndexer()))
-		return err
-	})
-	env.Note("S17 consumer", s17Index.describe())
-	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	obs.EventuallyConverged(ctx, server)
-	// The looking handler is a listener of its own: wait until it heard
-	// the initial list before looking at what the relist shows.
-	Eventually(looks.calls).WithTimeout(e2e.HandlerLagTimeout).Should(BeNumerically(">=", S17Objects), "the looking handler heard the initial list")
-	looks.arm()
-
-	changeWhileCutOff(ctx, proxy, c, fmt.Sprintf("replacing the %d objects one by one (each deleted, then its successor created)", S17Objects), func() {
+	changeWhileCutOff(ctx, env.Proxy, c, fmt.Sprintf("replacing the %d objects one by one (each deleted, then its successor created)", S17Objects), func() {
 		for i := range olds {
 			Expect(writer.Delete(ctx, olds[i])).To(Succeed())
 			history.remove(writer.Key(olds[i]))
@@ -146,7 +132,6 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// 2N calls: the deletes of the old objects and the adds of the new ones.
 	Eventually(looks.armedCalls).WithTimeout(e2e.HandlerLagTimeout).Should(BeNumerically(">=", 2*S17Objects),
 		"the looking handler heard the relist's %d deletes and adds", 2*S17Objects)
-
 	// A relist, not a resumed watch: the old objects' ends reach the
 	// handlers as tombstones (DeletedFinalStateUnknown).
 	tombstones := 0
@@ -156,8 +141,33 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 		}
 	}
 	Expect(tombstones).To(Equal(S17Objects), "the informer relisted (the %d deletes reach the handler as tombstones), else S17 tests nothing; numbers: %s", S17Objects, n)
+	expectOnlyViewsTheServerHad(env, looks.snapshot(), history, n)
+}
 
-	all := looks.snapshot()
+// startLookingInformer starts S17's informer, converged, with a handler
+// that looks at the store at each call (armed once it heard the initial
+// list).
+func startLookingInformer(ctx context.Context, env *e2e.Env, opts probe.Options) (*e2e.Observed, *storeLooks) {
+	looks := &storeLooks{}
+	opts.Namespace = env.Namespace
+	s17Index.apply(&opts)
+	opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
+		_, err := inf.AddEventHandler(looks.handler(inf.GetIndexer()))
+		return err
+	})
+	env.Note("S17 consumer", s17Index.describe())
+	obs := env.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
+	obs.EventuallyConverged(ctx, env.Subjects.Quorum())
+	// The looking handler is a listener of its own: wait until it heard
+	// the initial list before looking at what the relist shows.
+	Eventually(looks.calls).WithTimeout(e2e.HandlerLagTimeout).Should(BeNumerically(">=", S17Objects), "the looking handler heard the initial list")
+	looks.arm()
+	return obs, looks
+}
+
+// expectOnlyViewsTheServerHad: every look of the handler saw a state the
+// server had (history); noted with how the store was replaced.
+func expectOnlyViewsTheServerHad(env *e2e.Env, all []storeLook, history *stateHistory, n e2e.Numbers) {
 	var never []string
 	final := 0
 	for _, l := range all {
