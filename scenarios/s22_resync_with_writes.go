@@ -128,26 +128,7 @@ func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Optio
 		_, err := writer.Create(ctx, names[i])
 		Expect(err).NotTo(HaveOccurred())
 	}
-	opts.Namespace = env.Namespace
-	opts.Resync = S22Resync
-	extra := make([]*probe.Recorder, len(handlers))
-	if len(handlers) > 0 {
-		opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
-			for i, h := range handlers {
-				extra[i] = &probe.Recorder{}
-				var rh cache.ResourceEventHandler = probe.RecordingHandler(extra[i])
-				if h.Wrap != nil {
-					rh = h.Wrap(rh)
-				}
-				if _, err := inf.AddEventHandlerWithResyncPeriod(rh, h.Resync); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	obs.EventuallyConverged(ctx, server)
+	obs, extra := startResyncedInformer(ctx, env, opts, handlers)
 
 	e2e.By(fmt.Sprintf("relabelling %d objects at least %d times each while the informer resyncs every %s, until %d resync calls came among the writes", S22Objects, S22Rounds, S22Resync, S22ResyncsDuring))
 	written := map[string][]string{}
@@ -174,32 +155,66 @@ func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Optio
 	hidden, announced, during := resyncView(obs.Recorder.Snapshot().Events, written, start, end)
 	var unasked []string
 	for i, h := range handlers {
-		name := fmt.Sprintf("handler %d (resync %s)", i+1, h.Resync)
-		// Each handler has its own queue (shared_informer.go
-		// processorListener): given the same lag as the probe's.
-		lagging := func() []string {
-			h, _, _ := resyncView(extra[i].Snapshot().Events, written, start, end)
-			return h
-		}
-		// A wait, not the check: what is still missing after it is named
-		// below with the rest.
-		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, e2e.HandlerLagTimeout, true, func(context.Context) (bool, error) { return len(lagging()) == 0, nil })
-		evs := extra[i].Snapshot().Events
-		eh, ea, _ := resyncView(evs, written, start, end)
-		for _, x := range append(eh, ea...) {
-			hidden = append(hidden, name+": "+x)
-		}
-		if h.Resync == 0 {
-			if k := countResyncs(evs, time.Time{}); k > 0 {
-				unasked = append(unasked, fmt.Sprintf("%s: %d resync calls", name, k))
-			}
-		}
+		eh, u := extraHandlerView(ctx, fmt.Sprintf("handler %d (resync %s)", i+1, h.Resync), h, extra[i], written, start, end)
+		hidden, unasked = append(hidden, eh...), append(unasked, u...)
 	}
 	env.Note("S22 resyncs", fmt.Sprintf("%d writes in %s; %d resync calls during them; %d changes hidden%s; %d resyncs of something unheard%s; %d extra handlers; %d resyncs to a handler that asked for none%s",
 		S22Objects*rounds, end.Sub(start).Round(time.Millisecond), during, len(hidden), firstOf(hidden, 3), len(announced), firstOf(announced, 3), len(handlers), len(unasked), firstOf(unasked, 3)))
 	Expect(during).To(BeNumerically(">=", S22ResyncsDuring), "resyncs happened while the objects changed (within %s of writes), else S22 tests nothing; numbers: %s", S22WritesBound, n)
 	Expect(append(hidden, announced...)).To(BeEmpty(), ResyncHidesNothing+"; numbers: %s", n)
 	Expect(unasked).To(BeEmpty(), NoResyncUnasked)
+}
+
+// startResyncedInformer starts S22's informer, resyncing every S22Resync,
+// converged, with handlers added each with its own resync period and
+// recorder (returned in order).
+func startResyncedInformer(ctx context.Context, env *e2e.Env, opts probe.Options, handlers []S22Handler) (*e2e.Observed, []*probe.Recorder) {
+	opts.Namespace = env.Namespace
+	opts.Resync = S22Resync
+	extra := make([]*probe.Recorder, len(handlers))
+	if len(handlers) > 0 {
+		opts.Prepare = chain(opts.Prepare, func(inf cache.SharedIndexInformer) error {
+			for i, h := range handlers {
+				extra[i] = &probe.Recorder{}
+				var rh cache.ResourceEventHandler = probe.RecordingHandler(extra[i])
+				if h.Wrap != nil {
+					rh = h.Wrap(rh)
+				}
+				if _, err := inf.AddEventHandlerWithResyncPeriod(rh, h.Resync); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	obs := env.StartProbe(ctx, env.Subjects.Name(), env.User, opts)
+	obs.EventuallyConverged(ctx, env.Subjects.Quorum())
+	return obs, extra
+}
+
+// extraHandlerView is what an added handler, name, missed of written or
+// heard announced (hidden), and the resync calls it heard though it asked
+// for none (unasked). Each handler has its own queue (shared_informer.go
+// processorListener): it gets the same lag as the probe's first.
+func extraHandlerView(ctx context.Context, name string, h S22Handler, rec *probe.Recorder, written map[string][]string, start, end time.Time) (hidden, unasked []string) {
+	lagging := func() []string {
+		h, _, _ := resyncView(rec.Snapshot().Events, written, start, end)
+		return h
+	}
+	// A wait, not the check: what is still missing after it is named
+	// with the rest.
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, e2e.HandlerLagTimeout, true, func(context.Context) (bool, error) { return len(lagging()) == 0, nil })
+	evs := rec.Snapshot().Events
+	eh, ea, _ := resyncView(evs, written, start, end)
+	for _, x := range append(eh, ea...) {
+		hidden = append(hidden, name+": "+x)
+	}
+	if h.Resync == 0 {
+		if k := countResyncs(evs, time.Time{}); k > 0 {
+			unasked = append(unasked, fmt.Sprintf("%s: %d resync calls", name, k))
+		}
+	}
+	return hidden, unasked
 }
 
 // NoResyncUnasked is S22's assertion on its mixed-periods entry: a handler
