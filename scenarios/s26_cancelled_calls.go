@@ -131,37 +131,7 @@ const (
 // ("would exceed context deadline").
 func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	cfg := rest.CopyConfig(env.User)
-	const target = "s26-target"
-	answered := func() int { return 0 }
-	switch w {
-	case WaitRetryAfter:
-		in := &httpfault.Injector{Faults: env.Faults}
-		cfg = in.Instrument(cfg)
-		restore, n := in.FailRequestsRetryAfter(func(r *http.Request) bool {
-			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps/"+target)
-		}, -1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S26: too many requests", S26RetryAfter)
-		e2e.Defer(restore)
-		answered = n
-	case WaitRateLimiter:
-		cfg.QPS, cfg.Burst, cfg.RateLimiter = S26QPS, 1, nil
-	default:
-		e2e.Fail(fmt.Sprintf("S26: no such wait %q", w))
-	}
-	if s.Client != nil {
-		cfg = s.Client(cfg)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
-	get := func(ctx context.Context) error {
-		_, err := cs.CoreV1().ConfigMaps(env.Namespace).Get(ctx, target, metav1.GetOptions{})
-		return err
-	}
-	if w == WaitRateLimiter {
-		// Takes the burst's one token (the object need not exist: a 404 is
-		// an answer).
-		_ = get(ctx)
-	}
+	get, answered := waitingGet(ctx, env, s.Client, w)
 
 	e2e.By(fmt.Sprintf("a GET waiting on the %s; its context ends (%s) after %s", w, e, S26ContextEnds))
 	var (
@@ -204,6 +174,45 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	Expect(returned).To(BeTrue(), CallReturnsWhenItsContextEnds+" (%s): it had not returned %s after", S26ReturnBound, giveUp)
 	Expect(late).To(BeNumerically("<=", S26ReturnBound), CallReturnsWhenItsContextEnds+" (%s): it returned %s after (error: %v)", S26ReturnBound, late.Round(time.Millisecond), callErr)
 	Expect(callErr).To(HaveOccurred(), "a call whose context ended before its answer fails")
+}
+
+// waitingGet is a GET of S26's target whose next call waits on w: every
+// answer is 429 with a Retry-After (answered counts them), or the client's
+// rate limiter has no token left (this took the burst's one). client, when
+// set, is a negative control's broken client.
+func waitingGet(ctx context.Context, env *e2e.Env, client func(*rest.Config) *rest.Config, w S26Wait) (get func(context.Context) error, answered func() int) {
+	cfg := rest.CopyConfig(env.User)
+	const target = "s26-target"
+	answered = func() int { return 0 }
+	switch w {
+	case WaitRetryAfter:
+		in := &httpfault.Injector{Faults: env.Faults}
+		cfg = in.Instrument(cfg)
+		restore, n := in.FailRequestsRetryAfter(func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps/"+target)
+		}, -1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S26: too many requests", S26RetryAfter)
+		e2e.Defer(restore)
+		answered = n
+	case WaitRateLimiter:
+		cfg.QPS, cfg.Burst, cfg.RateLimiter = S26QPS, 1, nil
+	default:
+		e2e.Fail(fmt.Sprintf("S26: no such wait %q", w))
+	}
+	if client != nil {
+		cfg = client(cfg)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	get = func(ctx context.Context) error {
+		_, err := cs.CoreV1().ConfigMaps(env.Namespace).Get(ctx, target, metav1.GetOptions{})
+		return err
+	}
+	if w == WaitRateLimiter {
+		// Takes the burst's one token (the object need not exist: a 404 is
+		// an answer).
+		_ = get(ctx)
+	}
+	return get, answered
 }
 
 // ContextIgnoringRateLimiter is a negative control's broken client: its
