@@ -104,26 +104,7 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	admin := env.Writer
 	ns := env.Namespace
-	// Removed before the namespace (the harness's namespace clean-up
-	// deletes the kinds the suite's informers use, and waits on the
-	// namespace controller for the rest).
-	e2e.DeferCleanup(0, func(ctx context.Context) error {
-		return errors.Join(
-			ignoreNotFound(admin.RbacV1().RoleBindings(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),
-			ignoreNotFound(admin.RbacV1().Roles(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),
-			ignoreNotFound(admin.CoreV1().PodTemplates(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})))
-	})
-	_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: s27Role},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"podtemplates"}, Verbs: []string{"get", "list"}}},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
-	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: s27Role},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: s27Role},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: S27User}},
-	}, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred())
+	cfg := listOnlyUser(ctx, env)
 	for i := range s27PodTemplates {
 		_, err := admin.CoreV1().PodTemplates(ns).Create(ctx, &corev1.PodTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s27-%d", i)},
@@ -131,15 +112,6 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 	}
-	cfg, err := env.Backend.RESTConfig(cluster.Admin)
-	Expect(err).NotTo(HaveOccurred())
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: S27User, Groups: []string{"system:authenticated"}}
-	listOnly, err := kubernetes.NewForConfig(cfg)
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() error {
-		_, err := listOnly.CoreV1().PodTemplates(ns).List(ctx, metav1.ListOptions{})
-		return err
-	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).Should(Succeed(), "the role binding lets %s list podtemplates", S27User)
 	cfg, wire := wireRefusals(cfg)
 
 	opts.Namespace = ns
@@ -173,6 +145,42 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	env.Note("S27 list without watch", fmt.Sprintf("%d watches refused by the server in %s after the sync (bound %d); %d watch errors reported; requests %v",
 		n, time.Since(synced).Round(time.Second), S27MaxRefusals, len(rec.WatchErrors), nums.Requests))
 	Expect(n).To(BeNumerically(">", 0), "the server refused the informer's watches, else S27 tests nothing")
+}
+
+// listOnlyUser grants S27User get and list of podtemplates in the spec's
+// namespace, and nothing else (removed before the namespace: the
+// harness's namespace clean-up deletes the kinds the suite's informers
+// use, and waits on the namespace controller for the rest); it returns an
+// admin config impersonating the user once the grant took effect.
+func listOnlyUser(ctx context.Context, env *e2e.Env) *rest.Config {
+	admin, ns := env.Writer, env.Namespace
+	e2e.DeferCleanup(0, func(ctx context.Context) error {
+		return errors.Join(
+			ignoreNotFound(admin.RbacV1().RoleBindings(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),
+			ignoreNotFound(admin.RbacV1().Roles(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),
+			ignoreNotFound(admin.CoreV1().PodTemplates(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})))
+	})
+	_, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: s27Role},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"podtemplates"}, Verbs: []string{"get", "list"}}},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: s27Role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: s27Role},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: S27User}},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := env.Backend.RESTConfig(cluster.Admin)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: S27User, Groups: []string{"system:authenticated"}}
+	listOnly, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() error {
+		_, err := listOnly.CoreV1().PodTemplates(ns).List(ctx, metav1.ListOptions{})
+		return err
+	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).Should(Succeed(), "the role binding lets %s list podtemplates", S27User)
+	return cfg
 }
 
 // wireRefusals wraps cfg's transport, innermost (a negative control's
