@@ -96,7 +96,6 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 
 	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 0))
-	lagging := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := api.Quorum()
 	for _, n := range []string{"keep", "gone", "changed"} {
 		_, err := api.Create(ctx, n)
@@ -107,24 +106,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	obs.EventuallyConverged(ctx, server)
 
 	e2e.By("stalling apiserver 1's etcd link, then deleting, creating and changing objects through apiserver 0")
-	link, err := links.EtcdLink(1)
-	Expect(err).NotTo(HaveOccurred())
-	link.Faults = env.Faults // the link is the spec's cluster's: its stall is the spec's fault
-	unstall, held := link.StallAfter(0)
-	e2e.Defer(unstall)
-	Expect(api.Delete(ctx, "gone")).To(Succeed())
-	_, err = api.Create(ctx, "new")
-	Expect(err).NotTo(HaveOccurred())
-	Relabel(ctx, api, "changed", "while-lagging")
-	obs.EventuallyConverged(ctx, server)
-	had, err := server(ctx)
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func(g Gomega) {
-		cached, err := lagging.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(keysOf(cached)).To(And(ContainElement(api.Key("gone")), Not(ContainElement(api.Key("new")))))
-	}).WithContext(ctx).WithTimeout(lagEvidenceTimeout).WithPolling(100*time.Millisecond).Should(Succeed(),
-		"precondition: apiserver 1's watch cache lags (a LIST at resourceVersion \"0\" there still has the deleted object, not the new one)")
+	unstall, held, had := lagAPIServer1(ctx, env, links, api, obs)
 
 	e2e.By("moving the informer to apiserver 1 and answering its resumed watch with 410, so it relists through the lagging apiserver")
 	_, err = env.Proxy.Pin(1)
@@ -157,6 +139,35 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	env.Note("S24 lagging apiserver", fmt.Sprintf("stall held %d bytes for %s; requests after the move: %s; re-initialisations %v",
 		held(), unstalled.Sub(moved).Round(time.Millisecond), strings.Join(through1, "; "), n.ReinitDetails))
 	Expect(historyRegression(rec.Events)).To(BeEmpty(), NeverBackInTime+": in its handler calls")
+}
+
+// lagAPIServer1 stalls apiserver 1's etcd link, then deletes, creates and
+// changes objects through apiserver 0 until the informer converged and
+// apiserver 1's watch cache shows it lags (a LIST at resourceVersion "0"
+// there still has the deleted object, not the new one). It returns the
+// stall's undo, the bytes it held, and the objects the server had.
+func lagAPIServer1(ctx context.Context, env *e2e.Env, links cluster.EtcdLinks, api *e2e.Subjects, obs *e2e.Observed) (unstall func(), held func() int64, had []probe.Object) {
+	server := api.Quorum()
+	link, err := links.EtcdLink(1)
+	Expect(err).NotTo(HaveOccurred())
+	link.Faults = env.Faults // the link is the spec's cluster's: its stall is the spec's fault
+	unstall, held = link.StallAfter(0)
+	e2e.Defer(unstall)
+	Expect(api.Delete(ctx, "gone")).To(Succeed())
+	_, err = api.Create(ctx, "new")
+	Expect(err).NotTo(HaveOccurred())
+	Relabel(ctx, api, "changed", "while-lagging")
+	obs.EventuallyConverged(ctx, server)
+	had, err = server(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	lagging := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
+	Eventually(func(g Gomega) {
+		cached, err := lagging.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(keysOf(cached)).To(And(ContainElement(api.Key("gone")), Not(ContainElement(api.Key("new")))))
+	}).WithContext(ctx).WithTimeout(lagEvidenceTimeout).WithPolling(100*time.Millisecond).Should(Succeed(),
+		"precondition: apiserver 1's watch cache lags (a LIST at resourceVersion \"0\" there still has the deleted object, not the new one)")
+	return unstall, held, had
 }
 
 // keysOf lists the keys of objs.
