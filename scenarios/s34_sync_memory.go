@@ -317,30 +317,8 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 	whole := measureSync(ctx, env, "configmaps", opts, nil)
 
 	data := float64(S34Objects * S34ObjectData)
-	for _, m := range []struct {
-		what string
-		m    syncMemory
-	}{{"without a transform", whole}, {"with " + strip.Name, stripped}} {
-		// A LIST's peak falls where a GC cycle meets the answer's buffer
-		// growing and being decoded: 64-110 MiB over ten runs of the same
-		// code. A streaming list's grows with the objects: 36-40 MiB.
-		peak := report.MiB("peak live heap during the sync, "+m.what, inMiB(m.m.peak))
-		if m.m.first != "streaming list" {
-			peak = peak.Varying()
-		}
-		env.Observe(peak)
-		env.Observe(report.MiB("peak heap in use during the sync, "+m.what, inMiB(m.m.peakInUse)).Varying())
-		env.Observe(report.MiB("heap retained after the sync, "+m.what, inMiB(m.m.retained)))
-		detector := ""
-		if m.m.detector {
-			env.Observe(report.MiB("peak live heap with the consistency detector's LIST, "+m.what, inMiB(m.m.peakAll)).Varying())
-			detector = fmt.Sprintf("; %.1f MiB with the consistency detector's LIST", inMiB(m.m.peakAll))
-		}
-		env.Note("S34 "+m.what, fmt.Sprintf("%s: peak live heap %.1f MiB (%.2f x the data), in use %.1f MiB%s; retained %.1f MiB (%.2f x the data); above a baseline of %.1f MiB; synced in %s (%d heap samples, %d GC cycles)",
-			m.m.first, inMiB(m.m.peak), float64(m.m.peak)/data, inMiB(m.m.peakInUse), detector, inMiB(m.m.retained), float64(m.m.retained)/data,
-			inMiB(m.m.base), m.m.took.Round(time.Millisecond), m.m.samples, m.m.cycles))
-	}
-
+	recordSyncMemory(env, "without a transform", whole)
+	recordSyncMemory(env, "with "+strip.Name, stripped)
 	Expect(float64(whole.retained)).To(BeNumerically(">=", S34MinHeldShare*data),
 		"without a transform the informer retained its objects' data (%.1f MiB retained, %.1f MiB of data): else S34 measures nothing", inMiB(whole.retained), inMiB(int64(data)))
 	Expect(float64(stripped.retained)).To(BeNumerically("<=", S34StrippedShare*float64(whole.retained)),
@@ -359,6 +337,30 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 		Expect(float64(stripped.peak)).To(BeNumerically("<=", S34StrippedPeakShare*float64(whole.peak)),
 			StreamingStripPeak+" (%.0f%%, client-go v%s+): peak %.1f MiB with %s, %.1f MiB without", 100*S34StrippedPeakShare, StreamingTransformFrom, inMiB(stripped.peak), strip.Name, inMiB(whole.peak))
 	}
+}
+
+// recordSyncMemory observes and notes what one informer's sync, what,
+// took of the heap.
+func recordSyncMemory(env *e2e.Env, what string, m syncMemory) {
+	data := float64(S34Objects * S34ObjectData)
+	// A LIST's peak falls where a GC cycle meets the answer's buffer
+	// growing and being decoded: 64-110 MiB over ten runs of the same
+	// code. A streaming list's grows with the objects: 36-40 MiB.
+	peak := report.MiB("peak live heap during the sync, "+what, inMiB(m.peak))
+	if m.first != "streaming list" {
+		peak = peak.Varying()
+	}
+	env.Observe(peak)
+	env.Observe(report.MiB("peak heap in use during the sync, "+what, inMiB(m.peakInUse)).Varying())
+	env.Observe(report.MiB("heap retained after the sync, "+what, inMiB(m.retained)))
+	detector := ""
+	if m.detector {
+		env.Observe(report.MiB("peak live heap with the consistency detector's LIST, "+what, inMiB(m.peakAll)).Varying())
+		detector = fmt.Sprintf("; %.1f MiB with the consistency detector's LIST", inMiB(m.peakAll))
+	}
+	env.Note("S34 "+what, fmt.Sprintf("%s: peak live heap %.1f MiB (%.2f x the data), in use %.1f MiB%s; retained %.1f MiB (%.2f x the data); above a baseline of %.1f MiB; synced in %s (%d heap samples, %d GC cycles)",
+		m.first, inMiB(m.peak), float64(m.peak)/data, inMiB(m.peakInUse), detector, inMiB(m.retained), float64(m.retained)/data,
+		inMiB(m.base), m.took.Round(time.Millisecond), m.samples, m.cycles))
 }
 
 // measureSync starts an informer on S34's ConfigMaps (with strip's
