@@ -95,8 +95,7 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 
 	if deadConnection {
 		e2e.By("blackholing the informer's connection before the shutdown")
-		restore := proxy.Blackhole()
-		e2e.Defer(restore)
+		e2e.Defer(proxy.Blackhole())
 	}
 	e2e.By("shutting the factory down")
 	start := time.Now()
@@ -114,18 +113,23 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 	pods.Report(0)
 	pods.ExpectStackEncoding() // no convergence check here makes it
 
-	if deadConnection {
-		return
+	if !deadConnection {
+		e2e.By("using the clientset after its connection was dropped")
+		expectClientsetReconnects(ctx, env, client)
 	}
-	e2e.By("using the clientset after its connection was dropped")
-	proxy.ResetAll()
-	// The reset reaches the client's HTTP/2 connection asynchronously: a
-	// request written before the connection's read loop has seen the RST
-	// fails once ("write: broken pipe"), and golang.org/x/net/http2 does not
-	// replay it (transport_common.go shouldRetryRequest/canRetryError retry
-	// only an unusable connection, GOAWAY and REFUSED_STREAM); the next
-	// request dials anew. What must not happen is a clientset stuck on the
-	// dead connection: one failure at most, then success within the bound.
+}
+
+// expectClientsetReconnects drops every connection and expects the
+// clientset's next requests to work within reuseBound, one failure at
+// most. The reset reaches the client's HTTP/2 connection asynchronously: a
+// request written before the connection's read loop has seen the RST
+// fails once ("write: broken pipe"), and golang.org/x/net/http2 does not
+// replay it (transport_common.go shouldRetryRequest/canRetryError retry
+// only an unusable connection, GOAWAY and REFUSED_STREAM); the next
+// request dials anew. What must not happen is a clientset stuck on the
+// dead connection.
+func expectClientsetReconnects(ctx context.Context, env *e2e.Env, client *e2e.Subjects) {
+	env.Proxy.ResetAll()
 	var failures []string
 	Eventually(func() error {
 		_, err := client.List(ctx, metav1.ListOptions{})
