@@ -513,36 +513,7 @@ func (c *s31) settle(ctx context.Context, st s31Stage) {
 			a.matched = time.Time{}
 		}
 	}
-	// from is when an answer reached the client, or S31 began to look.
-	from := func(a served) time.Time { return later(start, a.at) }
-	done := func() bool {
-		now := time.Now()
-		c.readAll()
-		all, past := true, false
-		var deadline time.Time
-		for _, inf := range c.informers {
-			a, ok := st.answer(inf)
-			if !ok {
-				all = false
-				deadline = later(deadline, start.Add(st.serverBound+S31Bound))
-				continue
-			}
-			newest := inf.tap.newest()
-			deadline = later(deadline, later(from(a), from(newest)).Add(S31Bound))
-			for _, api := range inf.apis {
-				if c.want(inf, api) {
-					if api.matched.IsZero() {
-						api.matched = now
-					}
-				} else {
-					api.matched, all = time.Time{}, false
-				}
-			}
-			past = past || inf.primary().last > newest.rv
-		}
-		return all || past || len(c.backwards) > 0 || now.After(deadline)
-	}
-	Expect(wait.PollUntilContextCancel(ctx, s31Poll, true, func(context.Context) (bool, error) { return done(), nil })).To(Succeed())
+	Expect(wait.PollUntilContextCancel(ctx, s31Poll, true, func(context.Context) (bool, error) { return c.settled(st, start), nil })).To(Succeed())
 
 	var late, disagree []string
 	var longest time.Duration
@@ -554,23 +525,11 @@ func (c *s31) settle(ctx context.Context, st s31Stage) {
 			continue
 		}
 		newest := inf.tap.newest()
-		f := later(from(a), from(newest))
+		f := later(later(start, a.at), later(start, newest.at))
 		settledFrom = later(settledFrom, f)
 		for i, api := range inf.apis {
 			took := api.matched.Sub(f)
-			var problem string
-			switch {
-			case api.matched.IsZero() && i == 0:
-				problem = fmt.Sprintf("%s: %s reported %s, want %d, %s", inf.name, api.name, orEmpty(api.value), newest.rv, describe(a, newest))
-			case api.matched.IsZero() && api.absent != "":
-				problem = fmt.Sprintf("%s: %s reported %s where client-go's source says it reports nothing (%s)", inf.name, api.name, orEmpty(api.value), api.absent)
-			case api.matched.IsZero() && api.noBookmark:
-				problem = fmt.Sprintf("%s: %s reported %s, want %d, the newest list's or object's (no bookmark reaches a store handed to a reflector)", inf.name, api.name, orEmpty(api.value), inf.tap.newestWritten().rv)
-			case api.matched.IsZero():
-				problem = fmt.Sprintf("%s: %s reported %s, %s %s", inf.name, api.name, orEmpty(api.value), inf.primary().name, orEmpty(inf.primary().value))
-			case took > S31Bound:
-				problem = fmt.Sprintf("%s: %s reported %s only %s after the server's answer reached the client (bound %s)", inf.name, api.name, api.value, took.Round(time.Millisecond), S31Bound)
-			}
+			problem := apiProblem(inf, i, a, newest, took)
 			switch {
 			case problem == "":
 				longest = max(longest, took)
@@ -595,6 +554,61 @@ func (c *s31) settle(ctx context.Context, st s31Stage) {
 	Expect(c.backwards).To(BeEmpty(), RVNeverBackwards+" (%s)", st.name)
 	Expect(late).To(BeEmpty(), st.assertion+" (within %s)", S31Bound)
 	Expect(disagree).To(BeEmpty(), RVAPIsAgree+" (%s)", st.name)
+}
+
+// settled reads every API once and says whether the stage st, begun at
+// start, is over: every API reports what it should, or an informer's own
+// version went past its server's newest answer, or one went backwards, or
+// the stage's deadline passed (S31Bound after the last answer, or after
+// the server's bound for an answer that has not come). It marks when each
+// API first reported what it should.
+func (c *s31) settled(st s31Stage, start time.Time) bool {
+	now := time.Now()
+	c.readAll()
+	all, past := true, false
+	var deadline time.Time
+	for _, inf := range c.informers {
+		a, ok := st.answer(inf)
+		if !ok {
+			all = false
+			deadline = later(deadline, start.Add(st.serverBound+S31Bound))
+			continue
+		}
+		newest := inf.tap.newest()
+		deadline = later(deadline, later(later(start, a.at), later(start, newest.at)).Add(S31Bound))
+		for _, api := range inf.apis {
+			if c.want(inf, api) {
+				if api.matched.IsZero() {
+					api.matched = now
+				}
+			} else {
+				api.matched, all = time.Time{}, false
+			}
+		}
+		past = past || inf.primary().last > newest.rv
+	}
+	return all || past || len(c.backwards) > 0 || now.After(deadline)
+}
+
+// apiProblem is what is wrong with the i-th API of inf at the end of a
+// stage whose answer was a (newest the newest the server sent it), the API
+// having reported it took after the answer reached the client: "" for
+// nothing.
+func apiProblem(inf *s31Informer, i int, a, newest served, took time.Duration) string {
+	api := inf.apis[i]
+	switch {
+	case api.matched.IsZero() && i == 0:
+		return fmt.Sprintf("%s: %s reported %s, want %d, %s", inf.name, api.name, orEmpty(api.value), newest.rv, describe(a, newest))
+	case api.matched.IsZero() && api.absent != "":
+		return fmt.Sprintf("%s: %s reported %s where client-go's source says it reports nothing (%s)", inf.name, api.name, orEmpty(api.value), api.absent)
+	case api.matched.IsZero() && api.noBookmark:
+		return fmt.Sprintf("%s: %s reported %s, want %d, the newest list's or object's (no bookmark reaches a store handed to a reflector)", inf.name, api.name, orEmpty(api.value), inf.tap.newestWritten().rv)
+	case api.matched.IsZero():
+		return fmt.Sprintf("%s: %s reported %s, %s %s", inf.name, api.name, orEmpty(api.value), inf.primary().name, orEmpty(inf.primary().value))
+	case took > S31Bound:
+		return fmt.Sprintf("%s: %s reported %s only %s after the server's answer reached the client (bound %s)", inf.name, api.name, api.value, took.Round(time.Millisecond), S31Bound)
+	}
+	return ""
 }
 
 // want says whether api reports what it should now: the informer's own
