@@ -106,16 +106,7 @@ type UpgradeInput struct {
 func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
 	u := e2e.Require[cluster.APIServerUpgrader](env.Backend, "run a kube-apiserver at another version in place")
-	// The cluster's own version, whatever an earlier spec left running.
-	to := e2e.Require[cluster.ServerVersioner](env.Backend, "say its kube-apiserver version").ServerVersion()
-	rc, _ := e2e.Config() // the spec's cluster started: the configuration is good
-	from, err := binaries.PreviousRelease(to, rc.Env.Get(binaries.EnvUpgradeFrom))
-	if err != nil {
-		ginkgo.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
-	}
-	if _, _, err := binaries.Built(from, binaries.OptionsIn(rc.Env)); err != nil {
-		ginkgo.Skip(fmt.Sprintf("S25 upgrades from kube-apiserver %s to %s: %v", from, to, err))
-	}
+	from, to := upgradeVersions(env)
 	// Whatever happens, the cluster ends as it started: every apiserver on
 	// its own version again.
 	e2e.DeferCleanup(0, func(ctx context.Context) error {
@@ -135,6 +126,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 
 	writers := [2]kubernetes.Interface{}
 	for i := range writers {
+		var err error
 		writers[i], err = kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, i))
 		Expect(err).NotTo(HaveOccurred())
 	}
@@ -147,27 +139,9 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	w := startChurn(ctx, writers, env.Namespace)
 	e2e.Defer(func() { w.stop() })
 	w.waitFor(upgradeWritesPerStep)
-
 	var steps []upgradeStep
 	for _, i := range []int{0, 1} {
-		other := 1 - i
-		e2e.By(fmt.Sprintf("upgrading apiserver %d to %s: new connections and the writes go to apiserver %d (%s)", i, to, other, u.APIServerVersion(other)))
-		_, err := env.Proxy.Pin(other)
-		Expect(err).NotTo(HaveOccurred())
-		w.through(other)
-		start := time.Now()
-		end := env.TimePhase(fmt.Sprintf("server: kube-apiserver %d stop (graceful)", i))
-		sctx, cancel := context.WithTimeout(ctx, switchTimeout)
-		Expect(u.StopAPIServer(sctx, i, cluster.Graceful)).To(Succeed(), "apiserver %d stops", i)
-		cancel()
-		end()
-		gone := time.Now() // the old process has exited
-		Eventually(func() []faultproxy.ConnStats { return onUpstream(env.Proxy.Stats().Active(), i) }).
-			WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).
-			Should(BeEmpty(), "no connection to apiserver %d outlives its old process", i)
-		switchAPIServer(ctx, env, u, i, to)
-		steps = append(steps, upgradeStep{apiserver: i, start: start, gone: gone, ready: time.Now(), resumedOn: u.APIServerVersion(other)})
-		w.waitFor(w.count() + upgradeWritesPerStep)
+		steps = append(steps, upgradeOne(ctx, env, u, w, i, to))
 	}
 	deleted := w.stop()
 
@@ -180,10 +154,56 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	replaced, err := probe.EndsObserved(pods.Recorder.Snapshot(), owed)
 	Expect(err).NotTo(HaveOccurred(), "informer pods "+HeardEveryEnd+" (record and logs: %s)", pods.Dir)
 	n := pods.Report(recovery)
+	expectAllowedUpgradeReinits(pods.Recorder.Snapshot(), steps, n)
+	env.Note("S25 rolling upgrade", fmt.Sprintf("kube-apiserver %s to %s, one apiserver at a time; %d writes, %d deletes (%d of pods the informer never saw, %d heard as an Update to the pod recreated under the name: a relist found it); re-initialisations: %v; steps: %s",
+		from, to, w.count(), len(deleted), unseen, replaced, n.ReinitDetails, stepsString(steps)))
+}
 
-	rec := pods.Recorder.Snapshot()
-	reinits := probe.Reinitialisations(rec)
-	for _, ri := range reinits {
+// upgradeVersions are the kube-apiserver versions S25 upgrades from and
+// to: the cluster's own (whatever an earlier spec left running) and the
+// release before it, built; the spec skips, saying why, without one.
+func upgradeVersions(env *e2e.Env) (from, to string) {
+	to = e2e.Require[cluster.ServerVersioner](env.Backend, "say its kube-apiserver version").ServerVersion()
+	rc, _ := e2e.Config() // the spec's cluster started: the configuration is good
+	from, err := binaries.PreviousRelease(to, rc.Env.Get(binaries.EnvUpgradeFrom))
+	if err != nil {
+		ginkgo.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
+	}
+	if _, _, err := binaries.Built(from, binaries.OptionsIn(rc.Env)); err != nil {
+		ginkgo.Skip(fmt.Sprintf("S25 upgrades from kube-apiserver %s to %s: %v", from, to, err))
+	}
+	return from, to
+}
+
+// upgradeOne upgrades apiserver i to version to while new connections and
+// the writes go to the other one, then waits for upgradeWritesPerStep more
+// writes; it returns the step's times.
+func upgradeOne(ctx context.Context, env *e2e.Env, u cluster.APIServerUpgrader, w *churn, i int, to string) upgradeStep {
+	other := 1 - i
+	e2e.By(fmt.Sprintf("upgrading apiserver %d to %s: new connections and the writes go to apiserver %d (%s)", i, to, other, u.APIServerVersion(other)))
+	_, err := env.Proxy.Pin(other)
+	Expect(err).NotTo(HaveOccurred())
+	w.through(other)
+	start := time.Now()
+	end := env.TimePhase(fmt.Sprintf("server: kube-apiserver %d stop (graceful)", i))
+	sctx, cancel := context.WithTimeout(ctx, switchTimeout)
+	Expect(u.StopAPIServer(sctx, i, cluster.Graceful)).To(Succeed(), "apiserver %d stops", i)
+	cancel()
+	end()
+	gone := time.Now() // the old process has exited
+	Eventually(func() []faultproxy.ConnStats { return onUpstream(env.Proxy.Stats().Active(), i) }).
+		WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).
+		Should(BeEmpty(), "no connection to apiserver %d outlives its old process", i)
+	switchAPIServer(ctx, env, u, i, to)
+	step := upgradeStep{apiserver: i, start: start, gone: gone, ready: time.Now(), resumedOn: u.APIServerVersion(other)}
+	w.waitFor(w.count() + upgradeWritesPerStep)
+	return step
+}
+
+// expectAllowedUpgradeReinits: every re-initialisation has a cause, and
+// one that the upgrade's steps allow (allowedInUpgrade).
+func expectAllowedUpgradeReinits(rec probe.Record, steps []upgradeStep, n e2e.Numbers) {
+	for _, ri := range probe.Reinitialisations(rec) {
 		Expect(ri.Cause).NotTo(Equal(probe.CauseUnknown), "every re-initialisation has a cause: %s", ri)
 		if ri.After != nil && ri.After.Reinitialises() && !(ri.After.Watch && ri.After.InitialEventsEnd) {
 			continue // the relist in progress trying again (a streaming list that synced is a watch like any other)
@@ -191,8 +211,6 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 		Expect(allowedInUpgrade(ri, steps)).To(BeTrue(),
 			NeedlessUpgradeReinit+": %s (allowed: after 410 Gone, 403 Forbidden, or a terminating apiserver ending a re-watch at once; all: %v)", ri, n.ReinitDetails)
 	}
-	env.Note("S25 rolling upgrade", fmt.Sprintf("kube-apiserver %s to %s, one apiserver at a time; %d writes, %d deletes (%d of pods the informer never saw, %d heard as an Update to the pod recreated under the name: a relist found it); re-initialisations: %v; steps: %s",
-		from, to, w.count(), len(deleted), unseen, replaced, n.ReinitDetails, stepsString(steps)))
 }
 
 // upgradeStep is one apiserver's switch: when it began and ended, and the
