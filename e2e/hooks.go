@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
@@ -42,16 +43,27 @@ type Hooks struct {
 	InformersName string
 }
 
-var hooks Hooks
+// hooksInUse are the hooks SetHooks installed: read by every spec, in any
+// goroutine, so kept behind an atomic pointer.
+var hooksInUse atomic.Pointer[Hooks]
 
 // SetHooks installs h for every spec that follows; call it before RunSpecs.
-func SetHooks(h Hooks) { hooks = h }
+func SetHooks(h Hooks) { hooksInUse.Store(&h) }
+
+// installedHooks are the hooks in use (none: the zero Hooks).
+func installedHooks() Hooks {
+	if h := hooksInUse.Load(); h != nil {
+		return *h
+	}
+	return Hooks{}
+}
 
 // InformerSource names the informer source that builds the typed stack's
 // informers (Hooks.Informers), "" where client-go's factory does: a spec
 // whose client-side fault or judgement needs client-go's own informer skips
 // under another source, saying why.
 func InformerSource() string {
+	hooks := installedHooks()
 	if hooks.Informers == nil {
 		return ""
 	}
@@ -60,6 +72,7 @@ func InformerSource() string {
 
 // applyHooks is what StartProbe does with the hooks.
 func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
+	hooks := installedHooks()
 	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {
 		// A spec that configures client-go's factory itself is refused by
 		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into
@@ -91,6 +104,7 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 // when no hook is set), and what the other hooks add.
 func ClientSettingsInForce() report.ClientSettings {
 	cfg := &rest.Config{Host: "https://informer.invalid"}
+	hooks := installedHooks()
 	hooked := hooks.Config != nil || len(hooks.FactoryOptions) > 0 || hooks.Informers != nil
 	if hooks.Config != nil {
 		cfg = hooks.Config(rest.CopyConfig(cfg))
