@@ -125,7 +125,13 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		out = append(out, report.Value(v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)).Of(informer).Varying())
 	}
 	if !rec.Started.IsZero() && !rec.Synced.IsZero() {
-		out = append(out, report.Seconds("start to synced", rec.Synced.Sub(rec.Started)).Of(informer))
+		o := report.Seconds("start to synced", rec.Synced.Sub(rec.Started)).Of(informer)
+		if failedBefore(rec.Requests, rec.Synced) {
+			// The sync waited on retries: their backoff's jitter
+			// (wait.Backoff in the reflector) sets it, run to run.
+			o = o.Varying()
+		}
+		out = append(out, o)
 	}
 	if d, ok := delayAfterFailure(rec.Requests); ok {
 		out = append(out, report.Seconds("delay after a failed request (median)", d).Of(informer).Varying())
@@ -229,6 +235,17 @@ func rvRelation(v ReportedRV, rec Record) string {
 		return "newer than every object it saw"
 	}
 	return "older than an object it saw"
+}
+
+// failedBefore says whether a request that ended before t failed (no
+// response, a status of 400 or more, an ERROR event, a body that broke off).
+func failedBefore(rs []Request, t time.Time) bool {
+	for _, r := range rs {
+		if !r.End.IsZero() && r.End.Before(t) && (r.Status >= 400 || r.ErrorCode != 0 || r.Err != "") {
+			return true
+		}
+	}
+	return false
 }
 
 // delayAfterFailure is the median time from the end of a failed request
