@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/informer-conformance/informer-conformance/report"
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // writeRun writes an informer report of specs into a new directory under
@@ -76,7 +77,7 @@ func TestCompareTwoRuns(t *testing.T) {
 	text := c.text(b, h, n, false)
 	for _, want := range []string{
 		"**Verdict: blocks**: HEAD made 2 outcome(s) worse (2 unexplained, 0 known behaviour of HEAD's client-go). One run a side: an outcome that differs is one observation, not yet a change",
-		"## Outcomes that changed (2)\n\n- S1 restart: BASE passed, HEAD failed — unexplained: no known behaviour of client-go v0.36.6 explains it (verdict data of the run at 76a9523) (one run a side)\n",
+		"## Outcomes that changed (2)\n\n- S1 restart: BASE passed, HEAD failed — unexplained: no known behaviour of client-go v0.36.6 explains it (verdict data of the run at " + knownRunCommit(t) + ") (one run a side)\n",
 		"- S14 bookmark: BASE passed, HEAD not in HEAD\n",
 		"- S5 compaction: BASE 410 Gone: 1; HEAD transport error: 1",
 		"- S6 restore: BASE 10.0 s, HEAD 30.0 s",
@@ -178,7 +179,7 @@ func TestCompareGatesOnWhatHeadChanges(t *testing.T) {
 		t.Errorf("S14 failed in HEAD only, yet the comparison passes: %+v", c)
 	}
 	text = c.text(b, h, n, false)
-	if want := "(4)\n\n- S10 shutdown: BASE failed, HEAD not in HEAD\n- S14 bookmark: BASE skipped, HEAD failed (no bookmark) — unexplained: no known behaviour of client-go v0.37.2 explains it (verdict data of the run at 76a9523) (one run a side)\n- S19 transform: BASE failed, HEAD not in HEAD\n- S22 writes: BASE not in BASE, HEAD failed — unexplained"; !strings.Contains(text, want) {
+	if want := "(4)\n\n- S10 shutdown: BASE failed, HEAD not in HEAD\n- S14 bookmark: BASE skipped, HEAD failed (no bookmark) — unexplained: no known behaviour of client-go v0.37.2 explains it (verdict data of the run at " + knownRunCommit(t) + ") (one run a side)\n- S19 transform: BASE failed, HEAD not in HEAD\n- S22 writes: BASE not in BASE, HEAD failed — unexplained"; !strings.Contains(text, want) {
 		t.Errorf("comparison lacks %q:\n%s", want, text)
 	}
 }
@@ -376,4 +377,15 @@ func TestFlakeTable(t *testing.T) {
 	if _, _, err := flakeTable(t.TempDir()); err == nil {
 		t.Error("an empty directory gives a table")
 	}
+}
+
+// knownRunCommit is the commit of the verdict run the shipped data comes
+// from (report/known's run), as the explanations name it.
+func knownRunCommit(t *testing.T) string {
+	t.Helper()
+	d, err := known.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Run.Commit
 }
