@@ -66,3 +66,18 @@ func TestWriteReports(t *testing.T) {
 		}
 	}
 }
+
+// A note's text names a struct's fields, as Ginkgo's report entry does (the
+// console and the informer report say the same), and is a Stringer's String.
+func TestNoteText(t *testing.T) {
+	type numbers struct{ Dials, Relists int }
+	if got := noteText(numbers{Dials: 1, Relists: 2}); got != "{Dials:1 Relists:2}" {
+		t.Errorf("struct: %q", got)
+	}
+	if got := noteText(types.NodeTypeIt); got != types.NodeTypeIt.String() {
+		t.Errorf("Stringer: %q", got)
+	}
+	if got := noteText("plain"); got != "plain" {
+		t.Errorf("string: %q", got)
+	}
+}

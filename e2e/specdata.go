@@ -137,7 +137,7 @@ func (s *specData) set(f func(d *report.Spec)) {
 // the test framework shows a spec's entries. A second note of one name
 // replaces the first.
 func (e *Env) Note(name string, value any) {
-	text := fmt.Sprint(value)
+	text := noteText(value)
 	e.data.set(func(d *report.Spec) {
 		if d.Notes == nil {
 			d.Notes = map[string]string{}
@@ -146,6 +146,10 @@ func (e *Env) Note(name string, value any) {
 	})
 	current().AddReportEntry(name, value)
 }
+
+// noteText is a note's value in words, as Ginkgo shows a report entry's: a
+// Stringer's String, else the value with its fields named (%+v).
+func noteText(value any) string { return fmt.Sprintf("%+v", value) }
 
 // UpstreamLimitation records the client-go behaviour the spec documents
 // and cannot change, as it found it (report.Spec's UpstreamLimitation: the
