@@ -147,12 +147,12 @@ func notesCell(notes []Note) string {
 // its text.
 type Note struct{ Name, Text string }
 
-// NoteList is what the reports show of s beside its numbers: its sync
-// mode, stack, the consistency detector's state and the upstream
-// limitation it documents, then its notes by name.
+// NoteList is what the reports show of s beside its numbers: why it
+// skipped, its sync mode, stack, the consistency detector's state and the
+// upstream limitation it documents, then its notes by name.
 func (s Spec) NoteList() []Note {
 	var out []Note
-	for _, n := range []Note{{"sync mode", s.SyncMode}, {"stack", s.Stack}, {DetectorNote, s.Detector}, {"upstream limitation", s.UpstreamLimitation}} {
+	for _, n := range []Note{{"skipped", s.Skipped}, {"sync mode", s.SyncMode}, {"stack", s.Stack}, {DetectorNote, s.Detector}, {"upstream limitation", s.UpstreamLimitation}} {
 		if n.Text != "" {
 			out = append(out, n)
 		}
