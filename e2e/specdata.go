@@ -43,38 +43,30 @@ func (s *specData) Phase(name string) (end func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.d.Time == nil {
-				s.d.Time = map[string]float64{}
-			}
-			s.d.Time[name] += time.Since(start).Seconds()
+			took := time.Since(start).Seconds()
+			s.set(func(d *report.Spec) {
+				if d.Time == nil {
+					d.Time = map[string]float64{}
+				}
+				d.Time[name] += took
+			})
 		})
 	}
 }
 
 // ClusterFrom records where the spec's own cluster came from.
 func (s *specData) ClusterFrom(how string) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d.ClusterFrom = how
+	s.set(func(d *report.Spec) { d.ClusterFrom = how })
 }
 
 // informer adds an informer's numbers.
 func (s *specData) informer(n Numbers) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d.Informers = append(s.d.Informers, n)
+	s.set(func(d *report.Spec) { d.Informers = append(d.Informers, n) })
 }
 
 // timeline sets the spec's timeline.
 func (s *specData) timeline(t Timeline) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d.Timeline = &t
+	s.set(func(d *report.Spec) { d.Timeline = &t })
 }
 
 // TimePhase starts timing a phase of the spec; the func it returns ends it
@@ -88,12 +80,7 @@ func (e *Env) ReportNumbers(n Numbers) { e.data.informer(n) }
 
 // observe adds observations.
 func (s *specData) observe(o ...report.Observation) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d.Observations = append(s.d.Observations, o...)
+	s.set(func(d *report.Spec) { d.Observations = append(d.Observations, o...) })
 }
 
 // Observe records what the spec saw its informer do, in a form two runs
@@ -113,12 +100,7 @@ func (e *Env) Observe(obs report.Observation) { e.data.observe(obs) }
 // rateLimiter records what the client-side rate limiter held the spec's
 // informer clients.
 func (s *specData) rateLimiter(w report.LimiterWaits) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d.RateLimiter = &w
+	s.set(func(d *report.Spec) { d.RateLimiter = &w })
 }
 
 // set changes the spec's record under its lock.

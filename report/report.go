@@ -193,7 +193,6 @@ func (s *Spec) Merge(from Spec) {
 	fill(&s.Detector, from.Detector)
 	fill(&s.UpstreamLimitation, from.UpstreamLimitation)
 	fill(&s.ClusterFrom, from.ClusterFrom)
-	fill(&s.Skipped, from.Skipped)
 	s.Informers = append(s.Informers, from.Informers...)
 	s.Observations = append(s.Observations, from.Observations...)
 	if from.RateLimiter != nil {
