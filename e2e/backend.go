@@ -281,7 +281,7 @@ func startCluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (d clu
 		return d, joinShared(ctx, d, labels, spec, rec), true
 	}
 	end := rec.Phase(timing.ClusterStart)
-	c, how, err := startOwn(ctx, d, spec, harness(SpecArtifactsDir()))
+	c, how, err := startOwn(ctx, d, spec, harness(specArtifactsDir(ginkgo.CurrentSpecReport())))
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
@@ -326,7 +326,7 @@ func joinShared(ctx context.Context, d cluster.Backend, labels []string, spec cl
 func useShared(ctx context.Context, backend string, c cluster.Cluster, rec SpecRecord) {
 	ginkgo.GinkgoHelper()
 	if err := useSharedCluster(ctx, c, rec); err != nil {
-		Fail(fmt.Sprintf("backend %s: %v", backend, err))
+		Fail(ctx, fmt.Sprintf("backend %s: %v", backend, err))
 	}
 }
 
@@ -339,10 +339,10 @@ const ExportLogsTimeout = 2 * time.Minute
 // it when c is unhealthy (useSharedCluster). The phases go to rec.
 func UseSharedCluster(ctx context.Context, c cluster.Cluster, spec cluster.Spec, rec SpecRecord) cluster.Cluster {
 	if missing := cluster.Lacks(c, spec); len(missing) > 0 {
-		Skip(fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", c.Name(), strings.Join(missing, " and ")))
+		Skip(ctx, fmt.Sprintf("cluster %s lacks %s (create it with them to run this scenario)", c.Name(), strings.Join(missing, " and ")))
 	}
 	if err := useSharedCluster(ctx, c, rec); err != nil {
-		Fail(err.Error())
+		Fail(ctx, err.Error())
 	}
 	return c
 }
@@ -359,16 +359,16 @@ func useSharedCluster(ctx context.Context, c cluster.Cluster, rec SpecRecord) er
 	}
 	endCheck()
 	if x, ok := c.(cluster.LogExporter); ok {
-		DeferCleanup(ExportLogsTimeout, func(ctx context.Context) error {
-			if !current().Failed() {
+		DeferCleanup(ctx, ExportLogsTimeout, func(ctx context.Context) error {
+			if !FrontEndOf(ctx).Failed() {
 				return nil
 			}
-			dir := filepath.Join(SpecArtifactsDir(), "cluster-logs")
+			dir := filepath.Join(SpecArtifactsDir(ctx), "cluster-logs")
 			if err := x.ExportLogs(ctx, dir); err != nil {
-				AddReportEntry("cluster logs export failed", err.Error())
+				AddReportEntry(ctx, "cluster logs export failed", err.Error())
 				return nil
 			}
-			AddReportEntry("cluster logs", dir)
+			AddReportEntry(ctx, "cluster logs", dir)
 			return nil
 		})
 	}

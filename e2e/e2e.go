@@ -11,6 +11,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -62,7 +63,7 @@ func processArtifactsDir(name string) string {
 // SpecArtifactsDir is the current spec's directory in SuiteArtifactsDir:
 // its own (the two sync-mode entries of a table included), and new in each
 // run (PrepareRun empties SuiteArtifactsDir first).
-func SpecArtifactsDir() string { return current().ArtifactsDir() }
+func SpecArtifactsDir(ctx context.Context) string { return FrontEndOf(ctx).ArtifactsDir() }
 
 // specArtifactsDir is SpecArtifactsDir of a Ginkgo spec.
 func specArtifactsDir(r types.SpecReport) string {

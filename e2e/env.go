@@ -52,6 +52,9 @@ type Env struct {
 	// timeline draws it.
 	Faults *faultlog.Log
 
+	// fe is the spec's front end (its context's: FrontEndOf), to which
+	// the Env and its instruments report.
+	fe    FrontEnd
 	setup Setup
 	// stack is the informer stack of the spec's probes: setup's, typed
 	// when it names none.
@@ -91,6 +94,10 @@ func (m SyncMode) WithClient(client func(*rest.Config) *rest.Config) Setup {
 // Mode is the spec's sync mode.
 func (e *Env) Mode() SyncMode { return e.setup.Mode }
 
+// FrontEnd is the spec's front end: the test framework the Env reports to
+// (its context's when StartEnv started it).
+func (e *Env) FrontEnd() FrontEnd { return e.fe }
+
 // Stack is the informer stack of the spec's probes (its mode's; typed by
 // default).
 func (e *Env) Stack() probe.Stack { return e.stack }
@@ -108,8 +115,11 @@ func (e *Env) Stack() probe.Stack { return e.stack }
 // with it, so that its timeline shows their windows.
 func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Context) {
 	ginkgo.GinkgoHelper()
+	fe := FrontEndOf(ctx)
+	ctx = WithFrontEnd(ctx, fe)
 	// First: the spec's data is written after every other clean-up.
-	e := &Env{data: newSpecData(), setup: s, stack: s.Mode.use(), Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	e := &Env{fe: fe, data: newSpecData(fe), setup: s, Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	e.stack = s.Mode.use(fe)
 	if s.Mode.Name != "" {
 		e.data.set(func(d *report.Spec) { d.SyncMode, d.Stack = s.Mode.Name, string(e.stack) })
 	}
@@ -119,9 +129,9 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 		// kube-apiserver's gates skips, naming the profile.
 		spec.Profile = strings.TrimPrefix(spec.Profile+"+"+CBORProfile, "+")
 	}
-	c, shared := current().Cluster(ctx, spec, e.data)
+	c, shared := fe.Cluster(ctx, spec, e.data)
 	defer e.TimePhase(timing.EnvSetup)()
-	e.Backend, e.Proxy = c, StartProxy(c)
+	e.Backend, e.Proxy = c, StartProxy(ctx, c)
 	e.Proxy.Faults = e.Faults
 	admin, err := c.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -136,7 +146,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	}
 	e.Pods = probe.QuorumPods(e.Writer, e.Namespace)
 	if e.stack.CustomResource() {
-		requireCRDs(c, e.stack)
+		requireCRDs(fe, c, e.stack)
 	}
 	dc, err := dynamic.NewForConfig(admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -170,8 +180,8 @@ func (e *Env) useOwnNamespace(ctx context.Context) string {
 		Labels:       map[string]string{"app.kubernetes.io/created-by": "informer-conformance"},
 	}}, metav1.CreateOptions{})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "create the spec's namespace")
-	AddReportEntry("namespace", ns.Name)
-	DeferCleanup(pool.RecoverTimeout+NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
+	e.fe.AddReportEntry("namespace", ns.Name)
+	deferCleanup(e.fe, pool.RecoverTimeout+NamespaceCleanupTimeout+10*time.Second, func(ctx context.Context) error {
 		defer e.TimePhase(timing.NamespaceCleanup)()
 		if r, ok := e.Backend.(cluster.Recoverer); ok {
 			rctx, cancel := context.WithTimeout(ctx, pool.RecoverTimeout)
@@ -194,8 +204,8 @@ func (e *Env) useOwnNamespace(ctx context.Context) string {
 		defer cancel()
 		left, err := cleanupNamespace(ctx, cs, admin, ns.Name)
 		if len(left) > 0 {
-			AddReportEntry("left on the cluster", strings.Join(left, "\n"))
-			Logf("namespace %s: left on the cluster: %s", ns.Name, strings.Join(left, "; "))
+			AddReportEntry(ctx, "left on the cluster", strings.Join(left, "\n"))
+			Logf(ctx, "namespace %s: left on the cluster: %s", ns.Name, strings.Join(left, "; "))
 		}
 		return err
 	})
@@ -238,20 +248,49 @@ func (e *Env) ConfigThrough(user cluster.User, i int) *rest.Config {
 	c := e.Backend
 	addrs := c.APIServerAddrs()
 	if i < 0 || i >= len(addrs) {
-		Skip(fmt.Sprintf("backend %s has %d kube-apiserver address(es), the spec asks for number %d", e.Backend.Name(), len(addrs), i))
+		e.fe.Skip(fmt.Sprintf("backend %s has %d kube-apiserver address(es), the spec asks for number %d", e.Backend.Name(), len(addrs), i))
 	}
 	cfg, err := c.RESTConfigFor(user, "https://"+addrs[i])
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "a client of kube-apiserver %d", i)
 	return cfg
 }
 
-// Require returns c's capability T, or skips the spec saying which backend
-// lacks what (for example a kubeconfig-only backend cannot restart etcd).
-func Require[T any](c cluster.Cluster, what string) T {
+// Require returns c's capability T, or skips the spec of ctx saying which
+// backend lacks what (for example a kubeconfig-only backend cannot restart
+// etcd).
+func Require[T any](ctx context.Context, c cluster.Cluster, what string) T {
 	ginkgo.GinkgoHelper()
 	v, ok := c.(T)
 	if !ok {
-		Skip(fmt.Sprintf("backend %s cannot %s", c.Name(), what))
+		Skip(ctx, fmt.Sprintf("backend %s cannot %s", c.Name(), what))
 	}
 	return v
+}
+
+// By names the step the spec is at, on its front end.
+func (e *Env) By(text string) { e.fe.By(text) }
+
+// Logf writes a line to the spec's log.
+func (e *Env) Logf(format string, args ...any) { fmt.Fprintf(e.fe.Writer(), format+"\n", args...) }
+
+// Skip ends the spec as skipped, saying why.
+func (e *Env) Skip(reason string) { e.fe.Skip(reason) }
+
+// Fail fails the spec and ends it.
+func (e *Env) Fail(message string) { e.fe.Fail(message) }
+
+// Defer runs f when the spec ends (a clean-up that cannot fail: an undo, a
+// Stop).
+func (e *Env) Defer(f func()) { e.fe.DeferCleanup(0, func(context.Context) error { f(); return nil }) }
+
+// DeferCleanup runs f when the spec ends, with a context bounded by timeout
+// (none if 0) that carries the spec's front end; an error fails the spec.
+func (e *Env) DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
+	deferCleanup(e.fe, timeout, f)
+}
+
+// CallWithin is the package's CallWithin for the spec: the goroutine dump of
+// a call that did not return goes to the spec's artifacts directory.
+func (e *Env) CallWithin(name, what string, d time.Duration, f func()) error {
+	return withDump(probe.CallWithin(what, d, f), e.fe.ArtifactsDir(), name)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,12 +13,14 @@ import (
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
-// FrontEnd is the test framework a spec runs under. The instruments (StartEnv,
-// StartProbe, the convergence checks, the reports) and the scenarios
-// (package scenarios) reach the framework only through it, so one scenario
-// implementation serves two front ends: Ginkgo, the suites' and the default,
-// and a plain testing.T, which integrations/e2eframework uses to run the
-// scenarios as e2e-framework features (NewTestingFrontEnd).
+// FrontEnd is the test framework a spec runs under: each spec has its own,
+// carried by its context (WithFrontEnd) and kept by its Env. The
+// instruments (StartEnv, StartProbe, the convergence checks, the reports)
+// and the scenarios (package scenarios) reach the framework only through
+// it, so one scenario implementation serves every front end: Ginkgo, the
+// suites' and the default (a context that carries none), a plain
+// testing.T, which integrations/e2eframework uses to run the scenarios as
+// e2e-framework features (TestingRun), or a third party's.
 //
 // Assertions are Gomega's either way: under Ginkgo its fail handler is
 // Ginkgo's, under a testing.T the front end registers t as Gomega's.
@@ -63,80 +64,78 @@ type SpecRecord interface {
 	ClusterFrom(how string)
 }
 
-var (
-	frontEndMu  sync.Mutex
-	frontEndSet FrontEnd // nil: Ginkgo
-	frontEndUse sync.Mutex
-)
+// frontEndKey keys the front end a spec's context carries.
+type frontEndKey struct{}
 
-// current is the front end of the running spec.
-func current() FrontEnd {
-	frontEndMu.Lock()
-	defer frontEndMu.Unlock()
-	if frontEndSet == nil {
-		return ginkgoFrontEnd{}
+// WithFrontEnd is ctx carrying fe: the spec's front end. An adapter (the
+// Ginkgo suites' table, a TestingRun, a downstream's own) gives each spec's
+// context its front end before it calls the scenario; StartEnv keeps it in
+// the spec's Env, and every instrument and step reached with the context
+// (or with a context derived from it, a clean-up's included) reports to it.
+// Nothing of the spec is kept in the process: two specs with their own
+// contexts have their own front ends.
+func WithFrontEnd(ctx context.Context, fe FrontEnd) context.Context {
+	return context.WithValue(ctx, frontEndKey{}, fe)
+}
+
+// FrontEndOf is the front end of the spec ctx belongs to (WithFrontEnd's),
+// Ginkgo's when ctx carries none (a Ginkgo spec's own SpecContext).
+func FrontEndOf(ctx context.Context) FrontEnd {
+	if fe, ok := ctx.Value(frontEndKey{}).(FrontEnd); ok && fe != nil {
+		return fe
 	}
-	return frontEndSet
+	return ginkgoFrontEnd{}
 }
 
-// UseFrontEnd makes fe the front end of the instruments until the returned
-// function is called. Specs share process-wide state (client-go's
-// feature gates, the environment), so one spec runs at a time per process:
-// a second UseFrontEnd before the first is undone fails.
-func UseFrontEnd(fe FrontEnd) (undo func(), err error) {
-	if !frontEndUse.TryLock() {
-		return nil, fmt.Errorf("e2e.UseFrontEnd: another scenario is running in this process; " +
-			"informer-conformance scenarios run one at a time per process (they share client-go's feature gates and the environment)")
-	}
-	frontEndMu.Lock()
-	frontEndSet = fe
-	frontEndMu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			frontEndMu.Lock()
-			frontEndSet = nil
-			frontEndMu.Unlock()
-			frontEndUse.Unlock()
-		})
-	}, nil
+// By names the step the spec of ctx is at (ginkgo.By under Ginkgo).
+func By(ctx context.Context, text string) { FrontEndOf(ctx).By(text) }
+
+// AddReportEntry attaches a value to the report of the spec of ctx.
+func AddReportEntry(ctx context.Context, name string, value any) {
+	FrontEndOf(ctx).AddReportEntry(name, value)
 }
 
-// By names the step the current spec is at (ginkgo.By under Ginkgo).
-func By(text string) { current().By(text) }
-
-// AddReportEntry attaches a value to the current spec's report.
-func AddReportEntry(name string, value any) { current().AddReportEntry(name, value) }
-
-// DeferCleanup runs f when the current spec ends, with a context bounded by
-// timeout (none if 0); an error f returns fails the spec.
-func DeferCleanup(timeout time.Duration, f func(ctx context.Context) error) {
-	current().DeferCleanup(timeout, f)
+// DeferCleanup runs f when the spec of ctx ends, with a context bounded by
+// timeout (none if 0) that carries the spec's front end; an error f
+// returns fails the spec.
+func DeferCleanup(ctx context.Context, timeout time.Duration, f func(ctx context.Context) error) {
+	deferCleanup(FrontEndOf(ctx), timeout, f)
 }
 
-// Defer runs f when the current spec ends (DeferCleanup of a step that
+// deferCleanup is DeferCleanup on fe: f's context carries fe.
+func deferCleanup(fe FrontEnd, timeout time.Duration, f func(ctx context.Context) error) {
+	fe.DeferCleanup(timeout, func(ctx context.Context) error { return f(WithFrontEnd(ctx, fe)) })
+}
+
+// Defer runs f when the spec of ctx ends (DeferCleanup of a step that
 // cannot fail: an undo, a Stop).
-func Defer(f func()) {
-	current().DeferCleanup(0, func(context.Context) error { f(); return nil })
+func Defer(ctx context.Context, f func()) {
+	FrontEndOf(ctx).DeferCleanup(0, func(context.Context) error { f(); return nil })
 }
 
-// Logf writes a line to the current spec's log.
-func Logf(format string, args ...any) {
-	fmt.Fprintf(current().Writer(), format+"\n", args...)
+// Logf writes a line to the log of the spec of ctx.
+func Logf(ctx context.Context, format string, args ...any) {
+	fmt.Fprintf(FrontEndOf(ctx).Writer(), format+"\n", args...)
 }
 
-// Setenv sets an environment variable for the rest of the current spec.
-func Setenv(key, value string) { current().TB().Setenv(key, value) }
+// Setenv sets an environment variable for the rest of the spec of ctx
+// (testing.TB's Setenv: restored after it). The environment is the
+// process's: the spec holds the process's state for it (holdProcess).
+func Setenv(ctx context.Context, key, value string) {
+	fe := FrontEndOf(ctx)
+	holdProcess(fe, "the environment variable "+key)
+	fe.TB().Setenv(key, value)
+}
 
-// TB is the current spec as a testing.TB (ginkgo.GinkgoTB under Ginkgo),
-// for helpers that take one: client-go's feature-gate override, TempDir.
-func TB() testing.TB { return current().TB() }
+// TB is the spec of ctx as a testing.TB (ginkgo.GinkgoTB under Ginkgo), for
+// helpers that take one: TempDir, a library's test helper.
+func TB(ctx context.Context) testing.TB { return FrontEndOf(ctx).TB() }
 
-// Fail fails the current spec and ends it.
-func Fail(message string) { current().Fail(message) }
+// Fail fails the spec of ctx and ends it.
+func Fail(ctx context.Context, message string) { FrontEndOf(ctx).Fail(message) }
 
-// Skip ends the current spec as skipped, saying why.
-func Skip(reason string) { current().Skip(reason) }
+// Skip ends the spec of ctx as skipped, saying why.
+func Skip(ctx context.Context, reason string) { FrontEndOf(ctx).Skip(reason) }
 
 // ginkgoFrontEnd is Ginkgo's: the suites' specs.
 type ginkgoFrontEnd struct{}

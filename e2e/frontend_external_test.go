@@ -20,11 +20,12 @@ type recordingFrontEnd struct {
 	entries  map[string]any
 	cleanups []func(context.Context) error
 	skipped  string
+	failed   string
 }
 
 var _ e2e.FrontEnd = (*recordingFrontEnd)(nil)
 
-func (f *recordingFrontEnd) Fail(message string) { f.t.Errorf("failed: %s", message) }
+func (f *recordingFrontEnd) Fail(message string) { f.failed = message }
 func (f *recordingFrontEnd) Skip(reason string)  { f.skipped = reason }
 func (f *recordingFrontEnd) Failed() bool        { return f.t.Failed() }
 func (f *recordingFrontEnd) DeferCleanup(_ time.Duration, fn func(context.Context) error) {
@@ -44,28 +45,54 @@ func (f *recordingFrontEnd) Cluster(ctx context.Context, spec cluster.Spec, rec 
 
 // TestFrontEndOfAnotherFramework: FrontEnd is an interface a third party
 // implements outside package e2e (every type in its methods exported); the
-// harness's steps, entries, clean-ups and skips reach it while it is in
-// use, and a second front end is refused meanwhile.
+// harness's steps, entries, clean-ups and skips reach the front end of the
+// spec's context, a clean-up's context carries it too, two specs' contexts
+// keep their own, and what is the process's (client-go's feature gates) is
+// refused to a second spec while the first holds it.
 func TestFrontEndOfAnotherFramework(t *testing.T) {
 	fe := &recordingFrontEnd{t: t, entries: map[string]any{}}
-	undo, err := e2e.UseFrontEnd(fe)
-	if err != nil {
-		t.Fatal(err)
+	other := &recordingFrontEnd{t: t, entries: map[string]any{}}
+	ctx, otherCtx := e2e.WithFrontEnd(context.Background(), fe), e2e.WithFrontEnd(context.Background(), other)
+	if e2e.FrontEndOf(ctx) != e2e.FrontEnd(fe) {
+		t.Fatal("the context does not carry its front end")
 	}
-	if _, err := e2e.UseFrontEnd(&recordingFrontEnd{t: t}); err == nil || !strings.Contains(err.Error(), "one at a time") {
-		t.Errorf("a second front end while one is in use: %v", err)
-	}
-	e2e.By("a step")
-	e2e.AddReportEntry("note", "value")
-	e2e.DeferCleanup(0, func(context.Context) error { return nil })
-	e2e.Skip("not today")
-	undo()
+	e2e.By(ctx, "a step")
+	e2e.By(otherCtx, "the other spec's step")
+	e2e.AddReportEntry(ctx, "note", "value")
+	var cleanupSaw e2e.FrontEnd
+	e2e.DeferCleanup(ctx, 0, func(ctx context.Context) error { cleanupSaw = e2e.FrontEndOf(ctx); return nil })
+	e2e.Skip(ctx, "not today")
 	if len(fe.steps) != 1 || fe.entries["note"] != "value" || len(fe.cleanups) != 1 || fe.skipped != "not today" {
 		t.Errorf("the front end saw steps %v, entries %v, %d clean-ups, skip %q", fe.steps, fe.entries, len(fe.cleanups), fe.skipped)
 	}
-	if again, err := e2e.UseFrontEnd(fe); err != nil {
-		t.Errorf("after undo: %v", err)
-	} else {
-		again()
+	if len(other.steps) != 1 || other.skipped != "" {
+		t.Errorf("the other spec's front end saw steps %v, skip %q", other.steps, other.skipped)
+	}
+	if err := fe.cleanups[0](context.Background()); err != nil || cleanupSaw != e2e.FrontEnd(fe) {
+		t.Errorf("the clean-up's context carries %v (err %v), want the spec's front end", cleanupSaw, err)
+	}
+
+	// client-go's gates are the process's: the first spec that sets one
+	// holds them until it ends; a second spec meanwhile fails, naming both.
+	fe.cleanups, fe.entries = nil, map[string]any{}
+	e2e.UseClientGoGate(ctx, "WatchListClient", true)
+	e2e.UseClientGoGate(otherCtx, "WatchListClient", false)
+	if fe.failed != "" || !strings.Contains(other.failed, "holds the process's state") {
+		t.Errorf("a second spec's gate while the first holds them: first failed %q, second %q", fe.failed, other.failed)
+	}
+	for i := len(fe.cleanups) - 1; i >= 0; i-- {
+		if err := fe.cleanups[i](context.Background()); err != nil {
+			t.Error(err)
+		}
+	}
+	other.failed = ""
+	e2e.UseClientGoGate(otherCtx, "WatchListClient", false)
+	if other.failed != "" {
+		t.Errorf("after the first spec ended: %s", other.failed)
+	}
+	for i := len(other.cleanups) - 1; i >= 0; i-- {
+		if err := other.cleanups[i](context.Background()); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -20,7 +20,8 @@ import (
 // of integrations/e2eframework's features) on a cluster that outlives them,
 // and writes the same informer report as a Ginkgo run (report.FilesIn under
 // report.ArtifactsRoot) once its specs are done. Its specs run one at a time
-// per process (UseFrontEnd).
+// per process: each holds the process's state (Gomega's fail handler,
+// client-go's gates) while it runs.
 type TestingRun struct {
 	// Suite names the run in its report and its artifacts directory.
 	Suite string
@@ -54,14 +55,20 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 		t.Fatal(err)
 	}
 	fe := &testingFrontEnd{t: t, c: c, dir: r.specDir(name), spec: report.Spec{Spec: name}}
-	undo, err := UseFrontEnd(fe)
-	if err != nil {
+	ctx = WithFrontEnd(ctx, fe)
+	// Gomega's fail handler is the process's (RegisterTestingT below): the
+	// spec holds the process's state, released by a clean-up registered
+	// first, so it runs after every other.
+	if _, err := tryHoldProcess(fe, "Gomega's fail handler"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	// Registered first, so it runs last: after every clean-up the spec
-	// registered (which may still fail it).
+	// Registered next, so it runs next to last: after every clean-up the
+	// spec registered (which may still fail it).
 	t.Cleanup(func() {
+		fe.mu.Lock()
+		sum := fe.spec
+		fe.mu.Unlock()
 		if t.Failed() {
 			// What the failure is, as the last line of the test's log: go
 			// test shows it under the failure (Gomega's message is the
@@ -69,12 +76,8 @@ func (r *TestingRun) Spec(ctx context.Context, t testing.TB, c cluster.Cluster, 
 			r.mu.Lock()
 			server := r.version
 			r.mu.Unlock()
-			t.Log(verdictLine(name, nil, server))
+			t.Log(verdictLine(name, nil, server, sum.RateLimiter))
 		}
-		undo()
-		fe.mu.Lock()
-		sum := fe.spec
-		fe.mu.Unlock()
 		sum.Seconds = time.Since(start).Seconds()
 		switch {
 		case t.Skipped():

@@ -41,18 +41,21 @@ func TestTestingRunReports(t *testing.T) {
 	cleanedUp := false
 	t.Run("passes", func(t *testing.T) {
 		run.Spec(ctx, t, versionedCluster{}, "S0 passes", func(ctx context.Context) {
-			if _, err := UseFrontEnd(ginkgoFrontEnd{}); err == nil {
-				t.Error("a second front end while a spec runs")
+			// The process's state is this spec's while it runs: another
+			// spec of the process that needs it fails, naming both.
+			other := &testingFrontEnd{t: t, dir: "other-spec"}
+			if _, err := tryHoldProcess(other, "client-go's feature gate X"); err == nil || !strings.Contains(err.Error(), "other-spec") || !strings.Contains(err.Error(), "Gomega's fail handler") {
+				t.Errorf("a second spec holding the process while one runs: %v", err)
 			}
-			By("doing nothing")
-			AddReportEntry("S0 outcome", "fine")
-			AddReportEntry(report.SpecEntry, report.Spec{Informers: []Numbers{{Informer: "pods", Dials: 1}}})
-			DeferCleanup(0, func(context.Context) error {
-				cleanedUp = current().TB() == t
+			By(ctx, "doing nothing")
+			AddReportEntry(ctx, "S0 outcome", "fine")
+			AddReportEntry(ctx, report.SpecEntry, report.Spec{Informers: []Numbers{{Informer: "pods", Dials: 1}}})
+			DeferCleanup(ctx, 0, func(ctx context.Context) error {
+				cleanedUp = TB(ctx) == t
 				return nil
 			})
-			if !strings.HasPrefix(SpecArtifactsDir(), run.Dir()) {
-				t.Errorf("spec directory %s not in the run's %s", SpecArtifactsDir(), run.Dir())
+			if !strings.HasPrefix(SpecArtifactsDir(ctx), run.Dir()) {
+				t.Errorf("spec directory %s not in the run's %s", SpecArtifactsDir(ctx), run.Dir())
 			}
 		})
 	})
@@ -62,12 +65,15 @@ func TestTestingRunReports(t *testing.T) {
 	t.Run("skips", func(t *testing.T) {
 		run.Spec(ctx, t, versionedCluster{}, "S0 skips", func(ctx context.Context) {
 			// The cluster has one apiserver and no profile: the spec skips.
-			current().Cluster(ctx, cluster.Spec{APIServers: 2}, nil)
+			FrontEndOf(ctx).Cluster(ctx, cluster.Spec{APIServers: 2}, nil)
 			t.Error("not skipped")
 		})
 	})
-	if current() != (ginkgoFrontEnd{}) {
-		t.Error("the testing front end outlived its spec")
+	process.mu.Lock()
+	outlived := process.holder != nil
+	process.mu.Unlock()
+	if outlived {
+		t.Error("the testing spec's hold on the process outlived it")
 	}
 
 	if err := run.WriteReports(); err != nil {
@@ -124,12 +130,12 @@ func TestTestingFrontEndSkips(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		body     func(fe *testingFrontEnd)
+		body     func(ctx context.Context, fe *testingFrontEnd)
 		wantSkip string // "" for none
 	}{
-		{"no etcd links", func(fe *testingFrontEnd) { fe.Cluster(context.Background(), cluster.Spec{EtcdLinks: true}, nil) }, "etcd links"},
-		{"older client-go", func(*testingFrontEnd) { RequireClientGo(">= 99.0.0") }, "needs client-go >= 99.0.0"},
-		{"client-go new enough", func(*testingFrontEnd) { RequireClientGo(">= 0.0.1") }, ""},
+		{"no etcd links", func(ctx context.Context, fe *testingFrontEnd) { fe.Cluster(ctx, cluster.Spec{EtcdLinks: true}, nil) }, "etcd links"},
+		{"older client-go", func(ctx context.Context, _ *testingFrontEnd) { RequireClientGo(ctx, ">= 99.0.0") }, "needs client-go >= 99.0.0"},
+		{"client-go new enough", func(ctx context.Context, _ *testingFrontEnd) { RequireClientGo(ctx, ">= 0.0.1") }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fe := &testingFrontEnd{t: t, c: linkedCluster{}}
@@ -144,12 +150,7 @@ func TestTestingFrontEndSkips(t *testing.T) {
 					t.Errorf("skip reason %q, want it to name %q", why, tc.wantSkip)
 				}
 			})
-			undo, err := UseFrontEnd(fe)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(undo)
-			tc.body(fe)
+			tc.body(WithFrontEnd(context.Background(), fe), fe)
 		})
 	}
 }

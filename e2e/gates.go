@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
@@ -50,20 +51,34 @@ func ClientGoGates() (map[string]Gate, error) {
 // compiles against client-go versions that lack newer gates: where this
 // client-go has no such gate, or has it locked to its default (a GA gate,
 // LockToDefault) at the other value, the spec skips, saying so.
-func UseClientGoGate(name string, value bool) {
+func UseClientGoGate(ctx context.Context, name string, value bool) {
+	useClientGoGate(FrontEndOf(ctx), name, value)
+}
+
+// useClientGoGate is UseClientGoGate for the spec of fe, which holds the
+// process's state for it (client-go's gates are the process's:
+// holdProcess).
+func useClientGoGate(fe FrontEnd, name string, value bool) {
 	known, err := knownGates()
 	if err != nil {
-		Fail(err.Error())
+		fe.Fail(err.Error())
 	}
 	spec, ok := known[features.Feature(name)]
 	switch {
 	case !ok:
-		Skip(fmt.Sprintf("%s has no %s gate", ClientGoName(), name))
+		fe.Skip(fmt.Sprintf("%s has no %s gate", ClientGoName(), name))
 	case spec.LockToDefault && spec.Default != value:
-		Skip(fmt.Sprintf("%s has %s locked to %t (%s)", ClientGoName(), name, spec.Default, spec.PreRelease))
+		fe.Skip(fmt.Sprintf("%s has %s locked to %t (%s)", ClientGoName(), name, spec.Default, spec.PreRelease))
 	}
-	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.Feature(name), value)
-	AddReportEntry("client-go gate set by the spec", fmt.Sprintf("%s=%t", name, value))
+	setGate(fe, features.Feature(name), value)
+	fe.AddReportEntry("client-go gate set by the spec", fmt.Sprintf("%s=%t", name, value))
+}
+
+// setGate sets client-go's gate for the rest of the spec of fe, which
+// holds the process's state for it.
+func setGate(fe FrontEnd, gate features.Feature, value bool) {
+	holdProcess(fe, "client-go's feature gate "+string(gate))
+	clientfeaturestesting.SetFeatureDuringTest(fe.TB(), gate, value)
 }
 
 // ClientGoGate is the value of client-go's gate name now, and whether this

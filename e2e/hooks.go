@@ -71,7 +71,7 @@ func InformerSource() string {
 }
 
 // applyHooks is what StartProbe does with the hooks.
-func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
+func applyHooks(fe FrontEnd, cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
 	hooks := installedHooks()
 	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {
 		// A spec that configures client-go's factory itself is refused by
@@ -79,19 +79,19 @@ func applyHooks(cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Optio
 		// a skip naming the source.
 		name := InformerSource()
 		opts.Source, opts.Stack = hooks.Informers, probe.Stack(name)
-		AddReportEntry("client hook", fmt.Sprintf("the downstream's informer source %s built this informer", name))
+		fe.AddReportEntry("client hook", fmt.Sprintf("the downstream's informer source %s built this informer", name))
 		if len(hooks.FactoryOptions) > 0 {
-			AddReportEntry("client hook", "the downstream's informer factory options configure client-go's factory, not its informer source: not used")
+			fe.AddReportEntry("client hook", "the downstream's informer factory options configure client-go's factory, not its informer source: not used")
 		}
 	}
 	if hooks.Config != nil {
 		cfg = hooks.Config(rest.CopyConfig(cfg))
-		AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
+		fe.AddReportEntry("client hook", "the downstream's rest.Config hook built this informer's client")
 	}
 	if len(hooks.FactoryOptions) > 0 && opts.Source == nil {
 		if !opts.Stack.Typed() {
 			// informers.SharedInformerOption configures the typed factory only.
-			AddReportEntry("client hook", fmt.Sprintf("the downstream's informer factory options do not apply to the %s stack", opts.Stack))
+			fe.AddReportEntry("client hook", fmt.Sprintf("the downstream's informer factory options do not apply to the %s stack", opts.Stack))
 		} else {
 			opts.FactoryOptions = append(slices.Clone(opts.FactoryOptions), hooks.FactoryOptions...)
 		}

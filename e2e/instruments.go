@@ -65,12 +65,12 @@ const HandlerLagTimeout = 5 * time.Second
 const HandlersAddUp = "the handler calls add up to the server's state"
 
 // StartProxy puts a fault proxy in front of c's kube-apiservers (its
-// upstreams, pinned to the first) and closes it when the spec ends.
-func StartProxy(c cluster.Addressable) *faultproxy.Proxy {
+// upstreams, pinned to the first) and closes it when the spec of ctx ends.
+func StartProxy(ctx context.Context, c cluster.Addressable) *faultproxy.Proxy {
 	ginkgo.GinkgoHelper()
 	p, err := faultproxy.Start(c.APIServerAddrs()...)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "start fault proxy")
-	DeferCleanup(0, func(context.Context) error { return p.Close() })
+	DeferCleanup(ctx, 0, func(context.Context) error { return p.Close() })
 	return p
 }
 
@@ -133,30 +133,30 @@ func (e *Env) StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Optio
 	if e.setup.Client != nil {
 		cfg = e.setup.Client(rest.CopyConfig(cfg))
 	}
-	cfg, opts = applyHooks(cfg, opts)
+	cfg, opts = applyHooks(e.fe, cfg, opts)
 	e.watchRateLimiter(cfg.Host)
 	p, err := probe.New(cfg, opts)
 	if errors.Is(err, probe.ErrNotSupported) {
-		Skip(fmt.Sprintf("probe %s: %v", name, err))
+		e.fe.Skip(fmt.Sprintf("probe %s: %v", name, err))
 	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "build probe %s", name)
-	o := &Observed{Probe: p, Name: name, Dir: SpecArtifactsDir(), env: e}
+	o := &Observed{Probe: p, Name: name, Dir: e.fe.ArtifactsDir(), env: e}
 	e.noteDetector()
 	// The timeline's clean-up (StartEnv's) runs after the probe's: it
 	// draws the probe stopped.
 	e.timeline.probes = append(e.timeline.probes, o)
 	p.Start()
-	DeferCleanup(0, func(context.Context) error {
+	e.fe.DeferCleanup(0, func(context.Context) error {
 		// Bounded: a handler or informer that never returns fails the spec
 		// here, naming itself, instead of holding the run until its global
 		// timeout.
 		stopErr := errors.Join(o.StopWithin(ShutdownTimeout), o.detectorError())
-		if stopErr != nil || current().Failed() {
+		if stopErr != nil || e.fe.Failed() {
 			path, err := o.dump()
 			if err != nil {
 				e.Note("probe dump failed", err.Error())
 			} else {
-				AddReportEntry("probe record", path)
+				e.fe.AddReportEntry("probe record", path)
 			}
 		}
 		return stopErr
@@ -187,10 +187,11 @@ func (o *Observed) StopWithin(d time.Duration) error {
 // requests whose context ended), and returns nil once it returned, or,
 // when it has not within d, an error naming what and where it waits, with
 // the goroutine dump written to the spec's artifacts directory as
-// goroutines-<name>.txt. For clean-ups: DeferCleanup(func() error { return
-// e2e.CallWithin(...) }).
-func CallWithin(name, what string, d time.Duration, f func()) error {
-	return withDump(probe.CallWithin(what, d, f), SpecArtifactsDir(), name)
+// goroutines-<name>.txt (of the spec of ctx). For clean-ups:
+// DeferCleanup(ctx, 0, func(ctx context.Context) error { return
+// e2e.CallWithin(ctx, ...) }).
+func CallWithin(ctx context.Context, name, what string, d time.Duration, f func()) error {
+	return withDump(probe.CallWithin(what, d, f), SpecArtifactsDir(ctx), name)
 }
 
 // CancelTimeout bounds a clean-up's wait for calls of the client under

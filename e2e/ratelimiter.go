@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 
 	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
@@ -20,10 +19,6 @@ import (
 // says the settings may cause it (report.Classify, and the failure
 // message's verdict line).
 
-// currentLimiter is the running spec's limiter record, for the failure
-// message's verdict (one spec runs at a time per process: UseFrontEnd).
-var currentLimiter atomic.Pointer[probe.MetricsTap]
-
 // watchRateLimiter records the limiter's holds of the requests to host
 // (an informer config's Host) for the rest of the spec.
 func (e *Env) watchRateLimiter(host string) {
@@ -33,12 +28,15 @@ func (e *Env) watchRateLimiter(host string) {
 			e.data.rateLimiter(report.LimiterWaits{NotObserved: notOurs})
 			return
 		}
+		// client-go's metrics hooks are the process's: the spec holds the
+		// process's state, and its failure's verdict finds the tap there.
+		h := holdProcess(e.fe, "client-go's metrics hooks (the rate limiter's record)")
 		tap := probe.TapMetrics(nil, nil, func(c probe.MetricCall) bool { return c.Hook == probe.HookRateLimiterLatency })
 		e.limiter = tap
-		currentLimiter.Store(tap)
-		DeferCleanup(0, func(context.Context) error {
+		h.setLimiter(tap)
+		e.fe.DeferCleanup(0, func(context.Context) error {
 			tap.Close()
-			currentLimiter.CompareAndSwap(tap, nil)
+			h.setLimiter(nil)
 			e.data.rateLimiter(probe.LimiterWaits(tap.Calls()))
 			return nil
 		})
@@ -53,15 +51,4 @@ func limiterNotOurs(h probe.MetricsHooks) string {
 		return "another registrant of client-go's metrics hooks (tools/metrics.Register, once per process) took RateLimiterLatency first"
 	}
 	return ""
-}
-
-// currentLimiterWaits is what the limiter held the running spec's
-// informers so far (nil when not recorded).
-func currentLimiterWaits() *report.LimiterWaits {
-	tap := currentLimiter.Load()
-	if tap == nil {
-		return nil
-	}
-	w := probe.LimiterWaits(tap.Calls())
-	return &w
 }

@@ -21,13 +21,13 @@ type specData struct {
 	d  report.Spec
 }
 
-func newSpecData() *specData {
+func newSpecData(fe FrontEnd) *specData {
 	s := &specData{}
-	DeferCleanup(0, func(context.Context) error {
+	fe.DeferCleanup(0, func(context.Context) error {
 		s.mu.Lock()
 		d := s.d
 		s.mu.Unlock()
-		AddReportEntry(report.SpecEntry, d)
+		fe.AddReportEntry(report.SpecEntry, d)
 		return nil
 	})
 	return s
@@ -126,7 +126,7 @@ func (e *Env) Note(name string, value any) {
 		}
 		d.Notes[name] = text
 	})
-	current().AddReportEntry(name, value)
+	e.fe.AddReportEntry(name, value)
 }
 
 // noteText is a note's value in words, as Ginkgo shows a report entry's: a

@@ -71,7 +71,7 @@ func (e *Env) SubjectsFor(cfg *rest.Config) *Subjects {
 func (e *Env) SubjectsOf(resource schema.GroupVersionResource) *Subjects {
 	ginkgo.GinkgoHelper()
 	if resource != probe.PodsResource {
-		requireCRDs(e.Backend, probe.StackDynamicCRD)
+		requireCRDs(e.fe, e.Backend, probe.StackDynamicCRD)
 	}
 	admin, err := e.Backend.RESTConfig(cluster.Admin)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -236,15 +236,15 @@ func objectOf(obj metav1.Object) probe.Object {
 // requireCRDs skips the spec when the backend did not install the suite's
 // CRDs because it may not (an existing cluster whose user may not create
 // them), and fails it when the install failed otherwise.
-func requireCRDs(c cluster.Cluster, stack probe.Stack) {
+func requireCRDs(fe FrontEnd, c cluster.Cluster, stack probe.Stack) {
 	ginkgo.GinkgoHelper()
 	cr, ok := c.(cluster.CustomResources)
 	if !ok {
-		Skip(fmt.Sprintf("backend %s does not install the suite's CRDs (stack %s)", c.Name(), stack))
+		fe.Skip(fmt.Sprintf("backend %s does not install the suite's CRDs (stack %s)", c.Name(), stack))
 	}
 	err := cr.CRDsInstalled()
 	if apierrors.IsForbidden(err) {
-		Skip(fmt.Sprintf("stack %s: the suite's CRDs are not installed: %v", stack, err))
+		fe.Skip(fmt.Sprintf("stack %s: the suite's CRDs are not installed: %v", stack, err))
 	}
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "the backend installed the suite's CRDs (stack %s)", stack)
 }

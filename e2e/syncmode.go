@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/onsi/ginkgo/v2"
 	"k8s.io/client-go/features"
-	clientfeaturestesting "k8s.io/client-go/features/testing"
 
 	"github.com/informer-conformance/informer-conformance/probe"
 )
@@ -36,28 +34,24 @@ const (
 	LabelListWatch     = "sync:list"
 )
 
-// use switches client-go to the mode for the rest of the current spec
-// (restored after it; Ginkgo runs one spec at a time per process), records
-// the mode and its stack in the spec's report, and returns the stack (typed
-// when the mode names none). StartEnv calls it, before building anything.
-// The zero SyncMode leaves client-go in its default mode.
-func (m SyncMode) use() probe.Stack {
+// use switches client-go to the mode for the rest of the spec of fe
+// (restored after it), and returns the stack (typed when the mode names
+// none). StartEnv calls it, before building anything. The mode comes as a
+// value, from the adapter that made the spec (its labels are the value's:
+// Entry, Decorations), and goes on to the Env and its probes; nothing reads
+// it back from the test framework. The zero SyncMode leaves client-go in
+// its default mode.
+func (m SyncMode) use(fe FrontEnd) probe.Stack {
 	ginkgo.GinkgoHelper()
 	if m.Name == "" {
 		// The zero mode: client-go's default, left as it is (a negative
 		// control whose broken consumer does not depend on the mode).
 		return probe.StackTyped
 	}
-	// Under Ginkgo only: a TestingRun (go test, e2e-framework) has no labels.
-	if _, ginkgoSpec := current().(ginkgoFrontEnd); ginkgoSpec {
-		if missing := missingLabels(m.Labels(), ginkgo.CurrentSpecReport().Labels()); len(missing) > 0 {
-			Fail(fmt.Sprintf("the spec runs in %s but lacks the label(s) %v: declare it with e2e.DescribeSyncModes, m.Entry or m.Decorations() (e2e/syncmode.go), so that label filters select it", m.Name, missing))
-		}
-	}
-	clientfeaturestesting.SetFeatureDuringTest(current().TB(), features.WatchListClient, m.Streaming)
+	setGate(fe, features.WatchListClient, m.Streaming)
 	stack := m.Stack.OrTyped()
 	if stack.CBOR() {
-		useCBORClient()
+		useCBORClient(fe)
 	}
 	return stack
 }
@@ -73,14 +67,14 @@ const (
 // useCBORClient turns client-go's CBOR gates on for the rest of the spec
 // (the dynamic client reads them when it is built and at each request), or
 // skips the spec when this client-go has none.
-func useCBORClient() {
+func useCBORClient(fe FrontEnd) {
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
 		if _, known := ClientGoGate(string(g)); !known {
-			Skip(fmt.Sprintf("%s has no %s gate (CBOR clients need v0.32+)", ClientGoName(), g))
+			fe.Skip(fmt.Sprintf("%s has no %s gate (CBOR clients need v0.32+)", ClientGoName(), g))
 		}
 	}
 	for _, g := range []features.Feature{gateClientsAllowCBOR, gateClientsPreferCBOR} {
-		UseClientGoGate(string(g), true)
+		useClientGoGate(fe, string(g), true)
 	}
 }
 
@@ -136,10 +130,11 @@ const (
 //   - a spec in one mode: its decorations include m.Decorations();
 //
 // and the body hands m to its scenario, whose StartEnv switches client-go to
-// it (m.Setup(), or m.WithClient in a negative control). StartEnv fails a
-// spec that does not carry the mode's labels, so `--label-filter=sync:list` runs
-// exactly the specs in that mode. Each helper is a GinkgoHelper: the
-// entries' code locations are the spec's own lines.
+// it (m.Setup(), or m.WithClient in a negative control). The labels come
+// from the value, so `--label-filter=sync:list` runs exactly the specs in
+// that mode (suites/conformance's TestSpecsCarryTheirModesLabels checks
+// the suite's). Each helper is a GinkgoHelper: the entries' code
+// locations are the spec's own lines.
 
 // Entry is a DescribeTable entry running the table's body in mode m:
 // described "text, <mode>" (the mode alone when text is ""), decorated
@@ -194,14 +189,3 @@ func DescribeStacksAndSyncModes(text string, body func(ctx ginkgo.SpecContext, m
 
 // String is the mode's name.
 func (m SyncMode) String() string { return m.Name }
-
-// missingLabels are the labels of want that have lacks.
-func missingLabels(want, have []string) []string {
-	var out []string
-	for _, l := range want {
-		if !slices.Contains(have, l) {
-			out = append(out, l)
-		}
-	}
-	return out
-}

@@ -24,7 +24,7 @@ type specTimeline struct {
 func (e *Env) startTimeline() {
 	t := &specTimeline{faults: e.Faults, origin: time.Now()}
 	e.timeline = t
-	DeferCleanup(0, func(context.Context) error {
+	e.fe.DeferCleanup(0, func(context.Context) error {
 		e.data.timeline(t.build(time.Now()))
 		defer e.TimePhase(timing.Observations)()
 		for _, o := range t.probes {

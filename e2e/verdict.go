@@ -34,14 +34,15 @@ func withVerdict(message string, spec ginkgo.SpecReport) string {
 		return message
 	}
 	name := strings.Join(append(slices.Clone(spec.ContainerHierarchyTexts), spec.LeafNodeText), " ")
-	return message + "\n\n" + verdictLine(name, spec.Labels(), KubeAPIServerVersion())
+	return message + "\n\n" + verdictLine(name, spec.Labels(), KubeAPIServerVersion(), heldLimiterWaits())
 }
 
 // verdictLine is the line that says what the failure of the running spec,
-// name with labels on kube-apiserver server, is (VerdictPrefix and the verdict): known behaviour of
+// name with labels on kube-apiserver server, its informers held by the
+// client-side rate limiter as limiter says (nil: not recorded), is (VerdictPrefix and the verdict): known behaviour of
 // the client-go in use (with the upstream change and the release that
 // changed it) or unexplained, and why.
-func verdictLine(name string, labels []string, server string) string {
+func verdictLine(name string, labels []string, server string, limiter *report.LimiterWaits) string {
 	data, err := known.Load()
 	if err != nil {
 		return VerdictPrefix + "unexplained: " + err.Error()
@@ -49,7 +50,7 @@ func verdictLine(name string, labels []string, server string) string {
 	cg := ClientGoInUse()
 	gates, _ := ClientGoGates() // without them, every gate counts as at its default
 	sum := report.SuiteSummary{ClientGo: cg.Version, ClientGoReplacement: cg.Replacement, ClientGoGates: gates, KubeAPIServer: server}
-	s := report.Spec{Spec: name, Labels: labels, RateLimiter: currentLimiterWaits()}
+	s := report.Spec{Spec: name, Labels: labels, RateLimiter: limiter}
 	settings := ClientSettingsInForce()
 	sum.ClientSettings = &settings
 	return VerdictPrefix + report.Verdict(sum, s, data).Line()

@@ -109,20 +109,20 @@ func RequireVersions() {
 	}
 }
 
-// RequireClientGo skips the current spec, saying why, when the client-go in
+// RequireClientGo skips the spec of ctx, saying why, when the client-go in
 // use does not match every constraint (">= 0.36.0"): ClientGo's check for a
 // spec that carries no Ginkgo decorations (an e2e-framework feature's
 // assessment, under any front end). A client-go of unknown version skips,
 // saying why it is unknown; a constraint that does not parse fails the
 // spec.
-func RequireClientGo(constraints ...string) {
+func RequireClientGo(ctx context.Context, constraints ...string) {
 	ginkgo.GinkgoHelper()
 	reason, err := versionMismatch(map[string][]string{ComponentClientGo: constraints}, map[string]string{ComponentClientGo: ClientGoVersion()}, clientGoUnknown())
 	if err != nil {
-		Fail(err.Error())
+		Fail(ctx, err.Error())
 	}
 	if reason != "" {
-		Skip(reason)
+		Skip(ctx, reason)
 	}
 }
 

@@ -16,15 +16,15 @@ import (
 // lets them back in. The scenarios that need a relist after changes the
 // informer never heard (S7, S17, S19) share it.
 func changeWhileCutOff(ctx context.Context, proxy *faultproxy.Proxy, c cluster.EtcdCompactor, what string, change func()) {
-	e2e.By("cutting the informer off: new connections refused, the current one reset")
+	e2e.By(ctx, "cutting the informer off: new connections refused, the current one reset")
 	reconnect := proxy.RefuseNew()
 	proxy.ResetAll()
 
-	e2e.By(what + ", then compacting etcd")
+	e2e.By(ctx, what+", then compacting etcd")
 	change()
 	_, err := c.CompactEtcd(ctx, 0)
 	Expect(err).NotTo(HaveOccurred())
 
-	e2e.By("letting the informer back in")
+	e2e.By(ctx, "letting the informer back in")
 	Expect(reconnect()).To(Succeed())
 }

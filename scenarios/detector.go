@@ -41,7 +41,7 @@ import (
 func StreamingListChecked(ctx context.Context, s e2e.Setup) {
 	m := s.Mode
 	if m.Streaming && !probe.DetectorEnabled() {
-		e2e.Skip("client-go's watch-list consistency detector is " + probe.DetectorState())
+		e2e.Skip(ctx, "client-go's watch-list consistency detector is "+probe.DetectorState())
 	}
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	for _, name := range []string{"d1", "d2", "d3"} {
@@ -82,10 +82,10 @@ func StreamingListChecked(ctx context.Context, s e2e.Setup) {
 // LossyStreamingLists is the detector's negative control's client: a
 // transport that drops the first object of every streaming list's initial
 // events (the informer would sync without it; the detector's LIST has it),
-// for the rest of the spec; dropped counts the objects dropped.
-func LossyStreamingLists() (client func(*rest.Config) *rest.Config, dropped func() int) {
+// for the rest of the spec of ctx; dropped counts the objects dropped.
+func LossyStreamingLists(ctx context.Context) (client func(*rest.Config) *rest.Config, dropped func() int) {
 	s := &httpfault.StreamInjector{}
 	undo, dropped := s.DropInitialObject(httpfault.StreamingLists)
-	e2e.Defer(undo)
+	e2e.Defer(ctx, undo)
 	return s.Instrument, dropped
 }

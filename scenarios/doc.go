@@ -4,8 +4,9 @@
 // the same functions as e2e-framework features, with the same instruments
 // (the probe, the fault proxy, the convergence checks), the same
 // assertions, failure messages and report. They reach the test framework
-// only through e2e's front end (e2e.By, e2e.DeferCleanup,
-// env.Note, e2e.StartEnv, ...) and assert with Gomega.
+// only through the spec's front end, which their context carries and
+// their Env keeps (e2e.By(ctx, ...), e2e.DeferCleanup(ctx, ...),
+// e2e.StartEnv, env.Note, env.Skip, ...), and assert with Gomega.
 package scenarios
 
 import "github.com/informer-conformance/informer-conformance/cluster"

@@ -94,10 +94,10 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 	Eventually(func() int { return len(pods.Recorder.Snapshot().Events) }).WithTimeout(e2e.EventTimeout).Should(BeNumerically(">=", 1), "the informer saw the %s", client.Name())
 
 	if deadConnection {
-		e2e.By("blackholing the informer's connection before the shutdown")
-		e2e.Defer(proxy.Blackhole())
+		e2e.By(ctx, "blackholing the informer's connection before the shutdown")
+		e2e.Defer(ctx, proxy.Blackhole())
 	}
-	e2e.By("shutting the factory down")
+	e2e.By(ctx, "shutting the factory down")
 	start := time.Now()
 	Expect(pods.StopWithin(shutdownBound)).To(Succeed(), "Shutdown returned within %s", shutdownBound)
 	env.Note("S10 Shutdown took", time.Since(start).String())
@@ -114,7 +114,7 @@ func ShutdownLeavesNothing(ctx context.Context, s e2e.Setup, opts probe.Options,
 	pods.ExpectStackEncoding() // no convergence check here makes it
 
 	if !deadConnection {
-		e2e.By("using the clientset after its connection was dropped")
+		e2e.By(ctx, "using the clientset after its connection was dropped")
 		expectClientsetReconnects(ctx, env, client)
 	}
 }
@@ -172,7 +172,7 @@ func ShutdownHeldByHandler(ctx context.Context, s e2e.Setup) {
 		// informer source stops its informers its own way, without
 		// waiting for a handler (controller-runtime's cache cancels their
 		// context and returns), so no hung handler holds it.
-		e2e.Skip(fmt.Sprintf("S10's hung-handler control tests client-go's factory.Shutdown, which waits for its handlers; the informers here come from %s, whose stop does not wait for a handler", src))
+		e2e.Skip(ctx, fmt.Sprintf("S10's hung-handler control tests client-go's factory.Shutdown, which waits for its handlers; the informers here come from %s, whose stop does not wait for a handler", src))
 	}
 	release := make(chan struct{})
 	defer close(release) // then the probe's own clean-up finds Shutdown done

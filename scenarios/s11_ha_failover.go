@@ -123,7 +123,7 @@ type FailoverInput struct {
 // HAFailover runs S11 (above) on a cluster of two kube-apiservers.
 func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2})
-	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
+	c := e2e.Require[apiServers](ctx, env.Backend, "stop and start one of several kube-apiservers")
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
 	server := probe.QuorumPods(writer, env.Namespace)
@@ -136,7 +136,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 	pods.EventuallyConverged(ctx, server)
 
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
-	e2e.Defer(func() { w.Stop() })
+	e2e.Defer(ctx, func() { w.Stop() })
 	w.WaitFor(writesAcrossFailover)
 	if in.FreshTarget {
 		restartFailoverTarget(ctx, env, c, writer, w)
@@ -175,7 +175,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 // does not see and restarts apiserver 1, so that its watch cache starts
 // past the informer's resourceVersion.
 func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writer kubernetes.Interface, w *PodWriter) {
-	e2e.By("pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
+	e2e.By(ctx, "pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
 	w.Pause()
 	_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
@@ -189,7 +189,7 @@ func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writ
 // 1, then lets the writer write writesAcrossFailover more and stops it; it
 // returns when the kill was and the pods the writer deleted.
 func killAndFailOver(ctx context.Context, env *e2e.Env, c apiServers, w *PodWriter) (killed time.Time, deleted []probe.Object) {
-	e2e.By("killing apiserver 0 while the proxy fails over to apiserver 1")
+	e2e.By(ctx, "killing apiserver 0 while the proxy fails over to apiserver 1")
 	proxy := env.Proxy
 	_, err := proxy.Pin(1)
 	Expect(err).NotTo(HaveOccurred())
@@ -260,7 +260,7 @@ func reportFailover(env *e2e.Env, in FailoverInput, rec probe.Record, reinits []
 	env.Note("S11 outcome", outcome)
 	st := env.Proxy.Stats()
 	env.Note("S11 proxy", fmt.Sprintf("%d connections accepted, %d to apiserver 1", st.Accepted, len(onUpstream(st.Connections, 1))))
-	e2e.Logf("S11 %s: %s; numbers: %s; resumed watches %d", targetName(in), outcome, n, resumed)
+	env.Logf("S11 %s: %s; numbers: %s; resumed watches %d", targetName(in), outcome, n, resumed)
 }
 
 func targetName(in FailoverInput) string {

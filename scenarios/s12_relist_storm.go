@@ -152,7 +152,7 @@ func (n stormNumbers) String() string {
 // requests).
 func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
+	c := e2e.Require[cluster.APIServerController](ctx, env.Backend, "restart kube-apiserver")
 
 	createStormPods(ctx, env, size.Objects)
 	started := time.Now()
@@ -161,7 +161,7 @@ func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 		InitialBytesToClient: bytesDown(env.Proxy.Stats().Connections)}
 	n.APIServerPeakBefore = peakMemory(env.Backend)
 
-	e2e.By("killing kube-apiserver and starting it again")
+	e2e.By(ctx, "killing kube-apiserver and starting it again")
 	connsBefore := len(env.Proxy.Stats().Connections)
 	endRestart := env.TimePhase("server: kube-apiserver restart")
 	Expect(c.RestartAPIServer(ctx, 0, cluster.Hard)).To(Succeed())
@@ -178,7 +178,7 @@ func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 	// One informer's numbers in the per-informer table is enough; the
 	// storm's totals are in "S12 storm".
 	probes[0].Report(time.Since(ready))
-	e2e.Logf("S12: %s", n)
+	e2e.Logf(ctx, "S12: %s", n)
 
 	for _, p := range probes {
 		p.ExpectDeletesObserved(deleted...)
@@ -191,7 +191,7 @@ func RelistStorm(ctx context.Context, s e2e.Setup, size StormParams) {
 
 // createStormPods creates the storm's objects pods of about 2 KiB.
 func createStormPods(ctx context.Context, env *e2e.Env, objects int) {
-	e2e.By(fmt.Sprintf("creating %d pods of about 2 KiB", objects))
+	e2e.By(ctx, fmt.Sprintf("creating %d pods of about 2 KiB", objects))
 	// Random (base64) payloads: kube-apiserver gzips large LIST
 	// responses, and a repeated character would make them unrealistically
 	// small next to the watch events of a streaming list, which are not
@@ -216,7 +216,7 @@ func createStormPods(ctx context.Context, env *e2e.Env, objects int) {
 // transport: transport/cache.go tlsTransportCache.get), and waits for each
 // to sync.
 func startStormInformers(ctx context.Context, env *e2e.Env, n int) []*e2e.Observed {
-	e2e.By(fmt.Sprintf("starting %d informers, each with its own client and connection", n))
+	e2e.By(ctx, fmt.Sprintf("starting %d informers, each with its own client and connection", n))
 	probes := make([]*e2e.Observed, n)
 	for i := range probes {
 		probes[i] = env.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), env.User, probe.Options{Namespace: env.Namespace})
@@ -232,7 +232,7 @@ func startStormInformers(ctx context.Context, env *e2e.Env, n int) []*e2e.Observ
 // stormChangesAfterRestart deletes stormChanges of the storm's pods and
 // creates as many, returning the deleted ones.
 func stormChangesAfterRestart(ctx context.Context, env *e2e.Env) []probe.Object {
-	e2e.By(fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))
+	e2e.By(ctx, fmt.Sprintf("deleting %d pods and creating %d", stormChanges, stormChanges))
 	var deleted []probe.Object
 	for i := range stormChanges {
 		name := fmt.Sprintf("storm-%04d", i)
@@ -250,7 +250,7 @@ func stormChangesAfterRestart(ctx context.Context, env *e2e.Env) []probe.Object 
 // the server, within stormConvergeBound of the apiserver being ready, and
 // records the bound in the timeline.
 func stormConverges(ctx context.Context, env *e2e.Env, probes []*e2e.Observed, ready time.Time) {
-	e2e.By("waiting for every store to equal the server")
+	e2e.By(ctx, "waiting for every store to equal the server")
 	pending := map[int]bool{}
 	for i := range probes {
 		pending[i] = true

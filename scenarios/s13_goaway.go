@@ -105,24 +105,24 @@ const GoawayNoReinit = "resumed across every GOAWAY without re-initialising"
 func GoawayRebalancing(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "goaway"})
 	Expect(env.Backend.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
-	e2e.Defer(env.Proxy.RoundRobin())
+	e2e.Defer(ctx, env.Proxy.RoundRobin())
 	writer, err := kubernetes.NewForConfig(env.ConfigThrough(cluster.Admin, 1))
 	Expect(err).NotTo(HaveOccurred())
 	observed := startGoawayInformers(ctx, env)
 
-	e2e.By("writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
+	e2e.By(ctx, "writing pods through apiserver 1 while each informer's client sends requests GOAWAYs land on")
 	w := StartPodWriter(ctx, writer.CoreV1().Pods(env.Namespace), env.Namespace)
-	e2e.Defer(func() { w.Stop() })
+	e2e.Defer(ctx, func() { w.Stop() })
 	stopLoad := startGoawayLoad(ctx, observed)
 	// Bounded: the load's requests are the clients under test.
 	stopLoadWithin := func() error {
 		var err error
-		if stuck := e2e.CallWithin("goaway-load", "the load's requests through the informers' clients, their context cancelled,", e2e.CancelTimeout, func() { err = stopLoad() }); stuck != nil {
+		if stuck := e2e.CallWithin(ctx, "goaway-load", "the load's requests through the informers' clients, their context cancelled,", e2e.CancelTimeout, func() { err = stopLoad() }); stuck != nil {
 			return stuck
 		}
 		return err
 	}
-	e2e.DeferCleanup(0, func(context.Context) error { return stopLoadWithin() })
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error { return stopLoadWithin() })
 	awaitGoawayMoves(ctx, observed)
 	Expect(stopLoadWithin()).To(Succeed(), "the load's requests")
 	deleted := w.Stop()
@@ -147,7 +147,7 @@ func startGoawayInformers(ctx context.Context, env *e2e.Env) []*e2e.Observed {
 	var observed []*e2e.Observed
 	for i := range goawayInformers {
 		o := env.StartProbe(ctx, fmt.Sprintf("pods-%d", i), cfg, probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
-		e2e.Defer(func() { o.Report(0) })
+		e2e.Defer(ctx, func() { o.Report(0) })
 		observed = append(observed, o)
 	}
 	return observed

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -205,12 +206,12 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
-	e2e.Defer(undo)
-	logs := &logCapture{}
+	e2e.Defer(ctx, undo)
+	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	var recovery time.Duration
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
 		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
 		pods.Report(recovery)
 		env.Note("S14 missing bookmark", n)
@@ -218,7 +219,7 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 	})
 
 	requireStreamingLists(ctx, pods)
-	e2e.By("waiting for the sync, bounded, while the bookmark is dropped")
+	e2e.By(ctx, "waiting for the sync, bounded, while the bookmark is dropped")
 	bounded, cancel := context.WithTimeout(ctx, missingBookmarkSyncBound)
 	defer cancel()
 	start := time.Now()
@@ -231,9 +232,9 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 	Eventually(dropped).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(50*time.Millisecond).Should(Equal(1), "the server's bookmark was dropped")
 
 	expectBookmarkWarning(ctx, pods, logs, &n)
-	expectOneOpenStreamingList(pods, &n)
+	expectOneOpenStreamingList(ctx, pods, &n)
 
-	e2e.By("creating pods while the informer waits: they reach the stream, not the store")
+	e2e.By(ctx, "creating pods while the informer waits: they reach the stream, not the store")
 	created := createPods(ctx, env, "waiting", s14Pods)
 	// ADDED events only: a long-running apiserver (the existing backend's)
 	// also sends the open stream a plain BOOKMARK about a second in.
@@ -241,7 +242,7 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 		Should(Equal(s14Pods), "the pods' ADDED events reached the client on the open stream")
 	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
 
-	e2e.By("letting the bookmark through and ending the open stream")
+	e2e.By(ctx, "letting the bookmark through and ending the open stream")
 	undo()
 	ended := time.Now()
 	Expect(streams.EndStreams(httpfault.StreamingLists)).To(Equal(1), "the injector ended the open streaming list")
@@ -256,7 +257,7 @@ func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
 // runs informers with a context (else it says why it could not).
 func expectBookmarkWarning(ctx context.Context, pods *e2e.Observed, logs *logCapture, n *s14Numbers) {
 	if logs.contextual.Load() {
-		e2e.By("waiting for client-go's warning at its 10 s tick")
+		e2e.By(ctx, "waiting for client-go's warning at its 10 s tick")
 		// Which warning is due depends on what the stream carried before
 		// the tick: nothing (an empty namespace on a fresh apiserver), or
 		// an event, e.g. a bookmark a long-running apiserver's watch cache
@@ -296,8 +297,8 @@ func expectBookmarkWarning(ctx context.Context, pods *e2e.Observed, logs *logCap
 // expectOneOpenStreamingList checks the informer's one request so far: a
 // streaming list for the newest state, accepted and still open, with a
 // timeoutSeconds the server would end only after minutes; no sync.
-func expectOneOpenStreamingList(pods *e2e.Observed, n *s14Numbers) {
-	e2e.By("checking the one request: a streaming list, open, waited on")
+func expectOneOpenStreamingList(ctx context.Context, pods *e2e.Observed, n *s14Numbers) {
+	e2e.By(ctx, "checking the one request: a streaming list, open, waited on")
 	rec := pods.Recorder.Snapshot()
 	Expect(rec.Requests).To(HaveLen(1), "%s: one request, the streaming list, no retry and no LIST while it is open", NoSyncWithoutBookmark)
 	sl := rec.Requests[0]
@@ -341,8 +342,8 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	created := createPods(ctx, env, "before", s14Pods)
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
-	e2e.Defer(undo)
-	logs := &logCapture{}
+	e2e.Defer(ctx, undo)
+	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	// The tweak runs after the reflector set its options (S3): every
 	// streaming list asks the server to end it after serverStreamTimeout.
 	short := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverStreamTimeout.Seconds())) }
@@ -353,14 +354,14 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
 	var n s14Numbers
 	var recovery time.Duration
-	e2e.Defer(func() {
+	e2e.Defer(ctx, func() {
 		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
 		pods.Report(recovery)
 		env.Note("S14 missing bookmark", n)
 	})
 
 	requireStreamingLists(ctx, pods)
-	e2e.By(fmt.Sprintf("waiting for the server to end %d streaming lists without their bookmark", serverEndsWanted))
+	e2e.By(ctx, fmt.Sprintf("waiting for the server to end %d streaming lists without their bookmark", serverEndsWanted))
 	awaitServerEnds(ctx, pods)
 	Expect(pods.Informer.HasSynced()).To(BeFalse(), NoSyncWithoutBookmark)
 	Consistently(func(g Gomega) { expectNothingReachedTheInformer(g, pods) }).WithContext(ctx).WithTimeout(stuckWindow).WithPolling(50 * time.Millisecond).Should(Succeed())
@@ -372,7 +373,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 		Expect(warned).To(BeFalse(), "no warning: each stream ended before the %s tick", bookmarkWarningTick)
 	}
 
-	e2e.By("letting the bookmark through")
+	e2e.By(ctx, "letting the bookmark through")
 	undo()
 	undone := time.Now()
 	// The stream open now may have had its bookmark dropped already: it
@@ -441,11 +442,11 @@ func FallsBackOnAVeryShortStream(ctx context.Context, s e2e.Setup) {
 	created := createPods(ctx, env, "before", s14Pods)
 	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := in.EndWatchesCleanly(httpfault.StreamingLists, 1)
-	e2e.Defer(restore)
-	logs := &logCapture{}
+	e2e.Defer(ctx, restore)
+	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
 		pods.Report(0)
 		env.Note("S14 missing bookmark", n)
 		return nil
@@ -512,7 +513,7 @@ func requireStreamingLists(ctx context.Context, pods *e2e.Observed) {
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20*time.Millisecond).Should(BeTrue(), "the informer's first request was answered")
 	Expect(first.Watch && first.SendInitialEvents).To(BeTrue(), "the informer's first request is a streaming list: %+v", first)
 	if first.Status != 200 {
-		e2e.Skip(fmt.Sprintf("the server answered the streaming list with %d %s: it does not serve streaming lists", first.Status, first.Err))
+		e2e.Skip(ctx, fmt.Sprintf("the server answered the streaming list with %d %s: it does not serve streaming lists", first.Status, first.Err))
 	}
 }
 
@@ -567,6 +568,8 @@ func noEventsFor(text string) time.Duration {
 type logCapture struct {
 	mu    sync.Mutex
 	lines []logLine
+	// log is the spec's log, where each line goes too (nil: nowhere).
+	log io.Writer
 	// contextual: the factory ran the informer through RunWithContext, so
 	// the reflector logs to this capture.
 	contextual atomic.Bool
@@ -590,7 +593,9 @@ func (c *logCapture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	c.lines = append(c.lines, logLine{time.Now(), string(p)})
 	c.mu.Unlock()
-	e2e.Logf("%s", strings.TrimSuffix(string(p), "\n")) // textlogger ends each line with one
+	if c.log != nil {
+		fmt.Fprintln(c.log, strings.TrimSuffix(string(p), "\n")) // textlogger ends each line with one
+	}
 	return len(p), nil
 }
 

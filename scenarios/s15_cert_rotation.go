@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/features"
-	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -309,9 +308,9 @@ func InlineCredentials(cfg *rest.Config) *rest.Config {
 }
 
 // useCARotationGate sets ClientsAllowCARotation for the clients built from
-// here on in the current spec (it is read when a transport is made).
-func useCARotationGate(on bool) {
-	clientfeaturestesting.SetFeatureDuringTest(e2e.TB(), caRotationGate, on)
+// here on in the spec of ctx (it is read when a transport is made).
+func useCARotationGate(ctx context.Context, on bool) {
+	e2e.UseClientGoGate(ctx, string(caRotationGate), on)
 }
 
 // adminAfterRotation is a writer built from the admin's rotated files, and
@@ -347,25 +346,25 @@ func lastRequest(o *e2e.Observed) probe.Request {
 // negative control: InlineCredentials).
 func ClientCARotation(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
+	rot := e2e.Require[certRotation](ctx, env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(env.Namespace)
 	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
 	pods := env.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, env.Pods)
 
-	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
+	e2e.By(ctx, "updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
 	Relabel(ctx, env.Subjects, "keep", "before")
 	Eventually(func() []string { return UpdatedKeys(pods) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
 		Should(ContainElement(created["keep"].Key), "the informer's watch delivered the update before the rotation")
 	before := lastRequest(pods)
 
-	e2e.By("rotating the client CA: apiserver killed, new CA, new client certificates at the same paths, apiserver started trusting only the new CA")
+	e2e.By(ctx, "rotating the client CA: apiserver killed, new CA, new client certificates at the same paths, apiserver started trusting only the new CA")
 	rotated, ready, server := rotateThenChangePods(ctx, env, rot, false)
 
-	e2e.By("waiting for the informer's first 2xx with the new certificate")
+	e2e.By(ctx, "waiting for the informer's first 2xx with the new certificate")
 	var out rotationOutcome
-	e2e.Defer(func() { env.Note("S15 rotation: "+pods.Name, out.numbers) })
+	e2e.Defer(ctx, func() { env.Note("S15 rotation: "+pods.Name, out.numbers) })
 	Eventually(ctx, func() bool {
 		out = outcomeOf(pods, "client CA", before, rotated, ready)
 		return out.ok
@@ -373,7 +372,7 @@ func ClientCARotation(ctx context.Context, s e2e.Setup) {
 		return fmt.Sprintf("the informer %s %s of the apiserver being ready (failures so far: %v, 401 answers: %d)", RotationRecovers, clientRotationBound, out.numbers.FailedRequests, out.unauth)
 	})
 	took := out.first.Start.Sub(ready)
-	e2e.Logf("S15 client CA: first 2xx %s after ready (%s), numbers %+v", took.Round(time.Millisecond), out.numbers.FirstSuccess, out.numbers)
+	e2e.Logf(ctx, "S15 client CA: first 2xx %s after ready (%s), numbers %+v", took.Round(time.Millisecond), out.numbers.FirstSuccess, out.numbers)
 	Expect(took).To(BeNumerically("<", clientRotationBound), "the informer %s %s of the apiserver being ready (first 2xx: %s)", RotationRecovers, clientRotationBound, out.numbers.FirstSuccess)
 
 	recovery := pods.EventuallyConverged(ctx, server)
@@ -408,22 +407,22 @@ func ClientCARotation(ctx context.Context, s e2e.Setup) {
 // an informer built with ClientsAllowCARotation and one without.
 func ServingCARotation(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	rot := e2e.Require[certRotation](env.Backend, "rotate its certificate authority")
+	rot := e2e.Require[certRotation](ctx, env.Backend, "rotate its certificate authority")
 	api := env.Writer.CoreV1().Pods(env.Namespace)
 	created := createRotationPods(ctx, api, env.Namespace)
 	cfg := fileConfig(rot)
 	r := startCAInformers(ctx, env, cfg)
 	r.watchesDelivered(ctx, created["keep"].Key)
 
-	e2e.By("rotating the serving and client CA: apiserver killed, new CA, new serving and client certificates, CA file rewritten, apiserver started")
+	e2e.By(ctx, "rotating the serving and client CA: apiserver killed, new CA, new serving and client certificates, CA file rewritten, apiserver started")
 	r.rotated, r.ready, r.server = rotateThenChangePods(ctx, env, rot, true)
 
 	r.awaitCAReload(ctx)
 	r.expectReloadingRecovered(ctx, created["delete-after"])
 	r.expectStaticStale(ctx)
 
-	e2e.By("building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
-	useCARotationGate(false)
+	e2e.By(ctx, "building a new informer without ClientsAllowCARotation from the same kubeconfig: it syncs and converges")
+	useCARotationGate(ctx, false)
 	fresh := env.StartProbe(ctx, "new-client", cfg, probe.Options{Namespace: env.Namespace})
 	fresh.EventuallyConverged(ctx, r.server)
 }
@@ -451,12 +450,12 @@ type servingRotation struct {
 // startCAInformers builds the informer with ClientsAllowCARotation off,
 // then the one with it on, from cfg, and waits for both to converge.
 func startCAInformers(ctx context.Context, env *e2e.Env, cfg *rest.Config) *servingRotation {
-	e2e.By("building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
+	e2e.By(ctx, "building an informer with ClientsAllowCARotation off, then one with it on, from the same kubeconfig")
 	r := &servingRotation{env: env}
-	useCARotationGate(false)
+	useCARotationGate(ctx, false)
 	r.static = env.StartProbe(ctx, "static-ca", cfg, probe.Options{Namespace: env.Namespace})
 	r.staticMade = time.Now() // its transport is older
-	useCARotationGate(true)
+	useCARotationGate(ctx, true)
 	r.reloadingFrom = time.Now() // its transport is newer
 	r.reloading = env.StartProbe(ctx, "reloading-ca", cfg, probe.Options{Namespace: env.Namespace})
 	r.reloadingMade = time.Now()
@@ -470,7 +469,7 @@ func startCAInformers(ctx context.Context, env *e2e.Env, cfg *rest.Config) *serv
 // watchesDelivered updates the pod keep (its key) and waits for both
 // informers' watches to deliver it, then keeps each one's open watch.
 func (r *servingRotation) watchesDelivered(ctx context.Context, keep string) {
-	e2e.By("updating a pod and waiting for both watches to deliver it, so neither is a very short one")
+	e2e.By(ctx, "updating a pod and waiting for both watches to deliver it, so neither is a very short one")
 	Relabel(ctx, r.env.Subjects, "keep", "before")
 	for _, o := range []*e2e.Observed{r.static, r.reloading} {
 		Eventually(func() []string { return UpdatedKeys(o) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
@@ -483,9 +482,9 @@ func (r *servingRotation) watchesDelivered(ctx context.Context, keep string) {
 // succeed again, no sooner than client-go's CA reload period after its
 // transport was made.
 func (r *servingRotation) awaitCAReload(ctx context.Context) {
-	e2e.By("waiting for the informer with ClientsAllowCARotation to reload the CA file")
+	e2e.By(ctx, "waiting for the informer with ClientsAllowCARotation to reload the CA file")
 	deadline := r.reloadingMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
 		r.env.Note("S15 rotation: "+r.reloading.Name, r.out.numbers)
 		return nil
 	})
@@ -499,7 +498,7 @@ func (r *servingRotation) awaitCAReload(ctx context.Context) {
 			r.reloading.Name, RotationRecovers, caRefreshDuration+reflectorMaxWait+caRotationSlack, r.out.numbers.FailedRequests)
 	})
 	endReload()
-	e2e.Logf("S15 serving CA: %s first 2xx %s after ready, %s after its transport was made (%s), numbers %+v", r.reloading.Name,
+	e2e.Logf(ctx, "S15 serving CA: %s first 2xx %s after ready, %s after its transport was made (%s), numbers %+v", r.reloading.Name,
 		r.out.first.Start.Sub(r.ready).Round(time.Millisecond), r.out.first.Start.Sub(r.reloadingMade).Round(time.Millisecond), r.out.numbers.FirstSuccess, r.out.numbers)
 	Expect(r.out.first.Start).To(BeTemporally(">=", r.reloadingFrom.Add(caRefreshDuration)),
 		"client-go v0.36 re-reads the CA file no sooner than caRefreshDuration (%s) after the transport was made (transport/ca_rotation.go); a newer client-go that reloads sooner should change this expectation", caRefreshDuration)
@@ -537,7 +536,7 @@ func (r *servingRotation) expectReloadingRecovered(ctx context.Context, deleteAf
 // still fails its handshakes past the reload period and keeps a stale
 // store, and reports the upstream limitation.
 func (r *servingRotation) expectStaticStale(ctx context.Context) {
-	e2e.By("checking the informer without ClientsAllowCARotation: past the reload period its handshakes still fail")
+	e2e.By(ctx, "checking the informer without ClientsAllowCARotation: past the reload period its handshakes still fail")
 	staticDeadline := r.staticMade.Add(caRefreshDuration + reflectorMaxWait + caRotationSlack)
 	Eventually(ctx, func() []probe.Request {
 		var late []probe.Request

@@ -97,7 +97,7 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	slow.apply(&opts)
 	env.Note("S16 consumer", slow.describe())
 
-	e2e.By("starting the informer; changes as soon as its initial list was answered")
+	e2e.By(ctx, "starting the informer; changes as soon as its initial list was answered")
 	obs, phaseA, gap := changeDuringInitialList(ctx, env, opts, initial)
 	syncedBefore := gap <= 0
 	if slow.IndexDelay > 0 {
@@ -108,7 +108,7 @@ func HandlerOrder(ctx context.Context, s e2e.Setup, opts probe.Options, slow Slo
 	for i := range names {
 		names[i] = fmt.Sprintf("burst-%02d", i)
 	}
-	e2e.By(fmt.Sprintf("a burst across %d objects: each created, then each relabelled, then each deleted", len(names)))
+	e2e.By(ctx, fmt.Sprintf("a burst across %d objects: each created, then each relabelled, then each deleted", len(names)))
 	start := time.Now()
 	burstOf(ctx, writer, names)
 	lastWrite := time.Now()

@@ -52,8 +52,8 @@ var S17View = Register(Scenario{
 		{
 			Text: "fails when the relist is applied item by item (AtomicFIFO=false, InOrderInformersBatchProcess=false)", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				e2e.UseClientGoGate("AtomicFIFO", false)
-				e2e.UseClientGoGate("InOrderInformersBatchProcess", false)
+				e2e.UseClientGoGate(ctx, "AtomicFIFO", false)
+				e2e.UseClientGoGate(ctx, "InOrderInformersBatchProcess", false)
 				RelistView(ctx, s, probe.Options{})
 			},
 			Fails: []string{ServerHadView}, Because: "the S17 assertion catches a relist applied item by item",
@@ -98,7 +98,7 @@ func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// watch cache would serve the resume from its event buffer, which
 	// compaction does not touch: see S5.)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
-	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	c := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	writer := env.Subjects
 	server := writer.Quorum()
 

@@ -66,7 +66,7 @@ var S18Slow = Register(Scenario{
 		{
 			Text: "fails when the queue stays locked while the consumer works (UnlockWhileProcessingFIFO=false)", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				e2e.UseClientGoGate("UnlockWhileProcessingFIFO", false)
+				e2e.UseClientGoGate(ctx, "UnlockWhileProcessingFIFO", false)
 				SlowConsumer(ctx, s, probe.Options{})
 			},
 			Fails: []string{KeepsReading}, Because: "the S18 assertion catches a watch left unread behind a locked queue",
@@ -105,7 +105,7 @@ func SlowConsumer(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	readBefore := addedRead(obs.Recorder.Snapshot())
 	heapBefore := heapInUse()
 
-	e2e.By(fmt.Sprintf("a burst of %d creates, faster than the consumer (%s)", S18Objects, s18Index.describe()))
+	e2e.By(ctx, fmt.Sprintf("a burst of %d creates, faster than the consumer (%s)", S18Objects, s18Index.describe()))
 	start := time.Now()
 	// Several writers at once, so that the burst outruns the consumer on a
 	// loaded machine too (one writer managed 24 creates/s at load 30 on

@@ -85,7 +85,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	// watch cache would serve the resume from its event buffer, which
 	// compaction does not touch: see S5.)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
-	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	c := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	writer := env.Subjects
 	server := writer.Quorum()
 	for i := range 5 {
@@ -95,7 +95,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	seen := &transformSeen{}
 	obs, store := startTransformedInformer(ctx, env, opts, seen)
 
-	e2e.By("watch events: two objects relabelled, one deleted")
+	e2e.By(ctx, "watch events: two objects relabelled, one deleted")
 	for _, name := range []string{"kept-0", "kept-1"} {
 		_, err := writer.SetLabels(ctx, name, map[string]string{"step": "watched"})
 		Expect(err).NotTo(HaveOccurred())
@@ -103,7 +103,7 @@ func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	Expect(writer.Delete(ctx, "kept-2")).To(Succeed())
 	obs.EventuallyConverged(ctx, server)
 
-	e2e.By(fmt.Sprintf("a resync of the handler (every %s)", S19Resync))
+	e2e.By(ctx, fmt.Sprintf("a resync of the handler (every %s)", S19Resync))
 	resyncs := seen.resyncs()
 	Eventually(seen.resyncs).WithTimeout(e2e.HandlerLagTimeout).Should(BeNumerically(">", resyncs), "the handler with a %s resync period was resynced", S19Resync)
 

@@ -175,7 +175,7 @@ type RestartInput struct {
 // with the fast-graceful-shutdown profile.
 func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
-	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
+	c := e2e.Require[apiServers](ctx, env.Backend, "stop and start one of several kube-apiservers")
 	// The objects of the resource the spec's stack watches: pods, or the
 	// custom resource on the CRD stacks.
 	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
@@ -189,10 +189,10 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	pods := env.StartProbe(ctx, api.Name(), env.ConfigThrough(cluster.TestUser, 0), probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, server)
 
-	e2e.By("updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
+	e2e.By(ctx, "updating a pod and waiting for the informer's watch to deliver it, so the watch is not a very short one")
 	watchBeforeStop := openLongWatch(ctx, api, pods, created["keep"].Key)
 
-	e2e.By("stopping kube-apiserver 0 (" + string(in.Stop) + ") and writing through apiserver 1 meanwhile")
+	e2e.By(ctx, "stopping kube-apiserver 0 ("+string(in.Stop)+") and writing through apiserver 1 meanwhile")
 	stopped := time.Now()
 	endStop := env.TimePhase("server: kube-apiserver stop (" + string(in.Stop) + ")")
 	Expect(c.StopAPIServer(ctx, 0, in.Stop)).To(Succeed())
@@ -200,7 +200,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	gone := time.Now() // the old process has exited: a 2xx from here on is the new one's
 	changeThree(ctx, api, "down")
 
-	e2e.By("starting kube-apiserver 0 again on the same address and certificates, then writing more")
+	e2e.By(ctx, "starting kube-apiserver 0 again on the same address and certificates, then writing more")
 	endStart := env.TimePhase("server: kube-apiserver start")
 	Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	endStart()
@@ -211,7 +211,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	pods.ExpectDeletesObserved(created["delete-down"], created["delete-up"])
 	n := pods.Report(recovery)
 	rec := pods.Recorder.Snapshot()
-	e2e.Logf("S1 %s: outage %s, numbers: %s", in.Stop, ready.Sub(stopped).Round(time.Millisecond), n)
+	e2e.Logf(ctx, "S1 %s: outage %s, numbers: %s", in.Stop, ready.Sub(stopped).Round(time.Millisecond), n)
 
 	after := RequestsAfter(rec, watchBeforeStop.ID)
 	Expect(after).NotTo(BeEmpty(), "requests after the stop")
@@ -221,7 +221,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 
 	firstOK, ok := firstSuccessAfter(after, gone)
 	Expect(ok).To(BeTrue(), "a request of the informer succeeded after the restart")
-	e2e.Logf("S1 %s: first 2xx %s after ready", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond))
+	e2e.Logf(ctx, "S1 %s: first 2xx %s after ready", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond))
 	env.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, FirstSuccessBound, firstOK.Start.Sub(ready) < FirstSuccessBound)
 	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", FirstSuccessBound),
 		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s", firstOK, FirstSuccessBound)

@@ -80,7 +80,7 @@ const DefaultRetries = -1
 // the GET and the LIST fail (the verdicts explain it).
 func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Options, retries int) {
 	readIdle, ping := ShortReadIdle, ShortPingTimeout
-	setHTTP2HealthCheck(&readIdle, &ping)
+	setHTTP2HealthCheck(ctx, &readIdle, &ping)
 	bound := RequestsRecoveryBound(readIdle, ping)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	server := env.Subjects.Quorum()
@@ -93,9 +93,9 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 		return r
 	}
 
-	e2e.By("silencing the connection (bytes dropped both ways, nothing closed); new connections get through")
+	e2e.By(ctx, "silencing the connection (bytes dropped both ways, nothing closed); new connections get through")
 	start := time.Now()
-	e2e.Defer(env.Proxy.BlackholeCurrent())
+	e2e.Defer(ctx, env.Proxy.BlackholeCurrent())
 	reqCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	calls := &s20Calls{start: start, ctx: reqCtx}
@@ -107,7 +107,7 @@ func RequestsOnLostConnection(ctx context.Context, s e2e.Setup, opts probe.Optio
 		return request(rc.Get().Namespace(env.Namespace).Resource("configmaps")).Do(reqCtx).Error()
 	})
 	// Bounded by reqCtx: each request returns by the bound at the latest.
-	e2e.Logf("waiting for the requests (bound %s)", bound)
+	e2e.Logf(ctx, "waiting for the requests (bound %s)", bound)
 	calls.wg.Wait()
 
 	recovery := obs.EventuallyConverged(ctx, server)
@@ -141,7 +141,7 @@ func startSharingInformer(ctx context.Context, env *e2e.Env, opts probe.Options)
 	Expect(rc.Get().Namespace(env.Namespace).Resource(writer.Name()).Name("wanted").Do(ctx).Error()).To(Succeed())
 	rs := obs.Recorder.Snapshot().Requests
 	if warm := rs[len(rs)-1]; warm.Conn != watch.Conn {
-		e2e.Skip(fmt.Sprintf("the informers (%s) and their clientset are on different connections (%s, %s): S20 needs a clientset that shares the informers' connection", obs.Stack, watch.Conn, warm.Conn))
+		e2e.Skip(ctx, fmt.Sprintf("the informers (%s) and their clientset are on different connections (%s, %s): S20 needs a clientset that shares the informers' connection", obs.Stack, watch.Conn, warm.Conn))
 	}
 	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the informer and its clientset share one connection")
 	return obs

@@ -86,7 +86,7 @@ func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.O
 	faults := &httpfault.Injector{Faults: env.Faults}
 	cfg := streams.Instrument(faults.Instrument(env.User))
 
-	e2e.By(fmt.Sprintf("the first streaming list is cut after %d of its %d objects", S21CutAfter, S21Objects))
+	e2e.By(ctx, fmt.Sprintf("the first streaming list is cut after %d of its %d objects", S21CutAfter, S21Objects))
 	restoreCut, cut := streams.CutInitialEvents(httpfault.StreamingLists, S21CutAfter, 1)
 	opts.Namespace = env.Namespace
 	obs := env.StartProbe(ctx, writer.Name(), cfg, opts)
@@ -99,7 +99,7 @@ func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.O
 	synced := map[string]bool{"": true, "0": true}
 	checked := expectResumeFromSynced(obs, synced, 0)
 
-	e2e.By("after the sync: five objects created, the watch ended, its resume answered 410; the relist is cut too")
+	e2e.By(ctx, "after the sync: five objects created, the watch ended, its resume answered 410; the relist is cut too")
 	for i := range 5 {
 		_, err := writer.Create(ctx, fmt.Sprintf("later-%d", i))
 		Expect(err).NotTo(HaveOccurred())

@@ -130,7 +130,7 @@ func ResyncWithWritesHandlers(ctx context.Context, s e2e.Setup, opts probe.Optio
 	}
 	obs, extra := startResyncedInformer(ctx, env, opts, handlers)
 
-	e2e.By(fmt.Sprintf("relabelling %d objects at least %d times each while the informer resyncs every %s, until %d resync calls came among the writes", S22Objects, S22Rounds, S22Resync, S22ResyncsDuring))
+	e2e.By(ctx, fmt.Sprintf("relabelling %d objects at least %d times each while the informer resyncs every %s, until %d resync calls came among the writes", S22Objects, S22Rounds, S22Resync, S22ResyncsDuring))
 	written := map[string][]string{}
 	start := time.Now()
 	rounds := 0

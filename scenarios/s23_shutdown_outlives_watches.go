@@ -152,11 +152,11 @@ type ShutdownInput struct {
 // ShutdownOutlivesWatches runs S23.
 func ShutdownOutlivesWatches(ctx context.Context, s e2e.Setup, in ShutdownInput) {
 	env, ctx := e2e.StartEnv(ctx, s, shutdownSpec(in.End))
-	c := e2e.Require[apiServers](env.Backend, "stop one of several kube-apiservers behind one address")
+	c := e2e.Require[apiServers](ctx, env.Backend, "stop one of several kube-apiservers behind one address")
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 	restorePin, err := env.Proxy.Pin(0)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.Defer(restorePin)
+	e2e.Defer(ctx, restorePin)
 
 	r := &shutdownRun{env: env, api: env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))}
 	r.server = r.api.Quorum()
@@ -214,7 +214,7 @@ func createShutdownObjects(ctx context.Context, api *e2e.Subjects) map[string]pr
 // openWatchWithAnEvent updates an object, waits for the informer's watch
 // to deliver it and keeps that watch as r.watch.
 func (r *shutdownRun) openWatchWithAnEvent(ctx context.Context) {
-	e2e.By("updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
+	e2e.By(ctx, "updating an object and waiting for the watch to deliver it, so the watch is not a very short one")
 	Relabel(ctx, r.api, "keep", "before")
 	Eventually(func() []string { return UpdatedKeys(r.obs) }).WithTimeout(PreStopEventTimeout).WithPolling(20*time.Millisecond).
 		Should(ContainElement(r.created["keep"].Key), "the informer's watch delivered the update before the shutdown")
@@ -237,7 +237,7 @@ type drain struct {
 // startDrain pins new connections to apiserver 1 and sends kube-apiserver
 // 0 SIGTERM; its caller defers the drain's kill.
 func (r *shutdownRun) startDrain(ctx context.Context, c apiServers) drain {
-	e2e.By("SIGTERM to kube-apiserver 0 (new connections go to apiserver 1 from now on)")
+	e2e.By(ctx, "SIGTERM to kube-apiserver 0 (new connections go to apiserver 1 from now on)")
 	_, err := r.env.Proxy.Pin(1)
 	Expect(err).NotTo(HaveOccurred())
 	r.sigterm = time.Now()
@@ -266,7 +266,7 @@ func awaitStoppedListening(ctx context.Context, addr string) time.Time {
 // writeWhileDraining changes objects through apiserver 1 while apiserver 0
 // drains, and checks the watch open before the SIGTERM carried them.
 func (r *shutdownRun) writeWhileDraining(ctx context.Context) {
-	e2e.By("writing through apiserver 1 while apiserver 0 drains: the open watch must still carry the changes")
+	e2e.By(ctx, "writing through apiserver 1 while apiserver 0 drains: the open watch must still carry the changes")
 	_, err := r.api.Create(ctx, "create-drain")
 	Expect(err).NotTo(HaveOccurred())
 	Relabel(ctx, r.api, "update-drain", "drain")
@@ -285,7 +285,7 @@ func (r *shutdownRun) writeWhileDraining(ctx context.Context) {
 // for its shutdown timeout), waits for it to exit, then changes objects
 // through apiserver 1 again.
 func (r *shutdownRun) endDrainThenWrite(ctx context.Context, end ShutdownEnd, d drain) {
-	e2e.By("ending apiserver 0's drain by " + string(end) + ", then writing more")
+	e2e.By(ctx, "ending apiserver 0's drain by "+string(end)+", then writing more")
 	if end == ShutdownKilled {
 		d.kill()
 	}

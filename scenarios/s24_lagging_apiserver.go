@@ -88,11 +88,11 @@ const (
 // and watches (negative controls break them).
 func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListOptions)) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, EtcdLinks: true})
-	c := e2e.Require[apiServers](env.Backend, "reach one of several kube-apiservers behind one address")
-	links := e2e.Require[cluster.EtcdLinks](env.Backend, "a fault point between each kube-apiserver and etcd")
+	c := e2e.Require[apiServers](ctx, env.Backend, "reach one of several kube-apiservers behind one address")
+	links := e2e.Require[cluster.EtcdLinks](ctx, env.Backend, "a fault point between each kube-apiserver and etcd")
 	restorePin, err := env.Proxy.Pin(0)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.Defer(restorePin)
+	e2e.Defer(ctx, restorePin)
 	Expect(c.APIServerAddrs()).To(HaveLen(2), "two kube-apiservers")
 
 	api := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 0))
@@ -105,10 +105,10 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	obs := env.StartProbe(ctx, api.Name(), in.Instrument(env.User), probe.Options{Namespace: env.Namespace, TweakListOptions: tweak})
 	obs.EventuallyConverged(ctx, server)
 
-	e2e.By("stalling apiserver 1's etcd link, then deleting, creating and changing objects through apiserver 0")
+	e2e.By(ctx, "stalling apiserver 1's etcd link, then deleting, creating and changing objects through apiserver 0")
 	unstall, held, had := lagAPIServer1(ctx, env, links, api, obs)
 
-	e2e.By("moving the informer to apiserver 1 and answering its resumed watch with 410, so it relists through the lagging apiserver")
+	e2e.By(ctx, "moving the informer to apiserver 1 and answering its resumed watch with 410, so it relists through the lagging apiserver")
 	_, err = env.Proxy.Pin(1)
 	Expect(err).NotTo(HaveOccurred())
 	_, gone := in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version (S24)")
@@ -118,7 +118,7 @@ func LaggingAPIServer(ctx context.Context, s e2e.Setup, tweak func(*metav1.ListO
 	Consistently(func() string { return regression(obs, had) }).WithContext(ctx).WithTimeout(lagHold).WithPolling(20*time.Millisecond).
 		Should(BeEmpty(), NeverBackInTime+" while it relisted through the lagging apiserver")
 	Expect(gone()).To(Equal(1), "the informer's resumed watch was answered 410")
-	e2e.By("ending the stall")
+	e2e.By(ctx, "ending the stall")
 	unstall()
 	endHold()
 	unstalled := time.Now()
@@ -152,7 +152,7 @@ func lagAPIServer1(ctx context.Context, env *e2e.Env, links cluster.EtcdLinks, a
 	Expect(err).NotTo(HaveOccurred())
 	link.Faults = env.Faults // the link is the spec's cluster's: its stall is the spec's fault
 	unstall, held = link.StallAfter(0)
-	e2e.Defer(unstall)
+	e2e.Defer(ctx, unstall)
 	Expect(api.Delete(ctx, "gone")).To(Succeed())
 	_, err = api.Create(ctx, "new")
 	Expect(err).NotTo(HaveOccurred())

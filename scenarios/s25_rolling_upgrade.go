@@ -105,11 +105,11 @@ type UpgradeInput struct {
 // RollingUpgrade runs S25 (above).
 func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: "fast-graceful-shutdown"})
-	u := e2e.Require[cluster.APIServerUpgrader](env.Backend, "run a kube-apiserver at another version in place")
-	from, to := upgradeVersions(env)
+	u := e2e.Require[cluster.APIServerUpgrader](ctx, env.Backend, "run a kube-apiserver at another version in place")
+	from, to := upgradeVersions(ctx, env)
 	// Whatever happens, the cluster ends as it started: every apiserver on
 	// its own version again.
-	e2e.DeferCleanup(0, func(ctx context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(ctx context.Context) error {
 		for i := range u.NumAPIServers() {
 			if u.APIServerVersion(i) != to {
 				if err := u.SwitchAPIServer(ctx, i, to, cluster.Hard); err != nil {
@@ -119,7 +119,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 		}
 		return nil
 	})
-	e2e.By(fmt.Sprintf("running both kube-apiservers at %s, the version to upgrade from", from))
+	e2e.By(ctx, fmt.Sprintf("running both kube-apiservers at %s, the version to upgrade from", from))
 	for i := range u.NumAPIServers() {
 		switchAPIServer(ctx, env, u, i, from)
 	}
@@ -137,7 +137,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	pods.EventuallyConverged(ctx, server)
 
 	w := startChurn(ctx, writers, env.Namespace)
-	e2e.Defer(func() { w.stop() })
+	e2e.Defer(ctx, func() { w.stop() })
 	w.waitFor(upgradeWritesPerStep)
 	var steps []upgradeStep
 	for _, i := range []int{0, 1} {
@@ -162,15 +162,15 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 // upgradeVersions are the kube-apiserver versions S25 upgrades from and
 // to: the cluster's own (whatever an earlier spec left running) and the
 // release before it, built; the spec skips, saying why, without one.
-func upgradeVersions(env *e2e.Env) (from, to string) {
-	to = e2e.Require[cluster.ServerVersioner](env.Backend, "say its kube-apiserver version").ServerVersion()
+func upgradeVersions(ctx context.Context, env *e2e.Env) (from, to string) {
+	to = e2e.Require[cluster.ServerVersioner](ctx, env.Backend, "say its kube-apiserver version").ServerVersion()
 	rc, _ := e2e.Config() // the spec's cluster started: the configuration is good
 	from, err := binaries.PreviousRelease(to, rc.Env.Get(binaries.EnvUpgradeFrom))
 	if err != nil {
-		ginkgo.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
+		env.Skip(fmt.Sprintf("S25 needs a kube-apiserver to upgrade from: %v", err))
 	}
 	if _, _, err := binaries.Built(from, binaries.OptionsIn(rc.Env)); err != nil {
-		ginkgo.Skip(fmt.Sprintf("S25 upgrades from kube-apiserver %s to %s: %v", from, to, err))
+		env.Skip(fmt.Sprintf("S25 upgrades from kube-apiserver %s to %s: %v", from, to, err))
 	}
 	return from, to
 }
@@ -180,7 +180,7 @@ func upgradeVersions(env *e2e.Env) (from, to string) {
 // writes; it returns the step's times.
 func upgradeOne(ctx context.Context, env *e2e.Env, u cluster.APIServerUpgrader, w *churn, i int, to string) upgradeStep {
 	other := 1 - i
-	e2e.By(fmt.Sprintf("upgrading apiserver %d to %s: new connections and the writes go to apiserver %d (%s)", i, to, other, u.APIServerVersion(other)))
+	e2e.By(ctx, fmt.Sprintf("upgrading apiserver %d to %s: new connections and the writes go to apiserver %d (%s)", i, to, other, u.APIServerVersion(other)))
 	_, err := env.Proxy.Pin(other)
 	Expect(err).NotTo(HaveOccurred())
 	w.through(other)

@@ -133,7 +133,7 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	get, answered := waitingGet(ctx, env, s.Client, w)
 
-	e2e.By(fmt.Sprintf("a GET waiting on the %s; its context ends (%s) after %s", w, e, S26ContextEnds))
+	e2e.By(ctx, fmt.Sprintf("a GET waiting on the %s; its context ends (%s) after %s", w, e, S26ContextEnds))
 	var (
 		callCtx context.Context
 		cancel  context.CancelFunc
@@ -191,12 +191,12 @@ func waitingGet(ctx context.Context, env *e2e.Env, client func(*rest.Config) *re
 		restore, n := in.FailRequestsRetryAfter(func(r *http.Request) bool {
 			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps/"+target)
 		}, -1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S26: too many requests", S26RetryAfter)
-		e2e.Defer(restore)
+		e2e.Defer(ctx, restore)
 		answered = n
 	case WaitRateLimiter:
 		cfg.QPS, cfg.Burst, cfg.RateLimiter = S26QPS, 1, nil
 	default:
-		e2e.Fail(fmt.Sprintf("S26: no such wait %q", w))
+		e2e.Fail(ctx, fmt.Sprintf("S26: no such wait %q", w))
 	}
 	if client != nil {
 		cfg = client(cfg)

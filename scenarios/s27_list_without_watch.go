@@ -125,7 +125,7 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	obs.EventuallyConverged(ctx, server)
 	synced, refusedBefore := time.Now(), wire()
 
-	e2e.By(fmt.Sprintf("watching what the informer does for %s with its watches refused", S27Window))
+	e2e.By(ctx, fmt.Sprintf("watching what the informer does for %s with its watches refused", S27Window))
 	refusals := func() int { return wire() - refusedBefore }
 	if obs.RecordsWatchErrors {
 		Eventually(func() []probe.WatchError { return obs.Recorder.Snapshot().WatchErrors }).
@@ -154,7 +154,7 @@ func ListWithoutWatch(ctx context.Context, s e2e.Setup, opts probe.Options) {
 // admin config impersonating the user once the grant took effect.
 func listOnlyUser(ctx context.Context, env *e2e.Env) *rest.Config {
 	admin, ns := env.Writer, env.Namespace
-	e2e.DeferCleanup(0, func(ctx context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(ctx context.Context) error {
 		return errors.Join(
 			ignoreNotFound(admin.RbacV1().RoleBindings(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),
 			ignoreNotFound(admin.RbacV1().Roles(ns).Delete(ctx, s27Role, metav1.DeleteOptions{})),

@@ -170,8 +170,8 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(got.drain(ctx, func() bool { return got.added["watched-0"] > 0 }, e2e.EventTimeout)).To(BeTrue(), "the RetryWatcher delivered a creation before the fault")
 
-	e2e.By("the fault on the RetryWatcher's watch: " + string(fault))
-	defer injectS29(r.in, fault, isWatch)()
+	e2e.By(ctx, "the fault on the RetryWatcher's watch: "+string(fault))
+	defer injectS29(ctx, r.in, fault, isWatch)()
 	// The open watch ends cleanly, as a server ends it; the injector
 	// answers the RetryWatcher's next watch.
 	start := time.Now()
@@ -188,9 +188,9 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 
 	// Stop, twice (a caller's deferred Stop after its own): running or
 	// already stopped, it returns, and Done and ResultChan close.
-	e2e.By("Stop called twice")
+	e2e.By(ctx, "Stop called twice")
 	stopStart := time.Now()
-	err = e2e.CallWithin("s29-stop", "the RetryWatcher's Stop, twice, then Done and ResultChan", S29Bound, func() {
+	err = e2e.CallWithin(ctx, "s29-stop", "the RetryWatcher's Stop, twice, then Done and ResultChan", S29Bound, func() {
 		rw.Stop()
 		rw.Stop()
 		<-rw.Done()
@@ -221,7 +221,7 @@ func startRetryWatcher(ctx context.Context, r *s29Run) (*watchtools.RetryWatcher
 	//lint:ignore SA1019 the one constructor every client-go from v0.31 has (NewRetryWatcherWithContext came in v0.33)
 	rw, err := watchtools.NewRetryWatcher(list.ResourceVersion, lw)
 	Expect(err).NotTo(HaveOccurred())
-	e2e.Defer(rw.Stop)
+	e2e.Defer(ctx, rw.Stop)
 	got := &s29Received{added: map[string]int{}, events: make(chan watch.Event, 100), resultClosed: make(chan struct{})}
 	go func() {
 		defer close(got.resultClosed)
@@ -411,8 +411,8 @@ func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(u.waitFor(func() bool { return u.count("watched-0", watch.Added) > 0 }, e2e.EventTimeout)).To(BeTrue(), "UntilWithSync's condition saw a creation before the fault")
 
-	e2e.By("the fault on UntilWithSync's watch: " + string(fault))
-	defer injectS29(run.in, fault, isWatch)()
+	e2e.By(ctx, "the fault on UntilWithSync's watch: "+string(fault))
+	defer injectS29(ctx, run.in, fault, isWatch)()
 	start := time.Now()
 	Expect(run.streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
 	for i := range 3 {
@@ -493,7 +493,7 @@ func startUntilWithSync(ctx context.Context, run *s29Run) *s29Until {
 		return u.count("after-0", watch.Added) > 0 && u.count("after-1", watch.Added) > 0 && u.count("after-2", watch.Added) > 0, nil
 	}
 	uctx, cancel := context.WithTimeout(ctx, 4*S29Bound)
-	e2e.Defer(cancel)
+	e2e.Defer(ctx, cancel)
 	go func() {
 		ev, err := watchtools.UntilWithSync(uctx, lw, &corev1.Pod{}, precondition, condition)
 		u.returned <- s29Return{ev, err, time.Now()}
@@ -584,7 +584,7 @@ func startS29(ctx context.Context, s e2e.Setup, held httpfault.Match) (*s29Run, 
 	}
 	r := &s29Run{env: env, in: &httpfault.Injector{Faults: env.Faults}, streams: &httpfault.StreamInjector{Faults: env.Faults}}
 	restorePass := r.streams.Pass(held)
-	e2e.Defer(restorePass)
+	e2e.Defer(ctx, restorePass)
 	cfg := r.streams.Instrument(r.in.Instrument(rest.CopyConfig(env.User)))
 	if s.Client != nil {
 		cfg = s.Client(cfg)
@@ -604,7 +604,7 @@ type s29Run struct {
 
 // injectS29 arms fault on the next watches matching isWatch (a clean end
 // needs nothing: the open watch's end is the fault) and returns its undo.
-func injectS29(in *httpfault.Injector, fault S29Fault, isWatch httpfault.Match) (restore func()) {
+func injectS29(ctx context.Context, in *httpfault.Injector, fault S29Fault, isWatch httpfault.Match) (restore func()) {
 	switch fault {
 	case WatchEndedCleanly:
 		return func() {}
@@ -613,7 +613,7 @@ func injectS29(in *httpfault.Injector, fault S29Fault, isWatch httpfault.Match) 
 	case WatchRefused:
 		restore, _ = in.FailRequests(isWatch, -1, http.StatusForbidden, metav1.StatusReasonForbidden, "S29: pods is forbidden")
 	default:
-		e2e.Fail(fmt.Sprintf("S29: no such fault %q", fault))
+		e2e.Fail(ctx, fmt.Sprintf("S29: no such fault %q", fault))
 	}
 	return restore
 }

@@ -41,7 +41,7 @@ var S2Blackhole = Register(Scenario{
 			Feature: "client-go's default health check (30 s read-idle + 15 s ping)",
 			Run: func(ctx context.Context, s e2e.Setup, in Input) {
 				if in.ReadIdle != nil {
-					e2e.Skip("the health check is the front end's own (Input.ReadIdle; e2e-framework: WithHTTP2HealthCheck), not client-go's default")
+					e2e.Skip(ctx, "the health check is the front end's own (Input.ReadIdle; e2e-framework: WithHTTP2HealthCheck), not client-go's default")
 				}
 				RecoversFromStaleConnection(ctx, s, StaleConnection{Bound: StaleRecoveryBound(DefaultReadIdle, DefaultPingTimeout)})
 			},
@@ -147,15 +147,15 @@ type StaleConnection struct {
 // setHTTP2HealthCheck sets (or, for nil, empties: client-go's default) the
 // health check's environment for the rest of the spec; transports built
 // from now on read it.
-func setHTTP2HealthCheck(readIdle, ping *time.Duration) {
+func setHTTP2HealthCheck(ctx context.Context, readIdle, ping *time.Duration) {
 	seconds := func(d *time.Duration) string {
 		if d == nil {
 			return ""
 		}
 		return strconv.Itoa(int(d.Seconds()))
 	}
-	e2e.Setenv("HTTP2_READ_IDLE_TIMEOUT_SECONDS", seconds(readIdle))
-	e2e.Setenv("HTTP2_PING_TIMEOUT_SECONDS", seconds(ping))
+	e2e.Setenv(ctx, "HTTP2_READ_IDLE_TIMEOUT_SECONDS", seconds(readIdle))
+	e2e.Setenv(ctx, "HTTP2_PING_TIMEOUT_SECONDS", seconds(ping))
 }
 
 // informerUnderTest is one informer of the shared factory with what it is
@@ -174,7 +174,7 @@ type informerUnderTest struct {
 // share one HTTP/2 connection, the proxy blackholes it, and every informer
 // must recover on a new one within sc.Bound, relisting once (transport).
 func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConnection) {
-	setHTTP2HealthCheck(sc.ReadIdle, sc.Ping)
+	setHTTP2HealthCheck(ctx, sc.ReadIdle, sc.Ping)
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	subjects := env.Subjects
 	gone, err := subjects.Create(ctx, "gone")
@@ -187,12 +187,12 @@ func RecoversFromStaleConnection(ctx context.Context, s e2e.Setup, sc StaleConne
 	before := r.pods.Recorder.Snapshot()
 	Expect(env.Proxy.Stats().Active()).To(HaveLen(1), "the three informers share one connection")
 
-	e2e.By("silencing the informers' connection (bytes dropped both ways, nothing closed); new connections get through")
+	e2e.By(ctx, "silencing the informers' connection (bytes dropped both ways, nothing closed); new connections get through")
 	start := time.Now()
 	restoreBlackhole := env.Proxy.BlackholeCurrent()
-	e2e.Defer(restoreBlackhole)
+	e2e.Defer(ctx, restoreBlackhole)
 
-	e2e.By("changing " + subjects.Name() + ", configmaps and secrets meanwhile")
+	e2e.By(ctx, "changing "+subjects.Name()+", configmaps and secrets meanwhile")
 	Expect(subjects.Delete(ctx, "gone")).To(Succeed())
 	_, err = subjects.Create(ctx, "born")
 	Expect(err).NotTo(HaveOccurred())
@@ -225,7 +225,7 @@ type staleRun struct {
 // watch, and registers their report entries.
 func startSharedInformers(ctx context.Context, env *e2e.Env) *staleRun {
 	subjects, writer := env.Subjects, env.Writer
-	e2e.By("starting " + subjects.Name() + ", configmaps and secrets informers of one factory")
+	e2e.By(ctx, "starting "+subjects.Name()+", configmaps and secrets informers of one factory")
 	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	r := &staleRun{env: env, pods: pods}
 	r.informers = []*informerUnderTest{
@@ -251,7 +251,7 @@ func startSharedInformers(ctx context.Context, env *e2e.Env) *staleRun {
 	}
 	// One report entry per informer: the probe's own would mix the three
 	// informers' requests (one clientset) and misclassify their causes.
-	e2e.DeferCleanup(0, func(context.Context) error {
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
 		rec := pods.Recorder.Snapshot()
 		for _, inf := range r.informers {
 			reportInformer(env, inf, rec, r.recovery)

@@ -237,11 +237,11 @@ func HandlersDuringResync(ctx context.Context, s e2e.Setup, opts probe.Options, 
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	r, obs := startS30(ctx, env, opts, c)
 
-	e2e.By(fmt.Sprintf("for %s: writes, resyncs every %s, and rounds adding two handlers and removing one, concurrently, each call bounded by %s", S30Churn, S30Resync, S30CallBound))
+	e2e.By(ctx, fmt.Sprintf("for %s: writes, resyncs every %s, and rounds adding two handlers and removing one, concurrently, each call bounded by %s", S30Churn, S30Resync, S30CallBound))
 	w := &s30Writer{subjects: env.Subjects, stable: r.stable}
 	start, churnEnd := r.churn(ctx, w)
 
-	e2e.By("the last writes: every object the writer created deleted, every object relabelled; then every remaining handler must have heard them")
+	e2e.By(ctx, "the last writes: every object the writer created deleted, every object relabelled; then every remaining handler must have heard them")
 	sentinel := w.finish(ctx)
 	Expect(w.err).NotTo(HaveOccurred(), "S30's last writes")
 	live := r.live()
@@ -516,7 +516,7 @@ func (r *s30Run) add(h *s30Handler) callResult {
 		returned time.Time
 	)
 	begun := time.Now()
-	stuck := e2e.CallWithin(fmt.Sprintf("s30-add-%d", h.n), what, S30CallBound, func() {
+	stuck := r.env.CallWithin(fmt.Sprintf("s30-add-%d", h.n), what, S30CallBound, func() {
 		reg, err = r.c.Add(r.inf, rh, h.kind.resync)
 		returned = time.Now()
 	})
@@ -539,7 +539,7 @@ func (r *s30Run) remove(h *s30Handler) callResult {
 		returned time.Time
 	)
 	begun := time.Now()
-	stuck := e2e.CallWithin(fmt.Sprintf("s30-remove-%d", h.n), what, S30CallBound, func() {
+	stuck := r.env.CallWithin(fmt.Sprintf("s30-remove-%d", h.n), what, S30CallBound, func() {
 		err = r.c.Remove(r.inf, h.reg)
 		returned = time.Now()
 	})
@@ -580,7 +580,7 @@ func (r *s30Run) expectSynced() {
 		}
 		var synced bool
 		what := fmt.Sprintf("HasSynced() of %s's registration", h.name)
-		if stuck := e2e.CallWithin(fmt.Sprintf("s30-synced-%d", h.n), what, S30CallBound, func() { synced = h.reg.HasSynced() }); stuck != nil {
+		if stuck := r.env.CallWithin(fmt.Sprintf("s30-synced-%d", h.n), what, S30CallBound, func() { synced = h.reg.HasSynced() }); stuck != nil {
 			// synced belongs to the call still running.
 			Expect(stuck).NotTo(HaveOccurred(), HandlerCallsReturn+" (%s)", S30CallBound)
 		}

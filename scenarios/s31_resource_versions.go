@@ -110,7 +110,7 @@ var S31ResourceVersions = Register(Scenario{
 			Client: RelistsAhead,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				if src := e2e.InformerSource(); src != "" {
-					e2e.Skip(fmt.Sprintf("under informer source %s the control's rewrite of every informer LIST after the first on its config already reaches the shared informer's initial sync (measured: the sync reported a version its list did not carry): it cannot single out the relist it targets", src))
+					e2e.Skip(ctx, fmt.Sprintf("under informer source %s the control's rewrite of every informer LIST after the first on its config already reaches the shared informer's initial sync (measured: the sync reported a version its list did not carry): it cannot single out the relist it targets", src))
 				}
 				ResourceVersionAPIs(ctx, s, nil)
 			},
@@ -137,7 +137,7 @@ var S31ResourceVersions = Register(Scenario{
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				// The API the broken reader reads reports nothing unless this
 				// gate is on (off by default up to client-go v0.34).
-				e2e.UseClientGoGate("InformerResourceVersion", true)
+				e2e.UseClientGoGate(ctx, "InformerResourceVersion", true)
 				ResourceVersionAPIs(ctx, s, StaleControllerReader)
 			},
 			Fails: []string{RVAPIsAgree}, Because: "the S31 agreement assertion catches an API that stopped following the informer",
@@ -232,7 +232,7 @@ var S31ResourceVersions = Register(Scenario{
 func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	if env.Stack() != probe.StackTyped {
-		e2e.Skip(fmt.Sprintf("S31 builds its controller and reflector on the typed pods client; stack %s", env.Stack()))
+		e2e.Skip(ctx, fmt.Sprintf("S31 builds its controller and reflector on the typed pods client; stack %s", env.Stack()))
 	}
 	if reader == nil {
 		reader = func(_ string, read func() string) func() string { return read }
@@ -243,14 +243,14 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	}
 	c := &s31{env: env}
 
-	e2e.By("three informers start: a shared informer, a controller, a reflector")
+	e2e.By(ctx, "three informers start: a shared informer, a controller, a reflector")
 	c.startInformers(ctx, s.Client, reader)
 	c.initialSync(ctx)
-	e2e.By("writes: two pods created, one of them updated")
+	e2e.By(ctx, "writes: two pods created, one of them updated")
 	c.writes(ctx)
-	e2e.By("a relist: each informer's open watch ends, its next one is answered with an ERROR event 410")
+	e2e.By(ctx, "a relist: each informer's open watch ends, its next one is answered with an ERROR event 410")
 	c.relist(ctx)
-	e2e.By("a BOOKMARK at the current resourceVersion injected into each informer's open watch")
+	e2e.By(ctx, "a BOOKMARK at the current resourceVersion injected into each informer's open watch")
 	c.bookmark(ctx)
 }
 
@@ -292,9 +292,9 @@ func (c *s31) startBare(client func(*rest.Config) *rest.Config) (cache.Controlle
 	ns := c.env.Namespace
 	stop := make(chan struct{})
 	var running sync.WaitGroup
-	e2e.DeferCleanup(0, func(context.Context) error {
+	c.env.DeferCleanup(0, func(context.Context) error {
 		close(stop)
-		return e2e.CallWithin("s31", "the controller's and the reflector's Run returning", e2e.ShutdownTimeout, running.Wait)
+		return c.env.CallWithin("s31", "the controller's and the reflector's Run returning", e2e.ShutdownTimeout, running.Wait)
 	})
 	podsOf := func(cfg *rest.Config) *cache.ListWatch {
 		if client != nil {
@@ -373,7 +373,7 @@ func (c *s31) relist(ctx context.Context) {
 	for _, inf := range c.informers {
 		c.waitForWatch(inf)
 		restore, _ := inf.faults.EndWatchesWithError(httpfault.Watches, 1, http.StatusGone, metav1.StatusReasonExpired, "S31: too old resource version")
-		e2e.Defer(restore)
+		e2e.Defer(ctx, restore)
 		Expect(inf.streams.EndStreams(httpfault.WatchStreams)).To(Equal(1), "the %s's open watch ended", inf.name)
 	}
 	c.settle(ctx, s31Stage{
@@ -478,7 +478,7 @@ func (c *s31) informer(name string) (*s31Informer, *rest.Config) {
 	inf := &s31Informer{name: name, tap: &rvTap{}, faults: &httpfault.Injector{Faults: c.env.Faults}, streams: &httpfault.StreamInjector{Faults: c.env.Faults}}
 	restorePass := inf.streams.Pass(httpfault.WatchStreams)
 	restoreObserve, _ := inf.streams.ObserveEvents(httpfault.WatchStreams, inf.tap.observe)
-	e2e.Defer(func() { restoreObserve(); restorePass() })
+	c.env.Defer(func() { restoreObserve(); restorePass() })
 	return inf, inf.streams.Instrument(inf.faults.Instrument(inf.tap.instrument(c.env.User)))
 }
 

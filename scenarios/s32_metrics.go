@@ -174,17 +174,17 @@ var S32Metrics = Register(Scenario{
 func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, breaks S32Breaks) {
 	hooks := probe.RegisterMetricsHooks()
 	if len(hooks.NotOurs) > 0 {
-		e2e.Skip(fmt.Sprintf("S32 observes client-go's process-global metrics hooks, and another registrant took %s first (sync.Once; controller-runtime's pkg/metrics registers at init): its calls cannot be recorded here", strings.Join(hooks.NotOurs, ", ")))
+		e2e.Skip(ctx, fmt.Sprintf("S32 observes client-go's process-global metrics hooks, and another registrant took %s first (sync.Once; controller-runtime's pkg/metrics registers at init): its calls cannot be recorded here", strings.Join(hooks.NotOurs, ", ")))
 	}
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	r := startS32(ctx, env, breaks)
 	r.startInformer(ctx, opts)
 
-	e2e.By("the worker drains the initial objects")
+	e2e.By(ctx, "the worker drains the initial objects")
 	r.startWorker(ctx)
 	Eventually(r.drained(S32Objects)).WithTimeout(e2e.HandlerLagTimeout).Should(Succeed(), "the worker drained the queue")
 
-	e2e.By("relabelling every object once: the worker holds the first item and requeues the second")
+	e2e.By(ctx, "relabelling every object once: the worker holds the first item and requeues the second")
 	g := r.holdOneItem(ctx)
 
 	// Every request has been answered: the rest client's calls settle with
@@ -243,7 +243,7 @@ func startS32(ctx context.Context, env *e2e.Env, breaks S32Breaks) *s32Run {
 		return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pods")
 	}
 	restoreThrottle, throttled := in.FailRequestsRetryAfter(firstRequest, 1, http.StatusTooManyRequests, metav1.StatusReasonTooManyRequests, "S32: throttled once", 0)
-	e2e.Defer(restoreThrottle)
+	e2e.Defer(ctx, restoreThrottle)
 	r.throttled = throttled
 	r.cfg, r.wire = s32Wire(in.Instrument(rest.CopyConfig(env.User)))
 	r.host = r.cfg.Host
@@ -256,13 +256,13 @@ func startS32(ctx context.Context, env *e2e.Env, breaks S32Breaks) *s32Run {
 
 	r.queueName = fmt.Sprintf("s32-%s-%d", env.Namespace, s32Queues.Add(1))
 	r.tap = probe.TapMetrics([]string{r.host}, []string{r.queueName}, breaks.Adapter)
-	e2e.Defer(r.tap.Close)
+	e2e.Defer(ctx, r.tap.Close)
 	qcfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: r.queueName}
 	if breaks.UnnamedQueue {
 		qcfg.Name = ""
 	}
 	r.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), qcfg)
-	e2e.Defer(r.queue.ShutDown)
+	e2e.Defer(ctx, r.queue.ShutDown)
 	return r
 }
 
@@ -310,7 +310,7 @@ func (r *s32Run) startWorker(ctx context.Context) {
 	r.worker = w
 	workerDone := make(chan struct{})
 	go func() { defer close(workerDone); w.run(ctx) }()
-	e2e.Defer(func() {
+	e2e.Defer(ctx, func() {
 		w.releaseHeld()
 		r.queue.ShutDown()
 		<-workerDone // Get returns once the queue shuts down
@@ -361,9 +361,9 @@ func (r *s32Run) holdOneItem(ctx context.Context) s32Gauges {
 	select {
 	case heldAt = <-r.worker.held:
 	case <-time.After(e2e.EventTimeout):
-		e2e.Fail(fmt.Sprintf("the worker got no item within %s of the writes", e2e.EventTimeout))
+		e2e.Fail(ctx, fmt.Sprintf("the worker got no item within %s of the writes", e2e.EventTimeout))
 	case <-ctx.Done():
-		e2e.Fail("the spec ended before the worker got an item")
+		e2e.Fail(ctx, "the spec ended before the worker got an item")
 	}
 	// The gauge is read at the tap: what a scrape would have sampled.
 	longest := func() float64 {

@@ -196,7 +196,7 @@ var S33ContentNegotiation = Register(Scenario{
 			Client: JSONContentConfig,
 			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
 				if src := e2e.InformerSource(); src != "" {
-					e2e.Skip(fmt.Sprintf("the typed stack's informer is built by informer source %s, whose encoding S33 records and does not judge: the control would test nothing", src))
+					e2e.Skip(ctx, fmt.Sprintf("the typed stack's informer is built by informer source %s, whose encoding S33 records and does not judge: the control would test nothing", src))
 				}
 				StackEncodings(ctx, s)
 			},
@@ -310,7 +310,7 @@ func StackEncodings(ctx context.Context, s e2e.Setup) {
 		if stack.CBOR() && !cbor {
 			continue
 		}
-		e2e.By("an informer of stack " + string(stack))
+		e2e.By(ctx, "an informer of stack "+string(stack))
 		obs := env.StartProbe(ctx, string(stack), env.User, probe.Options{Namespace: env.Namespace, Stack: stack})
 		obs.EventuallyConverged(ctx, subjects[stack.Resource()].Quorum())
 		rec := obs.Recorder.Snapshot()
@@ -467,7 +467,7 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 	obs := startTableInformer(env, c, errs, watchErrors)
 	exp := tableExpectationOf(c, env.Mode().Streaming)
 
-	e2e.By("the server's answer in the Table format, then the informer's report or sync")
+	e2e.By(ctx, "the server's answer in the Table format, then the informer's report or sync")
 	answered := awaitTableAnswer(ctx, obs, errs)
 	o := tableOutcomeOf(obs, errs)
 	o.record(env, c, obs.Name, exp, answered, errs)
@@ -486,7 +486,7 @@ func TableAnswers(ctx context.Context, s e2e.Setup, c TableClient, watchErrors W
 			obs.Name, c, S33ReportBound, exp.why, orNone(errs.texts(ns)), obs.Dir)
 	}
 
-	e2e.By("a plain GET asking for a Table")
+	e2e.By(ctx, "a plain GET asking for a Table")
 	rows, ct, columns := getTable(ctx, s, env.User, ns)
 	env.Observe(report.Value("a GET asking for a Table: Content-Type", probe.MediaNames(ct)))
 	env.Observe(report.Value("a GET asking for a Table: columns", strings.Join(columns, ", ")))
@@ -516,7 +516,7 @@ func startTableInformer(env *e2e.Env, c TableClient, errs *watchErrorLog, watchE
 	case TableDynamic:
 		return env.StartProbeUnsynced(name, AcceptTable(rest.CopyConfig(env.User)), probe.Options{Namespace: ns, Stack: probe.StackDynamic, Prepare: prepare})
 	}
-	e2e.Fail(fmt.Sprintf("S33: no such client %q", c))
+	env.Fail(fmt.Sprintf("S33: no such client %q", c))
 	return nil
 }
 

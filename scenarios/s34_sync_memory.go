@@ -299,7 +299,7 @@ var S34SyncMemory = Register(Scenario{
 //     more and, from v0.34.3, transforms its items only once decoded.
 func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, strip Stripper) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	e2e.By(fmt.Sprintf("%d ConfigMaps of %d KiB of data each", S34Objects, S34ObjectData>>10))
+	e2e.By(ctx, fmt.Sprintf("%d ConfigMaps of %d KiB of data each", S34Objects, S34ObjectData>>10))
 	start := time.Now()
 	Expect(fillConfigMaps(ctx, env.Writer, env.Namespace)).To(Succeed(), "create S34's ConfigMaps")
 	env.Note("S34 objects", fmt.Sprintf("%d ConfigMaps of %d KiB of data (%.0f MiB) created in %s", S34Objects, S34ObjectData>>10, inMiB(S34Objects*S34ObjectData), time.Since(start).Round(time.Millisecond)))
@@ -311,9 +311,9 @@ func InitialSyncMemory(ctx context.Context, s e2e.Setup, opts probe.Options, str
 	old := debug.SetGCPercent(S34GCPercent)
 	defer debug.SetGCPercent(old)
 
-	e2e.By("an informer with " + strip.Name + " syncs")
+	e2e.By(ctx, "an informer with "+strip.Name+" syncs")
 	stripped := measureSync(ctx, env, "configmaps-stripped", opts, &strip)
-	e2e.By("an informer without a transform syncs")
+	e2e.By(ctx, "an informer without a transform syncs")
 	whole := measureSync(ctx, env, "configmaps", opts, nil)
 
 	data := float64(S34Objects * S34ObjectData)

@@ -165,10 +165,10 @@ func ResumesAfterServerTimeouts(ctx context.Context, s e2e.Setup) {
 	timeout := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverWatchTimeout.Seconds())) }
 	pods := env.StartProbe(ctx, writer.Name(), env.User, probe.Options{Namespace: env.Namespace, TweakListOptions: timeout})
 	var recovery time.Duration
-	e2e.Defer(func() { pods.Report(recovery) })
+	e2e.Defer(ctx, func() { pods.Report(recovery) })
 
 	for i := 1; i <= serverTimeoutsWanted; i++ {
-		e2e.By(fmt.Sprintf("waiting for server-side timeout %d and the next watch, then changing the %s", i, writer.Name()))
+		e2e.By(ctx, fmt.Sprintf("waiting for server-side timeout %d and the next watch, then changing the %s", i, writer.Name()))
 		Eventually(func() int { return endedWatches(pods.Recorder.Snapshot()) }).WithContext(ctx).
 			WithTimeout(serverTimeoutWindow).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", i), "watches ended by the server")
 		_, err := writer.Create(ctx, fmt.Sprintf("between-%d", i))
@@ -312,18 +312,18 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	}
 	pods := env.StartProbe(ctx, "pods", cfg, opts)
 	var recovery time.Duration
-	e2e.Defer(func() { pods.Report(recovery) })
+	e2e.Defer(ctx, func() { pods.Report(recovery) })
 
-	e2e.By("waiting for a fresh watch")
+	e2e.By(ctx, "waiting for a fresh watch")
 	var stalled probe.Request
 	Eventually(func(g Gomega) {
 		stalled = e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
 		g.Expect(time.Since(stalled.Start)).To(BeNumerically("<", clientWatchDeadline/4), "the watch is fresh")
 	}).WithContext(ctx).WithTimeout(e2e.EventTimeout).WithPolling(20 * time.Millisecond).Should(Succeed())
 
-	e2e.By("stalling the stream after part of a large event, until the client's deadline ends the watch")
+	e2e.By(ctx, "stalling the stream after part of a large event, until the client's deadline ends the watch")
 	restore, held := env.Proxy.StallAfter(stallAfterBytes)
-	e2e.Defer(restore)
+	e2e.Defer(ctx, restore)
 	big := e2e.Pod(env.Namespace, "big")
 	big.Annotations = map[string]string{"informer-conformance/padding": incompressible(midFrameAnnotationBytes)}
 	_, err = writer.CoreV1().Pods(env.Namespace).Create(ctx, big, metav1.CreateOptions{})
@@ -339,7 +339,7 @@ func ResumesAfterDeadlineMidFrame(ctx context.Context, s e2e.Setup, in MidFrameI
 	Expect(frames.midFrame()).NotTo(BeEmpty(), "the watch body ended inside a frame (watch #%d: %s)", stalled.ID, stalled.Err)
 	env.Note("S3 mid-frame end", fmt.Sprintf("%s; held %d bytes", strings.Join(frames.midFrame(), "; "), held()))
 
-	e2e.By("letting the held bytes through")
+	e2e.By(ctx, "letting the held bytes through")
 	restore()
 	recovery = pods.EventuallyConverged(ctx, env.Pods)
 	pods.ExpectDeletesObserved(probe.Object{Key: env.Namespace + "/" + gone.Name, UID: string(gone.UID)})

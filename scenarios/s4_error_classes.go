@@ -122,9 +122,9 @@ func ExpectReinitialisations(ctx context.Context, s e2e.Setup, ec ErrorClass) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := ec.Inject(in)
-	e2e.Defer(restore)
+	e2e.Defer(ctx, restore)
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace})
-	e2e.Defer(func() { pods.Report(0) })
+	e2e.Defer(ctx, func() { pods.Report(0) })
 	Eventually(func(g Gomega) {
 		g.Expect(answered()).To(BeNumerically(">=", ec.Times), "injections answered")
 		e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
@@ -337,20 +337,20 @@ func (t Throttle) wantRequests(rv string) []string {
 }
 
 // arm injects the fault into in and returns the count of its 429 answers.
-func (t Throttle) arm(in *httpfault.Injector) (answered func() int) {
+func (t Throttle) arm(ctx context.Context, in *httpfault.Injector) (answered func() int) {
 	var restore func()
 	match := httpfault.Watches
 	if t.Relist {
 		match = httpfault.StreamingLists
 		restoreGone, _ := in.EndWatchesWithError(httpfault.Watches, 1, 410, metav1.StatusReasonExpired, "too old resource version: 1 (2)")
-		e2e.Defer(restoreGone)
+		e2e.Defer(ctx, restoreGone)
 	}
 	if t.Event {
 		restore, answered = in.EndWatchesWithError(match, t.Answers, 429, metav1.StatusReasonTooManyRequests, "slow down")
 	} else {
 		restore, answered = in.FailRequestsRetryAfter(match, t.Answers, 429, metav1.StatusReasonTooManyRequests, "slow down", t.RetryAfter)
 	}
-	e2e.Defer(restore)
+	e2e.Defer(ctx, restore)
 	return answered
 }
 
@@ -409,15 +409,15 @@ func ExpectThrottledRecovery(ctx context.Context, s e2e.Setup, t Throttle) {
 	})
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, FactoryOptions: []informers.SharedInformerOption{timeout}})
 	var recovery time.Duration
-	e2e.Defer(func() { pods.Report(recovery) })
+	e2e.Defer(ctx, func() { pods.Report(recovery) })
 
-	e2e.By(fmt.Sprintf("answering %d watches with 429 (Retry-After %d, ERROR event %v, relist %v)", t.Answers, t.RetryAfter, t.Event, t.Relist))
-	answered := t.arm(in)
+	e2e.By(ctx, fmt.Sprintf("answering %d watches with 429 (Retry-After %d, ERROR event %v, relist %v)", t.Answers, t.RetryAfter, t.Event, t.Relist))
+	answered := t.arm(ctx, in)
 	Eventually(answered).WithContext(ctx).WithTimeout(throttleTimeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 1), "the first 429 answered")
 	_, err := env.Writer.CoreV1().Pods(env.Namespace).Create(ctx, e2e.Pod(env.Namespace, "while-throttled"), metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 
-	e2e.By("waiting for a real watch opened after the last 429")
+	e2e.By(ctx, "waiting for a real watch opened after the last 429")
 	Eventually(func(g Gomega) {
 		last := e2e.ExpectWatchOpen(g, "the informer", pods.Recorder.Snapshot().Requests)
 		g.Expect(last.Start.After(in.LastAnswer())).To(BeTrue(), "the open watch started after the last injected answer")

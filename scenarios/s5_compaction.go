@@ -178,7 +178,7 @@ const resumableWatchAge = 1500 * time.Millisecond
 // touch an open watch.
 func CompactedWhileWatching(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	etcd := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	writer, subjects := env.Writer, env.Subjects
 	first, err := subjects.Create(ctx, "first")
 	Expect(err).NotTo(HaveOccurred())
@@ -191,7 +191,7 @@ func CompactedWhileWatching(ctx context.Context, s e2e.Setup) {
 	before := pods.Recorder.Snapshot()
 	oldRV := pods.Informer.LastSyncResourceVersion()
 
-	e2e.By("compacting etcd past the informer's resourceVersion and waiting until kube-apiserver's watch cache has noticed")
+	e2e.By(ctx, "compacting etcd past the informer's resourceVersion and waiting until kube-apiserver's watch cache has noticed")
 	// etcd serves reads at the compacted revision itself (only older ones
 	// are gone), and so does the watch cache (watchCache.Compact drops the
 	// snapshots below it): a compaction at exactly oldRV would never be
@@ -206,7 +206,7 @@ func CompactedWhileWatching(ctx context.Context, s e2e.Setup) {
 	EventuallyExpired(ctx, subjects, oldRV)
 	env.Note("watch cache noticed the compaction after", time.Since(start).Round(time.Millisecond).String())
 
-	e2e.By("changing " + subjects.Name() + " after the compaction")
+	e2e.By(ctx, "changing "+subjects.Name()+" after the compaction")
 	_, err = subjects.Create(ctx, "second")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(subjects.Delete(ctx, "first")).To(Succeed())
@@ -269,8 +269,8 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 		profile += "+no-watch-cache"
 	}
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{APIServers: 2, Profile: profile})
-	c := e2e.Require[apiServers](env.Backend, "stop and start one of several kube-apiservers")
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	c := e2e.Require[apiServers](ctx, env.Backend, "stop and start one of several kube-apiservers")
+	etcd := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	writer1 := env.SubjectsFor(env.ConfigThrough(cluster.Admin, 1))
 	server := writer1.Quorum()
 
@@ -283,7 +283,7 @@ func ResumeAfterDrain(ctx context.Context, s e2e.Setup, in DrainInput) DrainResu
 	reconnect, letIn := cutOffWhileDraining(ctx, env, c, refusals, pods)
 	deleted := changeThroughAPIServer1(ctx, writer1, created)
 	if in.Compact {
-		e2e.By("compacting etcd past the informer's resourceVersion")
+		e2e.By(ctx, "compacting etcd past the informer's resourceVersion")
 		_, err := etcd.CompactEtcd(ctx, 0)
 		Expect(err).NotTo(HaveOccurred())
 		if in.WatchCache {
@@ -346,11 +346,11 @@ func awaitResumableWatch(ctx context.Context, pods *e2e.Observed) {
 // cleanly and a re-watch was refused; it returns what lets the informer in
 // again (also registered as clean-ups).
 func cutOffWhileDraining(ctx context.Context, env *e2e.Env, c apiServers, refusals *httpfault.Injector, pods *e2e.Observed) (reconnect func() error, letIn func()) {
-	e2e.By("cutting the informer off: the proxy refuses new connections, apiserver 0 drains")
+	e2e.By(ctx, "cutting the informer off: the proxy refuses new connections, apiserver 0 drains")
 	reconnect = env.Proxy.RefuseNew()
-	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error { return reconnect() })
 	letIn, _ = refusals.RefuseRequests(httpfault.Every)
-	e2e.Defer(letIn)
+	e2e.Defer(ctx, letIn)
 	endStop := env.TimePhase("server: kube-apiserver stop (graceful)")
 	Expect(c.StopAPIServer(ctx, 0, cluster.Graceful)).To(Succeed())
 	endStop()
@@ -371,7 +371,7 @@ func cutOffWhileDraining(ctx context.Context, env *e2e.Env, c apiServers, refusa
 // changeThroughAPIServer1 deletes, updates and creates objects through apiserver
 // 1 and returns the deleted ones.
 func changeThroughAPIServer1(ctx context.Context, writer1 *e2e.Subjects, created map[string]string) []probe.Object {
-	e2e.By("deleting, updating and creating " + writer1.Name() + " through apiserver 1")
+	e2e.By(ctx, "deleting, updating and creating "+writer1.Name()+" through apiserver 1")
 	var deleted []probe.Object
 	for _, name := range []string{"deleted-1", "deleted-2"} {
 		Expect(writer1.Delete(ctx, name)).To(Succeed())
@@ -388,12 +388,12 @@ func changeThroughAPIServer1(ctx context.Context, writer1 *e2e.Subjects, created
 // apiserver 0 started again.
 func letBackIn(ctx context.Context, env *e2e.Env, c apiServers, failOver bool, reconnect func() error, letIn func()) {
 	if failOver {
-		e2e.By("letting the informer in to apiserver 1")
+		e2e.By(ctx, "letting the informer in to apiserver 1")
 		restorePin, err := env.Proxy.Pin(1)
 		Expect(err).NotTo(HaveOccurred())
-		e2e.Defer(restorePin)
+		e2e.Defer(ctx, restorePin)
 	} else {
-		e2e.By("starting apiserver 0 again and letting the informer in")
+		e2e.By(ctx, "starting apiserver 0 again and letting the informer in")
 		Expect(c.StartAPIServer(ctx, 0)).To(Succeed())
 	}
 	Expect(reconnect()).To(Succeed())
@@ -405,7 +405,7 @@ func letBackIn(ctx context.Context, env *e2e.Env, c apiServers, failOver bool, r
 func convergedAfterDrain(ctx context.Context, pods *e2e.Observed, server probe.Lister, deleted []probe.Object) DrainResult {
 	recovery := pods.EventuallyConverged(ctx, server)
 	n := pods.Report(recovery)
-	e2e.Logf("S5 numbers: %s\n  %s", n, strings.Join(n.ReinitDetails, "\n  "))
+	e2e.Logf(ctx, "S5 numbers: %s\n  %s", n, strings.Join(n.ReinitDetails, "\n  "))
 	rec := pods.Recorder.Snapshot()
 	tombstones := 0
 	for _, e := range rec.Events {
@@ -426,7 +426,7 @@ func DeleteThenCompact(ctx context.Context, s e2e.Setup, watchCache bool) {
 		spec.Profile = "no-watch-cache"
 	}
 	env, ctx := e2e.StartEnv(ctx, s, spec)
-	etcd := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	etcd := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	const n = 5
 	subjects := env.Subjects
 	var uids []string
@@ -438,7 +438,7 @@ func DeleteThenCompact(ctx context.Context, s e2e.Setup, watchCache bool) {
 	pods := env.StartProbe(ctx, subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 
-	e2e.By("deleting each of them and compacting etcd right after each delete")
+	e2e.By(ctx, "deleting each of them and compacting etcd right after each delete")
 	var deleted []probe.Object
 	start := time.Now()
 	for i := range n {
@@ -449,7 +449,7 @@ func DeleteThenCompact(ctx context.Context, s e2e.Setup, watchCache bool) {
 	}
 	pods.EventuallyConverged(ctx, subjects.Quorum())
 	num := pods.Report(time.Since(start))
-	e2e.Logf("S5 numbers: %s\n  %s", num, strings.Join(num.ReinitDetails, "\n  "))
+	e2e.Logf(ctx, "S5 numbers: %s\n  %s", num, strings.Join(num.ReinitDetails, "\n  "))
 	prevKVNil := 0
 	for _, r := range pods.Recorder.Snapshot().Requests {
 		if strings.Contains(r.ErrorMessage, "PrevKv=nil") {

@@ -152,7 +152,7 @@ func EtcdRestored(ctx context.Context, s e2e.Setup, in EtcdRestoreInput) {
 // injection; a negative control's broken client is s.Client).
 func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.RestoreOptions, wrap func(cache.ResourceEventHandler) cache.ResourceEventHandler, instrument func(*rest.Config) *rest.Config) restored {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	c := e2e.Require[restorableEtcd](env.Backend, "snapshot and restore etcd and read its revision")
+	c := e2e.Require[restorableEtcd](ctx, env.Backend, "snapshot and restore etcd and read its revision")
 	writer := env.Writer
 	podsAPI := writer.CoreV1().Pods(env.Namespace)
 	for _, name := range []string{"kept", "changed", "resurrected"} {
@@ -169,8 +169,8 @@ func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.Restor
 		NoHandlerCheck: wrap != nil})
 	pods.EventuallyConverged(ctx, env.Pods)
 
-	e2e.By("taking a snapshot, then creating, updating and deleting pods")
-	snapshot := filepath.Join(e2e.TB().TempDir(), "etcd.db")
+	e2e.By(ctx, "taking a snapshot, then creating, updating and deleting pods")
+	snapshot := filepath.Join(e2e.TB(ctx).TempDir(), "etcd.db")
 	snapRev, err := c.SnapshotEtcd(ctx, snapshot)
 	Expect(err).NotTo(HaveOccurred())
 	vanished, err := podsAPI.Create(ctx, e2e.Pod(env.Namespace, "vanished"), metav1.CreateOptions{})
@@ -188,9 +188,9 @@ func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.Restor
 	informerRV, err := strconv.ParseInt(pods.Informer.LastSyncResourceVersion(), 10, 64)
 	Expect(err).NotTo(HaveOccurred())
 
-	e2e.By(fmt.Sprintf("restoring etcd from the snapshot (revision %d) with %+v", snapRev, opts))
+	e2e.By(ctx, fmt.Sprintf("restoring etcd from the snapshot (revision %d) with %+v", snapRev, opts))
 	reconnect := env.Proxy.RefuseNew()
-	e2e.DeferCleanup(0, func(context.Context) error { return reconnect() })
+	e2e.DeferCleanup(ctx, 0, func(context.Context) error { return reconnect() })
 	endRestore := env.TimePhase("server: etcd restore")
 	Expect(c.RestoreEtcd(ctx, snapshot, opts)).To(Succeed())
 	endRestore()
@@ -201,7 +201,7 @@ func restoredUnderInformer(ctx context.Context, s e2e.Setup, opts cluster.Restor
 	} else {
 		Expect(rev).To(BeNumerically(">", informerRV), "after a bumped restore etcd's revision is above the informer's resourceVersion")
 	}
-	e2e.By("letting the informer in again")
+	e2e.By(ctx, "letting the informer in again")
 	Expect(reconnect()).To(Succeed())
 
 	return restored{env: env, etcd: c, pods: pods, informerRV: informerRV, serverRV: rev, vanished: vanished}
@@ -258,7 +258,7 @@ func expectStaleAfterPlainRestore(ctx context.Context, r restored) {
 	r.env.UpstreamLimitation("after a plain etcd restore an informer's watch resumes at a resourceVersion from another history, accepted and silent: nothing tells the reflector, and the store keeps objects that no longer exist")
 	r.env.Note("S6 outcome", fmt.Sprintf("plain restore: NOT CONVERGED (upstream limitation): watch resumed at %s with etcd at %d, accepted and silent for %s; the store keeps the vanished pod", rv, r.serverRV, staleWindow))
 
-	e2e.By("starting a fresh informer, as a restarted client would")
+	e2e.By(ctx, "starting a fresh informer, as a restarted client would")
 	fresh := r.env.StartProbe(ctx, "fresh-pods", r.env.User, probe.Options{Namespace: r.env.Namespace})
 	fresh.Report(fresh.EventuallyConverged(ctx, r.env.Pods))
 }

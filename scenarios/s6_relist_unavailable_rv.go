@@ -211,7 +211,7 @@ func RelistAfterPlainRestore(ctx context.Context, s e2e.Setup) {
 // resets the informer's connection; it returns when the connection was
 // lost and how many watches were closed.
 func (r restored) loseConnectionAfterResume(ctx context.Context, faults *httpfault.Injector, opened probe.Request) (cut time.Time, closed func() int) {
-	e2e.By("keeping the resumed watch open past a very short watch, then losing the connection; the watch resumed after it closes at once")
+	e2e.By(ctx, "keeping the resumed watch open past a very short watch, then losing the connection; the watch resumed after it closes at once")
 	Consistently(func(g Gomega) {
 		rs := r.pods.Recorder.Snapshot().Requests
 		last := rs[len(rs)-1]
@@ -219,7 +219,7 @@ func (r restored) loseConnectionAfterResume(ctx context.Context, faults *httpfau
 		g.Expect(last.End.IsZero() && last.Events == 0).To(BeTrue(), "the resumed watch is open and silent: %+v", last)
 	}).WithContext(ctx).WithTimeout(shortWatch).WithPolling(100 * time.Millisecond).Should(Succeed())
 	restoreInjection, closed := faults.EndWatchesCleanly(httpfault.Watches, 1)
-	e2e.Defer(restoreInjection)
+	e2e.Defer(ctx, restoreInjection)
 	cut = time.Now()
 	Expect(r.env.Proxy.ResetAll()).To(BeNumerically(">=", 1), "the informer's connection was reset")
 	return cut, closed
@@ -228,7 +228,7 @@ func (r restored) loseConnectionAfterResume(ctx context.Context, faults *httpfau
 // awaitRelist waits for the reflector's first re-initialisation after
 // the resumed watch was closed at once, and returns it.
 func (r restored) awaitRelist(ctx context.Context, closed func() int) probe.Reinit {
-	e2e.By("waiting for the relist at the informer's resourceVersion")
+	e2e.By(ctx, "waiting for the relist at the informer's resourceVersion")
 	var first probe.Reinit
 	Eventually(func(g Gomega) {
 		g.Expect(closed()).To(Equal(1), "the resumed watch was closed at once")
@@ -244,7 +244,7 @@ func (r restored) awaitRelist(ctx context.Context, closed func() int) probe.Rein
 // want.bound of its first relist (at rv), for its handlers to add up and
 // for its watch to be open again; it returns how long convergence took.
 func (r restored) convergesAfterFallback(ctx context.Context, first probe.Reinit, want relistExpectation, rv string) time.Duration {
-	e2e.By(fmt.Sprintf("waiting for convergence within %s of the first relist (%d answers too large, then a consistent list)", want.bound, want.tooLarge))
+	e2e.By(ctx, fmt.Sprintf("waiting for convergence within %s of the first relist (%d answers too large, then a consistent list)", want.bound, want.tooLarge))
 	deadline := first.Request.Start.Add(want.bound)
 	Eventually(ctx, func(ctx context.Context) error {
 		return probe.Converged(ctx, r.pods.Informer.GetStore(), r.env.Pods)

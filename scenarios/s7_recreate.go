@@ -72,7 +72,7 @@ var s7CRD = e2e.StreamingList.OnStack(probe.StackDynamicCRD)
 // negative control wraps the handler).
 func RecreatedWhileDisconnected(ctx context.Context, s e2e.Setup, opts probe.Options) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	c := e2e.Require[cluster.EtcdCompactor](env.Backend, "compact etcd")
+	c := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
 	proxy, writer := env.Proxy, env.Subjects
 	server := writer.Quorum()
 	old, err := writer.Create(ctx, "same")

@@ -75,10 +75,10 @@ func ResyncSendsNoRequests(ctx context.Context, s e2e.Setup, opts probe.Options)
 	opts.Namespace, opts.Resync = env.Namespace, resyncPeriod
 	pods := env.StartProbe(ctx, "pods", env.User, opts)
 	pods.EventuallyConverged(ctx, env.Pods)
-	e2e.Defer(func() { pods.Report(0) })
+	e2e.Defer(ctx, func() { pods.Report(0) })
 
 	before := pods.Recorder.Snapshot()
-	e2e.By(fmt.Sprintf("waiting for %d resyncs of every pod (period %s)", resyncsWanted, resyncPeriod))
+	e2e.By(ctx, fmt.Sprintf("waiting for %d resyncs of every pod (period %s)", resyncsWanted, resyncPeriod))
 	resyncs := func() map[string]int {
 		m := map[string]int{}
 		for _, e := range pods.Recorder.Snapshot().Events[len(before.Events):] {

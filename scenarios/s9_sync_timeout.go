@@ -62,10 +62,10 @@ func SyncWithUnreachableAPIServer(ctx context.Context, s e2e.Setup) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	proxy := env.Proxy
 
-	e2e.By("refusing connections, then starting the informer")
+	e2e.By(ctx, "refusing connections, then starting the informer")
 	reachable := proxy.RefuseNew()
 	pods := env.StartProbeUnsynced("pods", env.User, probe.Options{Namespace: env.Namespace})
-	e2e.Defer(func() { pods.Report(0) })
+	e2e.Defer(ctx, func() { pods.Report(0) })
 	bounded, cancel := context.WithTimeout(ctx, syncBound)
 	defer cancel()
 	start := time.Now()
@@ -77,7 +77,7 @@ func SyncWithUnreachableAPIServer(ctx context.Context, s e2e.Setup) {
 	Expect(dials).To(BeNumerically(">=", 1), "the reflector tried")
 	Expect(dials).To(BeNumerically("<=", maxDialsInSyncBound), DialsWhileUnreachable+" for %s (backoff, no hot loop)", syncBound)
 
-	e2e.By("letting connections through again")
+	e2e.By(ctx, "letting connections through again")
 	Expect(reachable()).To(Succeed())
 	syncCtx, cancelSync := context.WithTimeout(ctx, e2e.SyncTimeout)
 	defer cancelSync()

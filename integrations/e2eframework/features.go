@@ -409,13 +409,13 @@ func (o options) step(feature, step string, m e2e.SyncMode, e entry, body func(c
 		}
 		run.Spec(ctx, t, c, name, func(ctx context.Context) {
 			if missing := cluster.Lacks(c, cluster.Spec{}, e.needs...); len(missing) > 0 {
-				e2e.Skip(fmt.Sprintf("cluster %s lacks %s: create it with them to run this assessment", c.Name(), strings.Join(missing, ", ")))
+				e2e.Skip(ctx, fmt.Sprintf("cluster %s lacks %s: create it with them to run this assessment", c.Name(), strings.Join(missing, ", ")))
 			}
 			if e.clientGo != "" {
-				e2e.RequireClientGo(e.clientGo)
+				e2e.RequireClientGo(ctx, e.clientGo)
 			}
 			if p, ok := c.(cluster.Profiled); ok && e.defaultFlags != "" && p.ProfileName() != "" && p.ProfileName() != "default" {
-				e2e.Skip(fmt.Sprintf("cluster %s runs kube-apiserver flag profile %s: this assessment needs the default flags (%s)", c.Name(), p.ProfileName(), e.defaultFlags))
+				e2e.Skip(ctx, fmt.Sprintf("cluster %s runs kube-apiserver flag profile %s: this assessment needs the default flags (%s)", c.Name(), p.ProfileName(), e.defaultFlags))
 			}
 			s := e2e.Setup{Mode: m, Client: o.client}
 			if o.expectFailure == "" {
@@ -425,7 +425,7 @@ func (o options) step(feature, step string, m e2e.SyncMode, e entry, body func(c
 			err := gomega.InterceptGomegaFailure(func() { body(ctx, s) })
 			gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(o.expectFailure)),
 				"negative control: the scenario's assertion %q catches the broken client", o.expectFailure)
-			e2e.AddReportEntry("negative control", "the scenario failed as it must: "+err.Error())
+			e2e.AddReportEntry(ctx, "negative control", "the scenario failed as it must: "+err.Error())
 		})
 		return ctx
 	}

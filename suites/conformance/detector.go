@@ -21,7 +21,7 @@ var _ = Describe("client-go's watch-list consistency detector", Label("consisten
 		// A transport that drops the first object of every streaming
 		// list's initial events: the informer would sync without it.
 		// The detector's LIST has it.
-		lossy, dropped := scenarios.LossyStreamingLists()
+		lossy, dropped := scenarios.LossyStreamingLists(ctx)
 		err := InterceptGomegaFailure(func() { scenarios.StreamingListChecked(ctx, e2e.StreamingList.WithClient(lossy)) })
 		Expect(err).To(MatchError(And(ContainSubstring(probe.DetectorReported), ContainSubstring("informer pods"))),
 			"the spec fails on the detector's report, naming it and the informer")

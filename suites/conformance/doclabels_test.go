@@ -6,10 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/informer-conformance/informer-conformance/e2e"
 )
 
 // offered is a label filter, or a single label, that a document offers a
@@ -149,6 +152,23 @@ func labelsTableIn(t *testing.T, readme string) []offered {
 // spec.
 func specLabels(t *testing.T) [][]string {
 	t.Helper()
+	var labels [][]string
+	for _, s := range dryRunSpecs(t) {
+		labels = append(labels, s.labels)
+	}
+	return labels
+}
+
+// drySpec is a spec of a dry run: its full text and its labels.
+type drySpec struct {
+	text   string
+	labels []string
+}
+
+// dryRunSpecs are the specs of this package, from a dry run of its test
+// binary, with their labels (the suite's among them).
+func dryRunSpecs(t *testing.T) []drySpec {
+	t.Helper()
 	dir := t.TempDir()
 	reportPath := filepath.Join(dir, "report.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-ginkgo.dry-run", "-ginkgo.no-color", "-ginkgo.json-report="+reportPath)
@@ -169,11 +189,11 @@ func specLabels(t *testing.T) [][]string {
 	if err := json.Unmarshal(data, &reports); err != nil {
 		t.Fatal(err)
 	}
-	var specs [][]string
+	var specs []drySpec
 	for _, r := range reports {
 		for _, s := range r.SpecReports {
 			if s.LeafNodeType == types.NodeTypeIt {
-				specs = append(specs, append(s.Labels(), r.SuiteLabels...))
+				specs = append(specs, drySpec{s.FullText(), append(s.Labels(), r.SuiteLabels...)})
 			}
 		}
 	}
@@ -181,4 +201,32 @@ func specLabels(t *testing.T) [][]string {
 		t.Fatalf("the dry run listed %d specs, want the suite's hundreds", len(specs))
 	}
 	return specs
+}
+
+// TestSpecsCarryTheirModesLabels: the sync mode flows one way, from the
+// scenario's value through the adapter (its entries' decorations) to the
+// Env, and nothing reads it back from Ginkgo; so the suite's specs are
+// checked here instead: a spec whose text names a sync mode carries that
+// mode's label and not the other's, so that --label-filter=sync:list runs
+// exactly the LIST+WATCH specs.
+func TestSpecsCarryTheirModesLabels(t *testing.T) {
+	named := 0
+	for _, s := range dryRunSpecs(t) {
+		streaming := strings.Contains(s.text, ", "+e2e.StreamingList.Name) || strings.HasSuffix(s.text, " "+e2e.StreamingList.Name)
+		listWatch := strings.Contains(s.text, ", "+e2e.ListWatch.Name) || strings.HasSuffix(s.text, " "+e2e.ListWatch.Name)
+		if streaming == listWatch {
+			continue // no mode named, or both (a text that compares them)
+		}
+		named++
+		want, other := e2e.LabelStreamingList, e2e.LabelListWatch
+		if listWatch {
+			want, other = other, want
+		}
+		if !slices.Contains(s.labels, want) || slices.Contains(s.labels, other) {
+			t.Errorf("%q: labels %v, want %s and not %s", s.text, s.labels, want, other)
+		}
+	}
+	if named < 100 {
+		t.Errorf("only %d specs name a sync mode in their text, want the suite's hundreds: the check missed them", named)
+	}
 }

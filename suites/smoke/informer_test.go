@@ -25,7 +25,7 @@ var _ = Describe("a pod informer through every instrument", Label("smoke"), e2e.
 	// while the new apiserver starts.
 	It("survives a hard apiserver restart and reports every request with its cause", func(ctx SpecContext) {
 		env, faultCtx := e2e.StartEnv(ctx, e2e.Setup{}, cluster.Spec{})
-		c := e2e.Require[cluster.APIServerController](env.Backend, "restart kube-apiserver")
+		c := e2e.Require[cluster.APIServerController](ctx, env.Backend, "restart kube-apiserver")
 		writer, server := env.Writer, env.Pods
 
 		By("creating pods before the informer starts")
