@@ -2,16 +2,13 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -19,7 +16,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/lifetime"
 	"github.com/informer-conformance/informer-conformance/cluster/pool"
-	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -43,10 +39,10 @@ func Backend() (cluster.Backend, error) {
 	return rc.Backend, err
 }
 
-// harness is what the harness gives backend starts: logs in artifactsDir,
-// progress to the spec's log, the run's configuration.
-func harness(artifactsDir string) cluster.Harness {
-	rc, _ := Config() // a run with a bad configuration starts no cluster
+// clusterHarness is what the harness gives backend starts: logs in
+// artifactsDir, progress to the spec's log, the run's configuration.
+func (h *Harness) clusterHarness(artifactsDir string) cluster.Harness {
+	rc, _ := h.Config() // a run with a bad configuration starts no cluster
 	return cluster.Harness{
 		Env:          rc.Env,
 		ArtifactsDir: artifactsDir,
@@ -79,41 +75,10 @@ func buildProgress() io.Writer {
 	return os.Stderr
 }
 
-var (
-	keptMu sync.Mutex
-	// kept are the pools of this process's clusters that outlive a spec,
-	// by backend name (one backend is selected per run; tests use others).
-	kept = map[string]*pool.Pool{}
-	// spares are the clusters started ahead (EnvSpares), by backend name.
-	spares = map[string]*pool.Spares{}
-)
-
-// keptFor is the pool of d's clusters that outlive a spec in this process:
-// a Shared backend's clusters, or the clusters client-side specs share on
-// a backend that starts one per spec (ShareClientSideClusters).
-func keptFor(d cluster.Backend) *pool.Pool {
-	keptMu.Lock()
-	defer keptMu.Unlock()
-	p := kept[d.Name]
-	if p == nil {
-		h := func(key string) cluster.Harness {
-			return harness(processArtifactsDir("backend-" + report.SafeName(key)))
-		}
-		rc, _ := Config() // a run with a bad configuration starts no cluster
-		if d.Shared {
-			p = pool.Shared(d, rc.Env, h)
-		} else {
-			p = pool.ClientSide(d, rc.Env, h)
-		}
-		kept[d.Name] = p
-	}
-	return p
-}
-
 // sharedCluster is d's cluster in this process for specs without a flag
 // profile, started on first use (pool.Pool.Get).
 func sharedCluster(ctx context.Context, d cluster.Backend) (cluster.Cluster, error) {
-	c, _, err := keptFor(d).Get(ctx, cluster.Spec{})
+	c, _, err := theHarness.keptFor(d).Get(ctx, cluster.Spec{})
 	return c, err
 }
 
@@ -136,23 +101,16 @@ func startOwn(ctx context.Context, d cluster.Backend, spec cluster.Spec, h clust
 		c, err := d.Start(sctx, spec, h)
 		return c, string(pool.Started), err
 	}
-	keptMu.Lock()
-	s := spares[d.Name]
-	if s == nil {
-		s = &pool.Spares{Backend: d, ArtifactsDir: processArtifactsDir("spares"),
+	s := theHarness.sparesFor(d, func() *pool.Spares {
+		return &pool.Spares{Backend: d, ArtifactsDir: processArtifactsDir("spares"),
 			Errors: func(err error) { fmt.Fprintln(h.Progress, err) }}
-		spares[d.Name] = s
-	}
-	keptMu.Unlock()
+	})
 	c, how, err := s.Take(ctx, spec, h)
 	if err == nil && how != pool.Started {
 		fmt.Fprintf(h.Progress, "%s cluster %s (%s), its logs in %s\n", d.Name, c.Name(), how, c.ArtifactsDir())
 	}
 	return c, string(how), err
 }
-
-// clientSideSharing is set by ShareClientSideClusters.
-var clientSideSharing atomic.Bool
 
 // ShareClientSideClusters makes the specs of this process that are not
 // labelled disruptive (they break only the client's side: its connection,
@@ -164,10 +122,7 @@ var clientSideSharing atomic.Bool
 // own. A suite calls it before its specs run and CloseSharedClusters from
 // an AfterSuite. EnvClusterPerSpec=true turns it off (every spec gets a
 // cluster of its own, as before).
-func ShareClientSideClusters() {
-	rc, _ := Config() // a bad configuration fails the specs when they ask for a backend
-	clientSideSharing.Store(!rc.Env.Flag(EnvClusterPerSpec))
-}
+func ShareClientSideClusters() { theHarness.ShareClientSideClusters() }
 
 // EnvClusterPerSpec=true gives every spec a cluster of its own even where
 // the suite shares clusters among client-side specs (ShareClientSideClusters).
@@ -182,20 +137,7 @@ const disruptiveLabel = "disruptive"
 // spec (pool.Pool.Close) and stops the clusters started ahead; later specs
 // cannot start them again. Suites call it from an AfterSuite. Closing a
 // cluster already closed, or never started, is fine.
-func CloseSharedClusters(ctx context.Context) error {
-	keptMu.Lock()
-	pools := slices.Collect(maps.Values(kept))
-	started := slices.Collect(maps.Values(spares))
-	keptMu.Unlock()
-	var errs []error
-	for _, p := range pools {
-		errs = append(errs, p.Close(ctx))
-	}
-	for _, s := range started {
-		errs = append(errs, s.Close(ctx))
-	}
-	return errors.Join(errs...)
-}
+func CloseSharedClusters(ctx context.Context) error { return theHarness.CloseSharedClusters(ctx) }
 
 // backendLabelPrefix: a spec labelled "backend:<name>" (one or more) runs
 // only on the named backends, for what no capability interface expresses.
@@ -271,17 +213,17 @@ func startCluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (d clu
 		// the backend anyway skips before it, naming the capabilities it
 		// needs when the process's cluster is already there to check them.
 		if d.Shared {
-			if c := keptFor(d).Started(spec); c != nil {
+			if c := theHarness.keptFor(d).Started(spec); c != nil {
 				early = append(capabilityGaps(c, labels), early...)
 			}
 		}
 		skipLacking(d.Name, early)
 	}
-	if d.Shared || clientSideSharing.Load() && !slices.Contains(labels, disruptiveLabel) {
+	if d.Shared || theHarness.sharing.Load() && !slices.Contains(labels, disruptiveLabel) {
 		return d, joinShared(ctx, d, labels, spec, rec), true
 	}
 	end := rec.Phase(timing.ClusterStart)
-	c, how, err := startOwn(ctx, d, spec, harness(specArtifactsDir(ginkgo.CurrentSpecReport())))
+	c, how, err := startOwn(ctx, d, spec, theHarness.clusterHarness(specArtifactsDir(ginkgo.CurrentSpecReport())))
 	if err != nil {
 		ginkgo.Fail(fmt.Sprintf("start %s cluster: %v", d.Name, err))
 	}
@@ -307,7 +249,7 @@ func startCluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (d clu
 func joinShared(ctx context.Context, d cluster.Backend, labels []string, spec cluster.Spec, rec SpecRecord) cluster.Cluster {
 	ginkgo.GinkgoHelper()
 	end := rec.Phase(timing.ClusterStart)
-	c, started, err := keptFor(d).Get(ctx, spec)
+	c, started, err := theHarness.keptFor(d).Get(ctx, spec)
 	if err != nil {
 		ginkgo.Fail(err.Error())
 	}

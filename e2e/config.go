@@ -8,7 +8,6 @@ package e2e
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -117,28 +116,10 @@ func Settings() (cluster.Env, error) {
 	return rc.Env, err
 }
 
-var (
-	configMu   sync.Mutex
-	configRead *RunConfig
-	configErr  error
-)
-
-// Config is this process's run configuration, read from its environment
-// the first time it is asked for.
-func Config() (RunConfig, error) {
-	configMu.Lock()
-	defer configMu.Unlock()
-	if configRead == nil {
-		rc, err := ReadConfig(os.Getenv)
-		configRead, configErr = &rc, err
-	}
-	return *configRead, configErr
-}
+// Config is this process's run configuration (its harness's), read from
+// its environment the first time it is asked for.
+func Config() (RunConfig, error) { return theHarness.Config() }
 
 // rereadConfig makes the next Config read the environment again (tests
 // that set variables).
-func rereadConfig() {
-	configMu.Lock()
-	defer configMu.Unlock()
-	configRead, configErr = nil, nil
-}
+func rereadConfig() { theHarness.reread() }

@@ -49,3 +49,31 @@ func TestSettingsWithoutBackend(t *testing.T) {
 		t.Errorf("a bad setting without a backend: %v", err)
 	}
 }
+
+// TestHarnessIsAValue: a harness made with its own environment reads its
+// configuration from it, keeps its hooks and its pools apart from the
+// process's, and reads the environment once.
+func TestHarnessIsAValue(t *testing.T) {
+	reads := 0
+	h := NewHarness(func(name string) string {
+		reads++
+		if name == EnvBackend {
+			return "no-such-backend"
+		}
+		return ""
+	})
+	if _, err := h.Config(); err == nil || !strings.Contains(err.Error(), "no-such-backend") {
+		t.Errorf("the harness's configuration: %v, want its own environment's backend refused", err)
+	}
+	n := reads
+	if _, err := h.Config(); err == nil || reads != n {
+		t.Errorf("the configuration read again (%d reads, then %d)", n, reads)
+	}
+	h.SetHooks(Hooks{InformersName: "the harness's own"})
+	if h.Hooks().InformersName != "the harness's own" || theHarness.Hooks().InformersName == "the harness's own" {
+		t.Errorf("hooks: the harness's %q, the process's %q", h.Hooks().InformersName, theHarness.Hooks().InformersName)
+	}
+	if err := h.CloseSharedClusters(t.Context()); err != nil {
+		t.Errorf("closing a harness that started nothing: %v", err)
+	}
+}

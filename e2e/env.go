@@ -54,7 +54,9 @@ type Env struct {
 
 	// fe is the spec's front end (its context's: FrontEndOf), to which
 	// the Env and its instruments report.
-	fe    FrontEnd
+	fe FrontEnd
+	// h is the harness the spec started with (its hooks, its pools).
+	h     *Harness
 	setup Setup
 	// stack is the informer stack of the spec's probes: setup's, typed
 	// when it names none.
@@ -118,7 +120,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	fe := FrontEndOf(ctx)
 	ctx = WithFrontEnd(ctx, fe)
 	// First: the spec's data is written after every other clean-up.
-	e := &Env{fe: fe, data: newSpecData(fe), setup: s, Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	e := &Env{fe: fe, h: theHarness, data: newSpecData(fe), setup: s, Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
 	e.stack = s.Mode.use(fe)
 	if s.Mode.Name != "" {
 		e.data.set(func(d *report.Spec) { d.SyncMode, d.Stack = s.Mode.Name, string(e.stack) })

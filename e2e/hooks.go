@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
@@ -43,20 +42,12 @@ type Hooks struct {
 	InformersName string
 }
 
-// hooksInUse are the hooks SetHooks installed: read by every spec, in any
-// goroutine, so kept behind an atomic pointer.
-var hooksInUse atomic.Pointer[Hooks]
-
-// SetHooks installs h for every spec that follows; call it before RunSpecs.
-func SetHooks(h Hooks) { hooksInUse.Store(&h) }
+// SetHooks installs h for every spec of the process that follows (its
+// harness's); call it before RunSpecs.
+func SetHooks(h Hooks) { theHarness.SetHooks(h) }
 
 // installedHooks are the hooks in use (none: the zero Hooks).
-func installedHooks() Hooks {
-	if h := hooksInUse.Load(); h != nil {
-		return *h
-	}
-	return Hooks{}
-}
+func installedHooks() Hooks { return theHarness.Hooks() }
 
 // InformerSource names the informer source that builds the typed stack's
 // informers (Hooks.Informers), "" where client-go's factory does: a spec
@@ -71,8 +62,7 @@ func InformerSource() string {
 }
 
 // applyHooks is what StartProbe does with the hooks.
-func applyHooks(fe FrontEnd, cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
-	hooks := installedHooks()
+func applyHooks(fe FrontEnd, hooks Hooks, cfg *rest.Config, opts probe.Options) (*rest.Config, probe.Options) {
 	if hooks.Informers != nil && opts.Stack.OrTyped() == probe.StackTyped {
 		// A spec that configures client-go's factory itself is refused by
 		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into

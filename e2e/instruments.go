@@ -133,7 +133,7 @@ func (e *Env) StartProbeUnsynced(name string, cfg *rest.Config, opts probe.Optio
 	if e.setup.Client != nil {
 		cfg = e.setup.Client(rest.CopyConfig(cfg))
 	}
-	cfg, opts = applyHooks(e.fe, cfg, opts)
+	cfg, opts = applyHooks(e.fe, e.h.Hooks(), cfg, opts)
 	e.watchRateLimiter(cfg.Host)
 	p, err := probe.New(cfg, opts)
 	if errors.Is(err, probe.ErrNotSupported) {

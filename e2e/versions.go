@@ -67,7 +67,7 @@ func KubeAPIServerVersion() string {
 			return v
 		}
 	}
-	return keptFor(d).Version()
+	return theHarness.keptFor(d).Version()
 }
 
 // EtcdVersion is the etcd version the specs run against, when the backend
@@ -183,7 +183,7 @@ func kubeAPIServerVersionFor(r ginkgo.SpecReport) string {
 	if _, err := sharedCluster(context.Background(), d); err != nil {
 		return "" // the spec fails on it when it asks for its cluster
 	}
-	return keptFor(d).Version()
+	return theHarness.keptFor(d).Version()
 }
 
 // clientGoUnknown is versionMismatch's unknown for the client-go in use.
