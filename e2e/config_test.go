@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestHarnessIsAValue(t *testing.T) {
 	if h.Hooks().InformersName != "the harness's own" || theHarness.Hooks().InformersName == "the harness's own" {
 		t.Errorf("hooks: the harness's %q, the process's %q", h.Hooks().InformersName, theHarness.Hooks().InformersName)
 	}
-	if err := h.CloseSharedClusters(t.Context()); err != nil {
+	if err := h.CloseSharedClusters(context.Background()); err != nil {
 		t.Errorf("closing a harness that started nothing: %v", err)
 	}
 }
