@@ -28,15 +28,11 @@ var S11Failover = Register(Scenario{
 	Specs: []Spec{
 		{
 			Text: "to a warm apiserver: the resume is accepted, no re-initialisation", Sample: true,
-			Entries: []Entry{{Feature: "to a warm apiserver", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HAFailover(ctx, s, FailoverInput{})
-			}}},
+			Entries: []Entry{{Feature: "to a warm apiserver", Run: RunWith(HAFailover, FailoverInput{})}},
 		},
 		{
-			Text: "to a freshly restarted apiserver: 410, one relist",
-			Entries: []Entry{{Feature: "to a freshly restarted apiserver", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HAFailover(ctx, s, FailoverInput{FreshTarget: true})
-			}}},
+			Text:    "to a freshly restarted apiserver: 410, one relist",
+			Entries: []Entry{{Feature: "to a freshly restarted apiserver", Run: RunWith(HAFailover, FailoverInput{FreshTarget: true})}},
 		},
 		// A client that pinned itself to the apiserver it first reached
 		// (here: configured with apiserver 0's own URL, as after resolving
@@ -44,9 +40,7 @@ var S11Failover = Register(Scenario{
 		// failover bound must catch it.
 		{
 			Text: "fails when the client does not go through the failover address", Mode: e2e.StreamingList,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HAFailover(ctx, s, FailoverInput{PinnedToAPIServer0: true})
-			},
+			Run:   RunWith(HAFailover, FailoverInput{PinnedToAPIServer0: true}),
 			Fails: []string{FailoverConverged}, Because: "the S11 bound catches a client that cannot fail over",
 		},
 	},

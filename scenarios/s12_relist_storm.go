@@ -49,10 +49,8 @@ var S12Storm = Register(Scenario{
 		{
 			Text: "fails when every informer needs many LISTs to get through", Mode: e2e.ListWatch, Speed: Slow,
 			Client: ListsFailAfterTheFirst,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RelistStorm(ctx, s, StormParams{Informers: 3, Objects: 20})
-			},
-			Fails: []string{StormReinits}, Because: "the S12 bound catches a client that relists on every watch end",
+			Run:    RunWith(RelistStorm, StormParams{Informers: 3, Objects: 20}),
+			Fails:  []string{StormReinits}, Because: "the S12 bound catches a client that relists on every watch end",
 		},
 	},
 })

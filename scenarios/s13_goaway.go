@@ -36,10 +36,8 @@ var S13Goaway = Register(Scenario{
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
 			Client: EndOfWatchAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				GoawayRebalancing(ctx, s)
-			},
-			Fails: []string{GoawayNoReinit}, Because: "the S13 assertion catches a client that relists after a GOAWAY",
+			Run:    RunBody(GoawayRebalancing),
+			Fails:  []string{GoawayNoReinit}, Because: "the S13 assertion catches a client that relists after a GOAWAY",
 		},
 	},
 })

@@ -58,10 +58,8 @@ var S14Bookmark = Register(Scenario{
 		{
 			Text: "fails when the client syncs on a bookmark sent before the initial events", Mode: e2e.StreamingList, ClientGo: ">= 0.36.0",
 			Client: EarlyInitialEventsEnd,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				WaitsForTheBookmark(ctx, s)
-			},
-			Fails: []string{NoSyncWithoutBookmark}, Because: "the S14 assertion catches a sync without the server's bookmark",
+			Run:    RunBody(WaitsForTheBookmark),
+			Fails:  []string{NoSyncWithoutBookmark}, Because: "the S14 assertion catches a sync without the server's bookmark",
 		},
 	},
 })

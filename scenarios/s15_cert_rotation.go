@@ -33,9 +33,7 @@ var S15Rotation = Register(Scenario{
 		// of the spec's full name, which must still tell the sync modes apart.
 		{
 			Text: "client CA rotated, reconnects without a new client", Sample: true,
-			Entries: []Entry{{Feature: "client CA rotated", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ClientCARotation(ctx, s)
-			}}},
+			Entries: []Entry{{Feature: "client CA rotated", Run: RunBody(ClientCARotation)}},
 		},
 		// The same credentials as data (what a flattened kubeconfig or a
 		// rest.Config filled in code gives): TLSConfigFor makes them a
@@ -44,17 +42,13 @@ var S15Rotation = Register(Scenario{
 		{
 			Text: "fails when the client holds its certificate in memory", Mode: e2e.StreamingList,
 			Client: InlineCredentials,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ClientCARotation(ctx, s)
-			},
-			Fails: []string{RotationRecovers}, Because: "the S15 recovery bound catches a client that cannot reload its certificate",
+			Run:    RunBody(ClientCARotation),
+			Fails:  []string{RotationRecovers}, Because: "the S15 recovery bound catches a client that cannot reload its certificate",
 		},
 		{
 			Context: "serving and client CA rotated", Speed: Long,
-			Text: "5-minute reload with ClientsAllowCARotation, never without",
-			Entries: []Entry{{Feature: "serving and client CA rotated", ClientGo: ">= 0.36.0", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ServingCARotation(ctx, s)
-			}}},
+			Text:    "5-minute reload with ClientsAllowCARotation, never without",
+			Entries: []Entry{{Feature: "serving and client CA rotated", ClientGo: ">= 0.36.0", Run: RunBody(ServingCARotation)}},
 		},
 	},
 })

@@ -31,10 +31,8 @@ var S1Restart = Register(Scenario{
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList, Attempts: 2,
 			Client: EndOfWatchAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				APIServerRestart(ctx, s, RestartInput{Stop: cluster.Hard})
-			},
-			Fails: []string{ResumesWatch, NeedlessReinit}, Because: "an S1 assertion catches a client that relists on every watch end",
+			Run:    RunWith(APIServerRestart, RestartInput{Stop: cluster.Hard}),
+			Fails:  []string{ResumesWatch, NeedlessReinit}, Because: "an S1 assertion catches a client that relists on every watch end",
 		},
 	},
 })
@@ -52,9 +50,7 @@ func s1Entries() []Entry {
 				Name: stop.name, Feature: stop.feature,
 				Modes:  []e2e.SyncMode{e2e.StreamingList.OnStack(stack), e2e.ListWatch.OnStack(stack)},
 				Sample: stop.mode == cluster.Hard && stack == probe.StackTyped,
-				Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-					APIServerRestart(ctx, s, RestartInput{Stop: stop.mode})
-				},
+				Run:    RunWith(APIServerRestart, RestartInput{Stop: stop.mode}),
 			})
 		}
 	}

@@ -28,10 +28,8 @@ var S20Requests = Register(Scenario{
 			}}},
 		},
 		{
-			Text: "fails when the requests may not be retried (MaxRetries(0))",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RequestsOnLostConnection(ctx, s, probe.Options{}, 0)
-			},
+			Text:  "fails when the requests may not be retried (MaxRetries(0))",
+			Run:   RunWith2(RequestsOnLostConnection, probe.Options{}, 0),
 			Fails: []string{RequestsRetried}, Because: "the S20 assertion catches requests that fail with the lost connection",
 		},
 	},

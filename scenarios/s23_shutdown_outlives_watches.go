@@ -27,10 +27,8 @@ var S23Shutdown = Register(Scenario{
 		Spec{
 			Text: "fails when the client takes the end of a watch for an error", Mode: e2e.StreamingList,
 			Client: AnyWatchEndAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownTimesOut})
-			},
-			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists when the watch ends",
+			Run:    RunWith(ShutdownOutlivesWatches, ShutdownInput{End: ShutdownTimesOut}),
+			Fails:  []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists when the watch ends",
 		},
 		// apimachinery before kubernetes PR #73277: the stream watcher
 		// sends an ERROR event for the GOAWAY close and the reflector
@@ -38,10 +36,8 @@ var S23Shutdown = Register(Scenario{
 		Spec{
 			Text: "fails when the client takes the GOAWAY close for a watch error", Mode: e2e.StreamingList,
 			Client: GoawayCloseAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: ShutdownKilled})
-			},
-			Fails: []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists after a GOAWAY close",
+			Run:    RunWith(ShutdownOutlivesWatches, ShutdownInput{End: ShutdownKilled}),
+			Fails:  []string{ShutdownResumes}, Because: "the S23 assertion catches a client that relists after a GOAWAY close",
 		},
 	),
 })
@@ -51,9 +47,7 @@ var S23Shutdown = Register(Scenario{
 func s23Drains() []Spec {
 	var specs []Spec
 	for _, end := range []ShutdownEnd{ShutdownTimesOut, ShutdownKilled} {
-		e := Entry{Feature: "drain ended by " + string(end), Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-			ShutdownOutlivesWatches(ctx, s, ShutdownInput{End: end})
-		}}
+		e := Entry{Feature: "drain ended by " + string(end), Run: RunWith(ShutdownOutlivesWatches, ShutdownInput{End: end})}
 		if end == ShutdownKilled {
 			// Its cluster.Spec names no profile: the testing front end
 			// would run it on any (fast-graceful-shutdown ends the

@@ -25,17 +25,13 @@ var S24Lagging = Register(Scenario{
 	Specs: []Spec{
 		{
 			Text: "never goes back in time: no deleted object returns, no seen object vanishes or gets older", Sample: true,
-			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				LaggingAPIServer(ctx, s, nil)
-			}}},
+			Entries: []Entry{{Run: RunWith(LaggingAPIServer, nil)}},
 		},
 		// What client-go did before kubernetes#59848 was fixed: the
 		// lagging cache's state is served at once.
 		{
 			Text: "fails when the client relists at resourceVersion \"0\"", Mode: e2e.ListWatch,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				LaggingAPIServer(ctx, s, ZeroRelists)
-			},
+			Run:   RunWith(LaggingAPIServer, ZeroRelists),
 			Fails: []string{NeverBackInTime}, Because: "the S24 assertion catches a relist that goes back in time",
 		},
 	},

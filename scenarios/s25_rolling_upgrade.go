@@ -26,25 +26,19 @@ var S25Upgrade = Register(Scenario{
 	Specs: []Spec{
 		{
 			Text: "each kube-apiserver upgraded in turn: the watch resumes on the other version, nothing missed, no needless relist", Sample: true,
-			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RollingUpgrade(ctx, s, UpgradeInput{})
-			}}},
+			Entries: []Entry{{Run: RunWith(RollingUpgrade, UpgradeInput{})}},
 		},
 		// S1's broken transport: each upgrade step's end of the watch
 		// becomes an error, and the informer relists instead of resuming.
 		{
 			Text: "fails when the client relists whenever a watch ends", Mode: e2e.StreamingList,
 			Client: EndOfWatchAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RollingUpgrade(ctx, s, UpgradeInput{})
-			},
-			Fails: []string{NeedlessUpgradeReinit}, Because: "the S25 relist assertion catches a client that relists on every watch end",
+			Run:    RunWith(RollingUpgrade, UpgradeInput{}),
+			Fails:  []string{NeedlessUpgradeReinit}, Because: "the S25 relist assertion catches a client that relists on every watch end",
 		},
 		{
-			Text: "fails when the handler drops updates and deletes",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RollingUpgrade(ctx, s, UpgradeInput{Probe: probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true}})
-			},
+			Text:  "fails when the handler drops updates and deletes",
+			Run:   RunWith(RollingUpgrade, UpgradeInput{Probe: probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true}}),
 			Fails: []string{HeardEveryEnd}, Because: "the S25 delete assertion catches a handler that never hears of a delete",
 		},
 	},

@@ -54,18 +54,14 @@ var S26Cancelled = Register(Scenario{
 		{
 			Text:   "fails when the client holds its answers whatever the context",
 			Client: HoldAnswers(5 * time.Second),
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				CancelledCall(ctx, s, WaitRetryAfter, EndCancel)
-			},
-			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a call held past its context",
+			Run:    RunWith2(CancelledCall, WaitRetryAfter, EndCancel),
+			Fails:  []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a call held past its context",
 		},
 		{
 			Text:   "fails when the client's rate limiter ignores the context",
 			Client: ContextIgnoringRateLimiter,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				CancelledCall(ctx, s, WaitRateLimiter, EndCancel)
-			},
-			Fails: []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a rate limiter that waits past the context",
+			Run:    RunWith2(CancelledCall, WaitRateLimiter, EndCancel),
+			Fails:  []string{CallReturnsWhenItsContextEnds}, Because: "the S26 assertion catches a rate limiter that waits past the context",
 		},
 	},
 })

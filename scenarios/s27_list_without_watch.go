@@ -62,18 +62,14 @@ var S27ListOnly = Register(Scenario{
 		{
 			Text: "fails when the client hides the refusal's status", Mode: e2e.ListWatch,
 			Client: httpfault.StatusesAsErrors,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ListWithoutWatch(ctx, s, probe.Options{})
-			},
-			Fails: []string{ForbiddenReported}, Because: "the S27 assertion catches a refusal reported without its reason",
+			Run:    RunWith(ListWithoutWatch, probe.Options{}),
+			Fails:  []string{ForbiddenReported}, Because: "the S27 assertion catches a refusal reported without its reason",
 		},
 		{
 			Text: "fails when the client retries every refusal at once", Mode: e2e.ListWatch,
 			Client: RetryForbidden,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ListWithoutWatch(ctx, s, probe.Options{})
-			},
-			Fails: []string{BacksOffRefusals}, Because: "the S27 bound catches refusals retried in a loop",
+			Run:    RunWith(ListWithoutWatch, probe.Options{}),
+			Fails:  []string{BacksOffRefusals}, Because: "the S27 bound catches refusals retried in a loop",
 		},
 	},
 })

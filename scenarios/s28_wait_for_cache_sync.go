@@ -45,10 +45,8 @@ var S28SyncWait = Register(Scenario{
 			}}},
 		},
 		{
-			Text: "fails when the wait looks only every second",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				WaitForCacheSync(ctx, s, probe.Options{}, SlowSyncWaiter)
-			},
+			Text:  "fails when the wait looks only every second",
+			Run:   RunWith2(WaitForCacheSync, probe.Options{}, SlowSyncWaiter),
 			Fails: []string{SyncWaitReturns}, Because: "the S28 bound catches a wait that polls every second",
 		},
 	},

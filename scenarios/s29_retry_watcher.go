@@ -62,23 +62,17 @@ var S29RetryWatcher = Register(Scenario{
 				{
 					Name: "a watch the server ended: resumed, every object once", Modes: DefaultMode, Sample: true,
 					Feature: string(WatchEndedCleanly),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						RetryWatcher(ctx, s, WatchEndedCleanly)
-					},
+					Run:     RunWith(RetryWatcher, WatchEndedCleanly),
 				},
 				{
 					Name: "an ERROR event 410: reported, stopped", Modes: DefaultMode,
 					Feature: string(WatchExpired),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						RetryWatcher(ctx, s, WatchExpired)
-					},
+					Run:     RunWith(RetryWatcher, WatchExpired),
 				},
 				{
 					Name: "new watches refused (403): reported, stopped", Modes: DefaultMode, Labels: []string{"release-sensitive"},
 					Feature: string(WatchRefused),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						RetryWatcher(ctx, s, WatchRefused)
-					},
+					Run:     RunWith(RetryWatcher, WatchRefused),
 				},
 			},
 		},
@@ -88,57 +82,43 @@ var S29RetryWatcher = Register(Scenario{
 				{
 					Name: "a watch the server ended", Modes: DefaultMode,
 					Feature: "UntilWithSync: " + string(WatchEndedCleanly),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						UntilWithSync(ctx, s, WatchEndedCleanly)
-					},
+					Run:     RunWith(UntilWithSync, WatchEndedCleanly),
 				},
 				{
 					Name: "an ERROR event 410: listed again", Modes: DefaultMode,
 					Feature: "UntilWithSync: " + string(WatchExpired),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						UntilWithSync(ctx, s, WatchExpired)
-					},
+					Run:     RunWith(UntilWithSync, WatchExpired),
 				},
 				{
 					Name: "new watches refused (403): listed again", Modes: DefaultMode,
 					Feature: "UntilWithSync: " + string(WatchRefused),
-					Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-						UntilWithSync(ctx, s, WatchRefused)
-					},
+					Run:     RunWith(UntilWithSync, WatchRefused),
 				},
 			},
 		},
 		{
 			Text:   "fails when the client resumes its watches without their resourceVersion",
 			Client: DropWatchResourceVersion,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RetryWatcher(ctx, s, WatchEndedCleanly)
-			},
-			Fails: []string{RetryWatcherResumes}, Because: "the S29 assertion catches a resume that starts over",
+			Run:    RunWith(RetryWatcher, WatchEndedCleanly),
+			Fails:  []string{RetryWatcherResumes}, Because: "the S29 assertion catches a resume that starts over",
 		},
 		{
 			Text:   "fails when the client hides the refusal's status",
 			Client: httpfault.StatusesAsErrors,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RetryWatcher(ctx, s, WatchRefused)
-			},
-			Fails: []string{RetryWatcherReports}, Because: "the S29 assertion catches a refusal the RetryWatcher never reports",
+			Run:    RunWith(RetryWatcher, WatchRefused),
+			Fails:  []string{RetryWatcherReports}, Because: "the S29 assertion catches a refusal the RetryWatcher never reports",
 		},
 		{
 			Text:   "fails when closing an open watch waits for its end",
 			Client: DrainWatchOnClose,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RetryWatcher(ctx, s, WatchEndedCleanly)
-			},
-			Fails: []string{RetryWatcherStops}, Because: "the S29 assertion catches a Stop that never completes",
+			Run:    RunWith(RetryWatcher, WatchEndedCleanly),
+			Fails:  []string{RetryWatcherStops}, Because: "the S29 assertion catches a Stop that never completes",
 		},
 		{
 			Text:   "fails when no event of a re-watch reaches UntilWithSync",
 			Client: SilentRewatches,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				UntilWithSync(ctx, s, WatchEndedCleanly)
-			},
-			Fails: []string{UntilWithSyncDelivers}, Because: "the S29 assertion catches objects UntilWithSync never sees",
+			Run:    RunWith(UntilWithSync, WatchEndedCleanly),
+			Fails:  []string{UntilWithSyncDelivers}, Because: "the S29 assertion catches objects UntilWithSync never sees",
 		},
 	},
 })

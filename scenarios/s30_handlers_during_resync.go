@@ -136,31 +136,23 @@ var S30HandlersDuringResync = Register(Scenario{
 			},
 		},
 		{
-			Text: "fails when a handler stuck in a resync holds the lock its controller adds handlers under",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HandlersDuringResync(ctx, s, probe.Options{}, S30StuckInResync())
-			},
+			Text:  "fails when a handler stuck in a resync holds the lock its controller adds handlers under",
+			Run:   RunWith2(HandlersDuringResync, probe.Options{}, S30StuckInResync()),
 			Fails: []string{HandlerCallsReturn}, Because: "the S30 watchdog catches an AddEventHandler that does not return",
 		},
 		{
-			Text: "fails when an added handler loses a delete",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HandlersDuringResync(ctx, s, probe.Options{}, S30LosesADelete())
-			},
+			Text:  "fails when an added handler loses a delete",
+			Run:   RunWith2(HandlersDuringResync, probe.Options{}, S30LosesADelete()),
 			Fails: []string{HandlersHearAll}, Because: "the S30 assertion catches a handler that missed a change",
 		},
 		{
-			Text: "fails when a registration reports the informer's sync instead of its handler's",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HandlersDuringResync(ctx, s, probe.Options{}, S30InformerSynced())
-			},
+			Text:  "fails when a registration reports the informer's sync instead of its handler's",
+			Run:   RunWith2(HandlersDuringResync, probe.Options{}, S30InformerSynced()),
 			Fails: []string{HandlersHearAll}, Because: "the S30 assertion catches a handler taken for synced before it heard its initial Adds",
 		},
 		{
-			Text: "fails when the controller never removes the handler",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				HandlersDuringResync(ctx, s, probe.Options{}, S30NeverRemoves())
-			},
+			Text:  "fails when the controller never removes the handler",
+			Run:   RunWith2(HandlersDuringResync, probe.Options{}, S30NeverRemoves()),
 			Fails: []string{RemovedHandlersHearNothing}, Because: "the S30 assertion catches a handler still told of changes after its removal",
 		},
 	},

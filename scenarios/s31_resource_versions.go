@@ -85,25 +85,19 @@ var S31ResourceVersions = Register(Scenario{
 	Specs: []Spec{
 		{
 			Text: "report the list's, the newest object's, the relist's and the bookmark's resourceVersion, never going backwards, in agreement", Sample: true,
-			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResourceVersionAPIs(ctx, s, nil)
-			}}},
+			Entries: []Entry{{Run: RunWith(ResourceVersionAPIs, nil)}},
 		},
 		{
 			Text: "fails when the client's lists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
 			Client: ListsAhead,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResourceVersionAPIs(ctx, s, nil)
-			},
-			Fails: []string{RVAtSync}, Because: "the S31 sync assertion catches a version the list did not carry",
+			Run:    RunWith(ResourceVersionAPIs, nil),
+			Fails:  []string{RVAtSync}, Because: "the S31 sync assertion catches a version the list did not carry",
 		},
 		{
 			Text:   "fails when the client's watches lose their events",
 			Client: LoseWatchEvents,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResourceVersionAPIs(ctx, s, nil)
-			},
-			Fails: []string{RVFollowsWrites}, Because: "the S31 writes assertion catches a version that does not follow the watch",
+			Run:    RunWith(ResourceVersionAPIs, nil),
+			Fails:  []string{RVFollowsWrites}, Because: "the S31 writes assertion catches a version that does not follow the watch",
 		},
 		{
 			Text: "fails when the client's relists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
@@ -119,18 +113,14 @@ var S31ResourceVersions = Register(Scenario{
 		{
 			Text:   "fails when the client's watches lose their bookmarks",
 			Client: DropBookmarks,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResourceVersionAPIs(ctx, s, nil)
-			},
-			Fails: []string{RVAtBookmark}, Because: "the S31 bookmark assertion catches a version a bookmark does not move",
+			Run:    RunWith(ResourceVersionAPIs, nil),
+			Fails:  []string{RVAtBookmark}, Because: "the S31 bookmark assertion catches a version a bookmark does not move",
 		},
 		{
 			Text:   "fails when the client's bookmarks carry an old resourceVersion",
 			Client: StaleBookmarks,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResourceVersionAPIs(ctx, s, nil)
-			},
-			Fails: []string{RVNeverBackwards}, Because: "the S31 assertion catches a version going backwards",
+			Run:    RunWith(ResourceVersionAPIs, nil),
+			Fails:  []string{RVNeverBackwards}, Because: "the S31 assertion catches a version going backwards",
 		},
 		{
 			Text: "fails when a reader keeps the first version the controller reported",

@@ -77,17 +77,13 @@ var S32Metrics = Register(Scenario{
 			}}},
 		},
 		{
-			Text: "fails when the workqueue has no name",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				InformerMetrics(ctx, s, probe.Options{}, S32Breaks{UnnamedQueue: true})
-			},
+			Text:  "fails when the workqueue has no name",
+			Run:   RunWith2(InformerMetrics, probe.Options{}, S32Breaks{UnnamedQueue: true}),
 			Fails: []string{QueueMetricsMove}, Because: "the S32 queue assertion catches a queue that emits nothing",
 		},
 		{
-			Text: "fails when the metrics adapter drops calls",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				InformerMetrics(ctx, s, probe.Options{}, S32Breaks{Adapter: DropEveryOtherResult()})
-			},
+			Text:  "fails when the metrics adapter drops calls",
+			Run:   RunWith2(InformerMetrics, probe.Options{}, S32Breaks{Adapter: DropEveryOtherResult()}),
 			Fails: []string{ClientMetricsCount}, Because: "the S32 client assertion catches an adapter that drops every other request result",
 		},
 	},

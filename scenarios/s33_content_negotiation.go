@@ -205,33 +205,25 @@ var S33ContentNegotiation = Register(Scenario{
 		{
 			Text: "fails when the client's transport asks for JSON only", Mode: e2e.ListWatch,
 			Client: AcceptJSONOnly,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				StackEncodings(ctx, s)
-			},
-			Fails: []string{StackAnswered}, Because: "the S33 check of each stack's answers catches a transport that rewrites Accept",
+			Run:    RunBody(StackEncodings),
+			Fails:  []string{StackAnswered}, Because: "the S33 check of each stack's answers catches a transport that rewrites Accept",
 		},
 		{
 			Text: "fails when the client takes a Table for an empty list", Mode: e2e.ListWatch,
 			Client: TableAsEmptyList,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				TableAnswers(ctx, s, TableTypedClient, nil)
-			},
-			Fails: []string{TableNotSynced}, Because: "the S33 check catches an informer that syncs an empty store from a Table",
+			Run:    RunWith2(TableAnswers, TableTypedClient, nil),
+			Fails:  []string{TableNotSynced}, Because: "the S33 check catches an informer that syncs an empty store from a Table",
 		},
 		{
 			Text: "fails when the watch error handler loses the error", Mode: e2e.ListWatch,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				TableAnswers(ctx, s, TableTypedClient, DropWatchErrors)
-			},
+			Run:   RunWith2(TableAnswers, TableTypedClient, DropWatchErrors),
 			Fails: []string{TableReported}, Because: "the S33 check catches a Table answer nobody is told of",
 		},
 		{
 			Text: "fails when the client drops the Table's rows", Mode: e2e.ListWatch,
 			Client: DropTableRows,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				TableAnswers(ctx, s, TableTypedClient, nil)
-			},
-			Fails: []string{TableRows}, Because: "the S33 check of the server's Table catches rows that went missing",
+			Run:    RunWith2(TableAnswers, TableTypedClient, nil),
+			Fails:  []string{TableRows}, Because: "the S33 check of the server's Table catches rows that went missing",
 		},
 	},
 })

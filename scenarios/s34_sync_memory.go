@@ -183,26 +183,20 @@ var S34SyncMemory = Register(Scenario{
 		},
 		{
 			Text: "fails when the transform keeps the objects' data", Mode: e2e.ListWatch,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				InitialSyncMemory(ctx, s, probe.Options{}, KeepData)
-			},
+			Run:   RunWith2(InitialSyncMemory, probe.Options{}, KeepData),
 			Fails: []string{TransformShrinksCache}, Because: "the S34 assertion catches a transform that keeps the bulk",
 		},
 		{
 			Text: "fails when the client buffers a streaming list's initial events", Mode: e2e.StreamingList,
 			Client: BufferInitialEvents,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				InitialSyncMemory(ctx, s, probe.Options{}, StripData)
-			},
-			Fails: []string{StreamingPeakBounded}, Because: "the S34 assertion catches a streaming list held whole in memory",
+			Run:    RunWith2(InitialSyncMemory, probe.Options{}, StripData),
+			Fails:  []string{StreamingPeakBounded}, Because: "the S34 assertion catches a streaming list held whole in memory",
 		},
 		{
 			Text: "fails when the objects are stripped in a handler instead of the transform", Mode: e2e.StreamingList,
 			ClientGo: ">= " + StreamingTransformFrom,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				InitialSyncMemory(ctx, s, probe.Options{}, StripInHandler)
-			},
-			Fails: []string{StreamingStripPeak}, Because: "the S34 assertion catches a streaming list's objects arriving whole",
+			Run:      RunWith2(InitialSyncMemory, probe.Options{}, StripInHandler),
+			Fails:    []string{StreamingStripPeak}, Because: "the S34 assertion catches a streaming list's objects arriving whole",
 		},
 	},
 })

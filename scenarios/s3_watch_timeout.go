@@ -41,10 +41,8 @@ var S3Timeouts = Register(Scenario{
 	Specs: []Spec{
 		{
 			Context: s3ServerTimeout, Sample: true,
-			Text: "resumes with a watch from its last resourceVersion, never relists, and misses no change",
-			Entries: []Entry{{Modes: AllStacks, Feature: "kube-apiserver ends each watch at its timeoutSeconds", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterServerTimeouts(ctx, s)
-			}}},
+			Text:    "resumes with a watch from its last resourceVersion, never relists, and misses no change",
+			Entries: []Entry{{Modes: AllStacks, Feature: "kube-apiserver ends each watch at its timeoutSeconds", Run: RunBody(ResumesAfterServerTimeouts)}},
 		},
 		// A transport that turns the clean end of a watch body (io.EOF)
 		// into a read error: the stream watcher reports it as an
@@ -53,20 +51,16 @@ var S3Timeouts = Register(Scenario{
 		{
 			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error", Mode: e2e.ListWatch,
 			Client: EndOfWatchAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterServerTimeouts(ctx, s)
-			},
-			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout",
+			Run:    RunBody(ResumesAfterServerTimeouts),
+			Fails:  []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout",
 		},
 		// The same broken transport under the dynamic client on the custom
 		// resource (JSON watch frames, unstructured objects).
 		{
 			Context: s3ServerTimeout, Text: "fails when the client treats the end of a watch as an error (" + s3CRD.Name + ")", Mode: s3CRD,
 			Client: EndOfWatchAsError,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterServerTimeouts(ctx, s)
-			},
-			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource",
+			Run:    RunBody(ResumesAfterServerTimeouts),
+			Fails:  []string{S3NoRelist}, Because: "the S3 no-relist assertion catches a client that relists at every timeout on the custom resource",
 		},
 		// The CBOR stack's encoding check (e2e.ExpectStackEncoding, run by
 		// every convergence check): a client whose requests ask for JSON
@@ -74,10 +68,8 @@ var S3Timeouts = Register(Scenario{
 		{
 			Context: s3ServerTimeout, Text: "fails when the client asks for JSON only (" + s3CBOR.Name + ")", Mode: s3CBOR,
 			Client: AcceptJSONOnly,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterServerTimeouts(ctx, s)
-			},
-			Fails: []string{e2e.AnsweredInCBOR}, Because: "the CBOR stack's encoding check catches a client answered in JSON",
+			Run:    RunBody(ResumesAfterServerTimeouts),
+			Fails:  []string{e2e.AnsweredInCBOR}, Because: "the CBOR stack's encoding check catches a client answered in JSON",
 		},
 		// Typed (protobuf) only: the length-delimited protobuf framing is
 		// what kubernetes#129683 broke; JSON and CBOR watch streams are
@@ -86,9 +78,7 @@ var S3Timeouts = Register(Scenario{
 		// served in protobuf.
 		{
 			Context: s3MidFrame, Text: "ends the watch as a timeout and resumes it without relisting",
-			Entries: []Entry{{Feature: "a client-side deadline fires while a protobuf watch frame is half read", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterDeadlineMidFrame(ctx, s, MidFrameInput{})
-			}}},
+			Entries: []Entry{{Feature: "a client-side deadline fires while a protobuf watch frame is half read", Run: RunWith(ResumesAfterDeadlineMidFrame, MidFrameInput{})}},
 		},
 		// The informer built on v0.32's length-delimited frame reader (see
 		// PodsWithV032FrameReader) turns the deadline into a decode error
@@ -97,9 +87,7 @@ var S3Timeouts = Register(Scenario{
 		// had no streaming lists by default.
 		{
 			Context: s3MidFrame, Text: "fails with client-go v0.32's frame reader", Mode: e2e.ListWatch,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ResumesAfterDeadlineMidFrame(ctx, s, MidFrameInput{Informer: PodsWithV032FrameReader})
-			},
+			Run:   RunWith(ResumesAfterDeadlineMidFrame, MidFrameInput{Informer: PodsWithV032FrameReader}),
 			Fails: []string{S3NoRelist}, Because: "the S3 no-relist assertion catches v0.32's relist after a deadline mid-frame",
 		},
 	},

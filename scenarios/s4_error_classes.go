@@ -29,10 +29,8 @@ var S4ErrorClasses = Register(Scenario{
 		Spec{
 			Text: "fails when the client cannot tell a 429 from a failure", Mode: e2e.ListWatch,
 			Client: httpfault.StatusesAsErrors,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ExpectReinitialisations(ctx, s, ThrottledWatchOpen)
-			},
-			Fails: []string{ErrorClassReinits}, Because: "the S4 assertion catches a relist after 429",
+			Run:    RunWith(ExpectReinitialisations, ThrottledWatchOpen),
+			Fails:  []string{ErrorClassReinits}, Because: "the S4 assertion catches a relist after 429",
 		},
 	),
 })
@@ -163,18 +161,14 @@ var S4Throttling = Register(Scenario{
 		{
 			Text: "fails when the client takes a 429 without Retry-After on a resuming watch for a failure", Mode: e2e.ListWatch,
 			Client: httpfault.TooManyRequestsAsInternalErrors,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ExpectThrottledRecovery(ctx, s, ThrottledNoRetryAfter)
-			},
-			Fails: []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a relist after a 429",
+			Run:    RunWith(ExpectThrottledRecovery, ThrottledNoRetryAfter),
+			Fails:  []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a relist after a 429",
 		},
 		{
 			Text: "fails when the client takes a 429 without Retry-After on a relist's streaming list for a failure", Mode: e2e.StreamingList,
 			Client: httpfault.TooManyRequestsAsInternalErrors,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				ExpectThrottledRecovery(ctx, s, ThrottledNoRetryAfter.OnRelist())
-			},
-			Fails: []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a fallback to LIST after a 429",
+			Run:    RunWith(ExpectThrottledRecovery, ThrottledNoRetryAfter.OnRelist()),
+			Fails:  []string{ThrottledReinits}, Because: "the S4 throttling assertion catches a fallback to LIST after a 429",
 		},
 	},
 })

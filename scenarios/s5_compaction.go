@@ -29,10 +29,8 @@ var S5Compaction = Register(Scenario{
 	Specs: []Spec{
 		{
 			Context: "when etcd is compacted while the informer is watching", Speed: Slow,
-			Text: "keeps the same watch: no re-initialisation, no new dial, later changes arrive",
-			Entries: []Entry{{Modes: AllStacks, Feature: "compacted while watching", Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				CompactedWhileWatching(ctx, s)
-			}}},
+			Text:    "keeps the same watch: no re-initialisation, no new dial, later changes arrive",
+			Entries: []Entry{{Modes: AllStacks, Feature: "compacted while watching", Run: RunBody(CompactedWhileWatching)}},
 		},
 		{
 			Context: s5FailOverWithout, Needs: []cluster.Capability{cluster.CapabilityAPIServerRestart, cluster.CapabilityHA},

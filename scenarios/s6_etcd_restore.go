@@ -88,10 +88,8 @@ var S6Restore = Register(Scenario{
 			}}},
 		},
 		{
-			Text: "fails when the handler drops tombstones",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				EtcdRestored(ctx, s, EtcdRestoreInput{Bumped: true, Wrap: DropTombstones})
-			},
+			Text:  "fails when the handler drops tombstones",
+			Run:   RunWith(EtcdRestored, EtcdRestoreInput{Bumped: true, Wrap: DropTombstones}),
 			Fails: []string{e2e.SawEveryDelete}, Because: "the S6 delete assertion catches a handler that ignores tombstones",
 		},
 	},

@@ -98,10 +98,8 @@ var S6Relist = Register(Scenario{
 		{
 			Text: "fails when the client retries the same resourceVersion forever", Mode: e2e.StreamingList,
 			Client: PinListResourceVersion,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RelistAfterPlainRestore(ctx, s)
-			},
-			Fails: []string{RelistConverged}, Because: "the S6 relist bound catches a client that never falls back to a consistent list",
+			Run:    RunBody(RelistAfterPlainRestore),
+			Fails:  []string{RelistConverged}, Because: "the S6 relist bound catches a client that never falls back to a consistent list",
 		},
 	},
 })

@@ -23,28 +23,22 @@ var S7Recreate = Register(Scenario{
 			}}},
 		},
 		{
-			Text: "fails when the handler drops updates and deletes",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true})
-			},
+			Text:  "fails when the handler drops updates and deletes",
+			Run:   RunWith(RecreatedWhileDisconnected, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true}),
 			Fails: []string{OldObjectEnded}, Because: "the S7 assertion catches a handler that never hears of it",
 		},
 		// The same broken handler on the custom resource: unstructured
 		// objects, another decoder, the same assertion.
 		{
 			Text: "fails when the handler drops updates and deletes (" + s7CRD.Name + ")", Mode: s7CRD,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true})
-			},
+			Run:   RunWith(RecreatedWhileDisconnected, probe.Options{WrapHandler: DeafHandler, NoHandlerCheck: true}),
 			Fails: []string{OldObjectEnded}, Because: "the S7 assertion catches a handler that never hears of the custom resource's end",
 		},
 		// The handler hears the initial list and nothing after: the store
 		// still converges (the relist's Replace), the handler calls do not.
 		{
-			Text: "fails when the relist fixes the store but tells no handler",
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				RecreatedWhileDisconnected(ctx, s, probe.Options{WrapHandler: InitialListOnly})
-			},
+			Text:  "fails when the relist fixes the store but tells no handler",
+			Run:   RunWith(RecreatedWhileDisconnected, probe.Options{WrapHandler: InitialListOnly}),
 			Fails: []string{e2e.HandlersAddUp}, Because: "the handler check catches a relist no handler heard of",
 		},
 	},

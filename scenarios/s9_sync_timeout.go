@@ -20,19 +20,15 @@ var S9SyncTimeout = Register(Scenario{
 	Specs: []Spec{
 		{
 			Text: "gives up at the caller's bound, backs off meanwhile, and syncs once the apiserver is reachable", Sample: true,
-			Entries: []Entry{{Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				SyncWithUnreachableAPIServer(ctx, s)
-			}}},
+			Entries: []Entry{{Run: RunBody(SyncWithUnreachableAPIServer)}},
 		},
 		// A transport that retries every failed request at once, 50 times:
 		// the dial bound must catch it.
 		{
 			Text:   "fails when the client retries in a hot loop",
 			Client: EagerRetry,
-			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
-				SyncWithUnreachableAPIServer(ctx, s)
-			},
-			Fails: []string{DialsWhileUnreachable}, Because: "the S9 bound catches a hot loop",
+			Run:    RunBody(SyncWithUnreachableAPIServer),
+			Fails:  []string{DialsWhileUnreachable}, Because: "the S9 bound catches a hot loop",
 		},
 	},
 })

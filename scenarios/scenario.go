@@ -233,6 +233,24 @@ func (in Input) Probe() probe.Options {
 	return probe.Options{WrapHandler: in.Handler, NoHandlerCheck: in.Handler != nil}
 }
 
+// RunWith is a spec's Run that calls body with the spec's context, its
+// set-up and p: the scenario's body reused with one parameter, so that a
+// negative control is data (its broken Client, the body and parameter it
+// reuses, what it must fail, Because) rather than a closure of its own.
+func RunWith[P any](body func(context.Context, e2e.Setup, P), p P) func(context.Context, e2e.Setup, Input) {
+	return func(ctx context.Context, s e2e.Setup, _ Input) { body(ctx, s, p) }
+}
+
+// RunWith2 is RunWith for a body with two parameters.
+func RunWith2[P, Q any](body func(context.Context, e2e.Setup, P, Q), p P, q Q) func(context.Context, e2e.Setup, Input) {
+	return func(ctx context.Context, s e2e.Setup, _ Input) { body(ctx, s, p, q) }
+}
+
+// RunBody is RunWith for a body without a parameter.
+func RunBody(body func(context.Context, e2e.Setup)) func(context.Context, e2e.Setup, Input) {
+	return func(ctx context.Context, s e2e.Setup, _ Input) { body(ctx, s) }
+}
+
 // ModeAlone, as a single spec's Feature, names its e2e-framework
 // assessments after their sync mode alone.
 const ModeAlone = "<the mode alone>"
