@@ -136,8 +136,12 @@ var S30HandlersDuringResync = Register(Scenario{
 			},
 		},
 		{
-			Text:  "fails when a handler stuck in a resync holds the lock its controller adds handlers under",
-			Run:   RunWith2(HandlersDuringResync, probe.Options{}, S30StuckInResync()),
+			Text: "fails when a handler stuck in a resync holds the lock its controller adds handlers under",
+			// A closure: the broken controller's state is the spec's own, made
+			// when it runs.
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				HandlersDuringResync(ctx, s, probe.Options{}, S30StuckInResync())
+			},
 			Fails: []string{HandlerCallsReturn}, Because: "the S30 watchdog catches an AddEventHandler that does not return",
 		},
 		{

@@ -82,8 +82,12 @@ var S32Metrics = Register(Scenario{
 			Fails: []string{QueueMetricsMove}, Because: "the S32 queue assertion catches a queue that emits nothing",
 		},
 		{
-			Text:  "fails when the metrics adapter drops calls",
-			Run:   RunWith2(InformerMetrics, probe.Options{}, S32Breaks{Adapter: DropEveryOtherResult()}),
+			Text: "fails when the metrics adapter drops calls",
+			// A closure: the broken controller's state is the spec's own, made
+			// when it runs.
+			Run: func(ctx context.Context, s e2e.Setup, _ Input) {
+				InformerMetrics(ctx, s, probe.Options{}, S32Breaks{Adapter: DropEveryOtherResult()})
+			},
 			Fails: []string{ClientMetricsCount}, Because: "the S32 client assertion catches an adapter that drops every other request result",
 		},
 	},

@@ -237,6 +237,9 @@ func (in Input) Probe() probe.Options {
 // set-up and p: the scenario's body reused with one parameter, so that a
 // negative control is data (its broken Client, the body and parameter it
 // reuses, what it must fail, Because) rather than a closure of its own.
+// p is made once, with the value: a parameter that holds state of its own
+// (a counter, a channel) stays in a closure, so that each spec makes its
+// own.
 func RunWith[P any](body func(context.Context, e2e.Setup, P), p P) func(context.Context, e2e.Setup, Input) {
 	return func(ctx context.Context, s e2e.Setup, _ Input) { body(ctx, s, p) }
 }
