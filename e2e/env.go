@@ -273,7 +273,7 @@ func Require[T any](ctx context.Context, c cluster.Cluster, what string) T {
 func (e *Env) By(text string) { e.fe.By(text) }
 
 // Logf writes a line to the spec's log.
-func (e *Env) Logf(format string, args ...any) { fmt.Fprintf(e.fe.Writer(), format+"\n", args...) }
+func (e *Env) Logf(format string, args ...any) { logf(e.fe, format, args...) }
 
 // Skip ends the spec as skipped, saying why.
 func (e *Env) Skip(reason string) { e.fe.Skip(reason) }
@@ -283,7 +283,7 @@ func (e *Env) Fail(message string) { e.fe.Fail(message) }
 
 // Defer runs f when the spec ends (a clean-up that cannot fail: an undo, a
 // Stop).
-func (e *Env) Defer(f func()) { e.fe.DeferCleanup(0, func(context.Context) error { f(); return nil }) }
+func (e *Env) Defer(f func()) { deferOn(e.fe, f) }
 
 // DeferCleanup runs f when the spec ends, with a context bounded by timeout
 // (none if 0) that carries the spec's front end; an error fails the spec.

@@ -109,14 +109,18 @@ func deferCleanup(fe FrontEnd, timeout time.Duration, f func(ctx context.Context
 
 // Defer runs f when the spec of ctx ends (DeferCleanup of a step that
 // cannot fail: an undo, a Stop).
-func Defer(ctx context.Context, f func()) {
-	FrontEndOf(ctx).DeferCleanup(0, func(context.Context) error { f(); return nil })
+func Defer(ctx context.Context, f func()) { deferOn(FrontEndOf(ctx), f) }
+
+// deferOn is Defer on fe.
+func deferOn(fe FrontEnd, f func()) {
+	fe.DeferCleanup(0, func(context.Context) error { f(); return nil })
 }
 
 // Logf writes a line to the log of the spec of ctx.
-func Logf(ctx context.Context, format string, args ...any) {
-	fmt.Fprintf(FrontEndOf(ctx).Writer(), format+"\n", args...)
-}
+func Logf(ctx context.Context, format string, args ...any) { logf(FrontEndOf(ctx), format, args...) }
+
+// logf is Logf on fe.
+func logf(fe FrontEnd, format string, args ...any) { fmt.Fprintf(fe.Writer(), format+"\n", args...) }
 
 // Setenv sets an environment variable for the rest of the spec of ctx
 // (testing.TB's Setenv: restored after it). The environment is the
