@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -52,13 +51,11 @@ func (h *Harness) clusterHarness(artifactsDir string) cluster.Harness {
 	}
 }
 
-var warned sync.Map
-
 // warnOnce says something a user must see whatever the verbosity, once per
 // process: to stderr (Ginkgo prints a parallel process's output) and to the
 // spec's log.
 func warnOnce(msg string) {
-	if _, seen := warned.LoadOrStore(msg, true); seen {
+	if _, seen := process.warned.LoadOrStore(msg, true); seen {
 		return
 	}
 	fmt.Fprintln(os.Stderr, "WARNING: "+msg)

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -60,25 +59,16 @@ type ClientGoModule struct {
 // package's build info before its imports are loaded, so
 // debug.ReadBuildInfo's Deps is empty), hence the paths.
 func ClientGoInUse() ClientGoModule {
-	clientGoCache.Lock()
-	defer clientGoCache.Unlock()
-	if !clientGoCache.done || clientGoCache.dir != testPackageDir() {
-		clientGoCache.dir = testPackageDir()
-		clientGoCache.m = resolveClientGo(parseCompiledPath(clientGoFile()), func() (goModule, error) {
-			return listClientGo(clientGoCache.dir)
+	process.clientGo.Lock()
+	defer process.clientGo.Unlock()
+	if !process.clientGo.done || process.clientGo.dir != testPackageDir() {
+		process.clientGo.dir = testPackageDir()
+		process.clientGo.m = resolveClientGo(parseCompiledPath(clientGoFile()), func() (goModule, error) {
+			return listClientGo(process.clientGo.dir)
 		})
-		clientGoCache.done = true
+		process.clientGo.done = true
 	}
-	return clientGoCache.m
-}
-
-// clientGoCache holds ClientGoInUse's answer (go list runs once per test
-// package directory).
-var clientGoCache struct {
-	sync.Mutex
-	done bool
-	dir  string
-	m    ClientGoModule
+	return process.clientGo.m
 }
 
 // ClientGoVersion is ClientGoInUse's Version: the k8s.io/client-go version
@@ -305,17 +295,10 @@ type goModule struct {
 	Replace *goModule
 }
 
-// testPackage is the directory of the test package that runs the specs,
-// recorded by RunSpecs; "" when unknown.
-var testPackage struct {
-	sync.Mutex
-	dir string
-}
-
 func testPackageDir() string {
-	testPackage.Lock()
-	defer testPackage.Unlock()
-	return testPackage.dir
+	process.testPackage.Lock()
+	defer process.testPackage.Unlock()
+	return process.testPackage.dir
 }
 
 // recordTestPackage records the directory of file, the test package's
@@ -325,9 +308,9 @@ func recordTestPackage(file string) {
 	if !filepath.IsAbs(file) {
 		return
 	}
-	testPackage.Lock()
-	defer testPackage.Unlock()
-	testPackage.dir = filepath.Dir(file)
+	process.testPackage.Lock()
+	defer process.testPackage.Unlock()
+	process.testPackage.dir = filepath.Dir(file)
 }
 
 // listClientGo is go list -m -json of k8s.io/client-go in the module this

@@ -147,9 +147,9 @@ func TestClientGoIsNotReplacedHere(t *testing.T) {
 func TestRecordTestPackage(t *testing.T) {
 	before := testPackageDir()
 	t.Cleanup(func() {
-		testPackage.Lock()
-		testPackage.dir = before
-		testPackage.Unlock()
+		process.testPackage.Lock()
+		process.testPackage.dir = before
+		process.testPackage.Unlock()
 	})
 	dir := t.TempDir()
 	recordTestPackage(filepath.Join(dir, "conformance_test.go"))

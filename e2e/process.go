@@ -24,9 +24,32 @@ import (
 // same spec again is a no-op; another spec meanwhile fails, naming both.
 // Everything else of a spec is its own (its Env, its front end, its
 // context), so specs that change none of them could share a process.
+//
+// Beside it, what the process knows of itself, each with its own lock: the
+// test package that called RunSpecs, the client-go the binary was built
+// with (learnt once per test package: ClientGoInUse), the warnings said
+// once (warnOnce). Nothing else of the harness is package state: the run's
+// configuration, hooks and pools are its Harness's, a spec's the Env's.
 var process struct {
 	mu     sync.Mutex
 	holder *processHolder
+
+	// testPackage is the directory of the test package that runs the
+	// specs, recorded by RunSpecs; "" when unknown.
+	testPackage struct {
+		sync.Mutex
+		dir string
+	}
+	// clientGo holds ClientGoInUse's answer (go list runs once per test
+	// package directory).
+	clientGo struct {
+		sync.Mutex
+		done bool
+		dir  string
+		m    ClientGoModule
+	}
+	// warned are the warnings warnOnce said.
+	warned sync.Map
 }
 
 // processHolder is the spec that holds the process's state.
