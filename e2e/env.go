@@ -120,7 +120,7 @@ func StartEnv(ctx context.Context, s Setup, spec cluster.Spec) (*Env, context.Co
 	fe := FrontEndOf(ctx)
 	ctx = WithFrontEnd(ctx, fe)
 	// First: the spec's data is written after every other clean-up.
-	e := &Env{fe: fe, h: theHarness, data: newSpecData(fe), setup: s, Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
+	e := &Env{fe: fe, h: harnessOf(fe), data: newSpecData(fe), setup: s, Faults: faultlog.New(), Namespace: metav1.NamespaceDefault}
 	e.stack = s.Mode.use(fe)
 	if s.Mode.Name != "" {
 		e.data.set(func(d *report.Spec) { d.SyncMode, d.Stack = s.Mode.Name, string(e.stack) })

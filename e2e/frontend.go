@@ -54,6 +54,25 @@ type FrontEnd interface {
 	Cluster(ctx context.Context, spec cluster.Spec, rec SpecRecord) (c cluster.Cluster, shared bool)
 }
 
+// HarnessCarrier is a front end that brings its own Harness (a run value
+// of its own: its configuration's environment, its downstream's hooks):
+// the Envs of its specs take their hooks from it. A front end that is not
+// one runs on the process's harness (SetHooks, the environment).
+type HarnessCarrier interface {
+	FrontEnd
+	Harness() *Harness
+}
+
+// harnessOf is fe's harness: its own (HarnessCarrier), else the process's.
+func harnessOf(fe FrontEnd) *Harness {
+	if hc, ok := fe.(HarnessCarrier); ok {
+		if h := hc.Harness(); h != nil {
+			return h
+		}
+	}
+	return theHarness
+}
+
 // SpecRecord is what a front end's Cluster records in the spec's report:
 // the time of its phases (package report/timing's names) and where its
 // cluster came from (report.Spec's Time and ClusterFrom).

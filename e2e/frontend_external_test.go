@@ -25,6 +25,17 @@ type recordingFrontEnd struct {
 
 var _ e2e.FrontEnd = (*recordingFrontEnd)(nil)
 
+// harnessFrontEnd is one that brings its own harness too (a run value with
+// its own hooks), also written outside package e2e.
+type harnessFrontEnd struct {
+	*recordingFrontEnd
+	h *e2e.Harness
+}
+
+func (f harnessFrontEnd) Harness() *e2e.Harness { return f.h }
+
+var _ e2e.HarnessCarrier = harnessFrontEnd{}
+
 func (f *recordingFrontEnd) Fail(message string) { f.failed = message }
 func (f *recordingFrontEnd) Skip(reason string)  { f.skipped = reason }
 func (f *recordingFrontEnd) Failed() bool        { return f.t.Failed() }

@@ -53,12 +53,17 @@ func installedHooks() Hooks { return theHarness.Hooks() }
 // informers (Hooks.Informers), "" where client-go's factory does: a spec
 // whose client-side fault or judgement needs client-go's own informer skips
 // under another source, saying why.
-func InformerSource() string {
-	hooks := installedHooks()
-	if hooks.Informers == nil {
+func InformerSource() string { return installedHooks().informerSource() }
+
+// InformerSource is the package's InformerSource for the spec's harness
+// (its front end's, when it brings one: HarnessCarrier).
+func (e *Env) InformerSource() string { return e.h.Hooks().informerSource() }
+
+func (h Hooks) informerSource() string {
+	if h.Informers == nil {
 		return ""
 	}
-	return cmp.Or(hooks.InformersName, "hook")
+	return cmp.Or(h.InformersName, "hook")
 }
 
 // applyHooks is what StartProbe does with the hooks.
@@ -67,7 +72,7 @@ func applyHooks(fe FrontEnd, hooks Hooks, cfg *rest.Config, opts probe.Options) 
 		// A spec that configures client-go's factory itself is refused by
 		// probe.New (ErrNotSupported), which StartProbeUnsynced turns into
 		// a skip naming the source.
-		name := InformerSource()
+		name := hooks.informerSource()
 		opts.Source, opts.Stack = hooks.Informers, probe.Stack(name)
 		fe.AddReportEntry("client hook", fmt.Sprintf("the downstream's informer source %s built this informer", name))
 		if len(hooks.FactoryOptions) > 0 {
