@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -12,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
@@ -168,7 +166,7 @@ func HAFailover(ctx context.Context, s e2e.Setup, in FailoverInput) {
 // restartFailoverTarget pauses the writes, writes a configmap the pod watch
 // does not see and restarts apiserver 1, so that its watch cache starts
 // past the informer's resourceVersion.
-func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writer kubernetes.Interface, w *PodWriter) {
+func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writer kubernetes.Interface, w *Writer) {
 	e2e.By(ctx, "pausing the writes, writing a configmap the pod watch does not see, and restarting apiserver 1")
 	w.Pause()
 	_, err := writer.CoreV1().ConfigMaps(env.Namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bump"}}, metav1.CreateOptions{})
@@ -182,7 +180,7 @@ func restartFailoverTarget(ctx context.Context, env *e2e.Env, c apiServers, writ
 // killAndFailOver kills apiserver 0 as the proxy fails over to apiserver
 // 1, then lets the writer write writesAcrossFailover more and stops it; it
 // returns when the kill was and the pods the writer deleted.
-func killAndFailOver(ctx context.Context, env *e2e.Env, c apiServers, w *PodWriter) (killed time.Time, deleted []probe.Object) {
+func killAndFailOver(ctx context.Context, env *e2e.Env, c apiServers, w *Writer) (killed time.Time, deleted []probe.Object) {
 	e2e.By(ctx, "killing apiserver 0 while the proxy fails over to apiserver 1")
 	proxy := env.Proxy
 	_, err := proxy.Pin(1)
@@ -303,86 +301,4 @@ func waitAuthorised(ctx context.Context, env *e2e.Env, i int) {
 		_, err := cs.CoreV1().Pods(env.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
 		return err
 	}).WithTimeout(rbacSyncTimeout).WithPolling(50*time.Millisecond).Should(Succeed(), "apiserver %d authorises the test user", i)
-}
-
-// PodWriter creates pods w-0, w-1, ... every writeInterval and deletes every
-// second one right away, until stopped; it can pause between writes.
-type PodWriter struct {
-	mu        sync.Mutex // held for each write, so pause waits for the one in flight
-	paused    bool
-	writes    int
-	namespace string
-	deleted   []probe.Object
-	err       error
-	cancel    context.CancelFunc
-	done      chan struct{}
-}
-
-// StartPodWriter starts a PodWriter writing through api in namespace until
-// ctx ends or it is stopped.
-func StartPodWriter(ctx context.Context, api corev1client.PodInterface, namespace string) *PodWriter {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &PodWriter{namespace: namespace, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(writeInterval):
-			}
-			w.mu.Lock()
-			if !w.paused && w.err == nil {
-				w.err = w.write(ctx, api, i)
-			}
-			w.mu.Unlock()
-		}
-	}()
-	return w
-}
-
-// write runs with w.mu held.
-func (w *PodWriter) write(ctx context.Context, api corev1client.PodInterface, i int) error {
-	p, err := api.Create(ctx, e2e.Pod(w.namespace, fmt.Sprintf("w-%d", i)), metav1.CreateOptions{})
-	if ctx.Err() != nil {
-		return nil // stopping
-	}
-	if err != nil {
-		return fmt.Errorf("create pod w-%d: %w", i, err)
-	}
-	if i%2 == 1 {
-		if err := api.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-			if ctx.Err() != nil {
-				return nil // stopping: the pod may still exist, so no delete is owed
-			}
-			return fmt.Errorf("delete pod %s: %w", p.Name, err)
-		}
-		w.deleted = append(w.deleted, probe.Object{Key: w.namespace + "/" + p.Name, UID: string(p.UID)})
-	}
-	w.writes++
-	return nil
-}
-
-// Count is how many writes are done.
-func (w *PodWriter) Count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.writes }
-
-// Pause stops the writes after the one in flight; Resume starts them again.
-func (w *PodWriter) Pause()  { w.mu.Lock(); w.paused = true; w.mu.Unlock() }
-func (w *PodWriter) Resume() { w.mu.Lock(); w.paused = false; w.mu.Unlock() }
-
-// WaitFor waits until n writes are done.
-func (w *PodWriter) WaitFor(n int) {
-	ginkgo.GinkgoHelper()
-	Eventually(w.Count).WithTimeout(writesTimeout).WithPolling(20*time.Millisecond).Should(BeNumerically(">=", n), "pods written")
-}
-
-// Stop ends the writes and returns the pods deleted; it may be called again.
-func (w *PodWriter) Stop() []probe.Object {
-	ginkgo.GinkgoHelper()
-	w.cancel()
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	Expect(w.err).NotTo(HaveOccurred(), "the writer's requests through apiserver 1")
-	return w.deleted
 }

@@ -200,21 +200,14 @@ func us(d time.Duration) string { return d.Round(time.Microsecond).String() }
 // ends with the bookmark let through. s.Client changes the informer's
 // client (a negative control breaks it).
 func WaitsForTheBookmark(ctx context.Context, s e2e.Setup) {
-	requireStreaming(s)
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	env, ctx, _, logs := startS14(ctx, s, 0)
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	e2e.Defer(ctx, undo)
-	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
 	var recovery time.Duration
-	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
-		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
-		pods.Report(recovery)
-		env.Note("S14 missing bookmark", n)
-		return nil
-	})
+	e2e.Defer(ctx, func() { n.report(env, pods, streams, dropped, recovery) })
 
 	requireStreamingLists(ctx, pods)
 	e2e.By(ctx, "waiting for the sync, bounded, while the bookmark is dropped")
@@ -335,13 +328,10 @@ func expectRetriedAtOnce(pods *e2e.Observed, created []*corev1.Pod, n *s14Number
 // server ends a stream without the bookmark the informer retries the
 // streaming list at once, and never falls back to a LIST.
 func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
-	requireStreaming(s)
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	created := createPods(ctx, env, "before", s14Pods)
+	env, ctx, created, logs := startS14(ctx, s, s14Pods)
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	undo, dropped := streams.DropInitialEventsEnd(httpfault.StreamingLists)
 	e2e.Defer(ctx, undo)
-	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	// The tweak runs after the reflector set its options (S3): every
 	// streaming list asks the server to end it after serverStreamTimeout.
 	short := func(o *metav1.ListOptions) { o.TimeoutSeconds = ptr.To(int64(serverStreamTimeout.Seconds())) }
@@ -352,11 +342,7 @@ func RetriesWhenTheServerEndsTheStream(ctx context.Context, s e2e.Setup) {
 	pods := env.StartProbeUnsynced("pods", streams.Instrument(cfg), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, short)})
 	var n s14Numbers
 	var recovery time.Duration
-	e2e.Defer(ctx, func() {
-		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
-		pods.Report(recovery)
-		env.Note("S14 missing bookmark", n)
-	})
+	e2e.Defer(ctx, func() { n.report(env, pods, streams, dropped, recovery) })
 
 	requireStreamingLists(ctx, pods)
 	e2e.By(ctx, fmt.Sprintf("waiting for the server to end %d streaming lists without their bookmark", serverEndsWanted))
@@ -435,20 +421,13 @@ func expectStreamsRetriedAtOnce(rec probe.Record, n *s14Numbers) {
 // back to a LIST only when the streaming list ends within a second with no
 // event.
 func FallsBackOnAVeryShortStream(ctx context.Context, s e2e.Setup) {
-	requireStreaming(s)
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	created := createPods(ctx, env, "before", s14Pods)
+	env, ctx, created, logs := startS14(ctx, s, s14Pods)
 	in := &httpfault.Injector{Faults: env.Faults}
 	restore, answered := in.EndWatchesCleanly(httpfault.StreamingLists, 1)
 	e2e.Defer(ctx, restore)
-	logs := &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
 	pods := env.StartProbe(ctx, "pods", in.Instrument(env.User), probe.Options{Namespace: env.Namespace, Informer: logs.podInformer(env.Namespace, nil)})
 	var n s14Numbers
-	e2e.DeferCleanup(ctx, 0, func(context.Context) error {
-		pods.Report(0)
-		env.Note("S14 missing bookmark", n)
-		return nil
-	})
+	e2e.Defer(ctx, func() { n.report(env, pods, nil, nil, 0) })
 	Expect(answered()).To(Equal(1), "the streaming list was answered with an empty stream")
 	pods.EventuallyConverged(ctx, env.Pods)
 
@@ -524,6 +503,28 @@ func expectNothingReachedTheInformer(g Gomega, pods *e2e.Observed) {
 }
 
 // expectInitialAdds: the sync delivered each pod to the handler as an Add
+
+// startS14 is the set-up S14's specs share: a streaming-list spec's Env
+// (else it skips), before pods created ("before-0", ...), and a capture of
+// the informer's log, where its warnings go.
+func startS14(ctx context.Context, s e2e.Setup, before int) (*e2e.Env, context.Context, []*corev1.Pod, *logCapture) {
+	requireStreaming(s)
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	created := createPods(ctx, env, "before", before)
+	return env, ctx, created, &logCapture{log: e2e.FrontEndOf(ctx).Writer()}
+}
+
+// report reports S14's numbers (with the stream injector's counts, when
+// the spec rewrote streams) and the informer's, its recovery taking
+// recovery.
+func (n *s14Numbers) report(env *e2e.Env, pods *e2e.Observed, streams *httpfault.StreamInjector, dropped func() int, recovery time.Duration) {
+	if streams != nil {
+		n.Framings, n.BookmarksDropped = streams.Rewritten(), dropped()
+	}
+	pods.Report(recovery)
+	env.Note("S14 missing bookmark", *n)
+}
+
 // of the initial list.
 func expectInitialAdds(rec probe.Record, created []*corev1.Pod) {
 	ginkgo.GinkgoHelper()

@@ -339,11 +339,7 @@ func lastRequest(o *e2e.Observed) probe.Request {
 // set, changes the informer's config built from the kubeconfig (the
 // negative control: InlineCredentials).
 func ClientCARotation(ctx context.Context, s e2e.Setup) {
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	rot := e2e.Require[certRotation](ctx, env.Backend, "rotate its certificate authority")
-	api := env.Writer.CoreV1().Pods(env.Namespace)
-	created := createRotationPods(ctx, api, env.Namespace)
-	cfg := fileConfig(rot)
+	env, ctx, rot, created, cfg := startRotation(ctx, s)
 	pods := env.StartProbe(ctx, "pods", cfg, probe.Options{Namespace: env.Namespace})
 	pods.EventuallyConverged(ctx, env.Pods)
 
@@ -400,11 +396,7 @@ func ClientCARotation(ctx context.Context, s e2e.Setup) {
 // ServingCARotation runs S15's serving and client CA rotation (above), with
 // an informer built with ClientsAllowCARotation and one without.
 func ServingCARotation(ctx context.Context, s e2e.Setup) {
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	rot := e2e.Require[certRotation](ctx, env.Backend, "rotate its certificate authority")
-	api := env.Writer.CoreV1().Pods(env.Namespace)
-	created := createRotationPods(ctx, api, env.Namespace)
-	cfg := fileConfig(rot)
+	env, ctx, rot, created, cfg := startRotation(ctx, s)
 	r := startCAInformers(ctx, env, cfg)
 	r.watchesDelivered(ctx, created["keep"].Key)
 
@@ -550,6 +542,16 @@ func (r *servingRotation) expectStaticStale(ctx context.Context) {
 	r.env.UpstreamLimitation("without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA and needs a new client")
 	r.env.Note("S15 outcome", fmt.Sprintf("UPSTREAM LIMITATION: without ClientsAllowCARotation (client-go before v0.36, or the gate off) an informer never trusts a rotated serving CA: %s failed %d handshakes over %s and needs a new client; with the gate it took %.1fs after the rotation (client-go's 5-minute CA reload)",
 		r.static.Name, len(sout.failed[failUnknownCA]), time.Since(r.ready).Round(time.Second), r.out.numbers.SecondsFromRotation))
+}
+
+// startRotation is the set-up both rotations share: the spec's Env, its
+// backend's CA rotation (else it skips), the pods the rotation changes,
+// and the test user's config read from a kubeconfig naming its files.
+func startRotation(ctx context.Context, s e2e.Setup) (*e2e.Env, context.Context, certRotation, map[string]probe.Object, *rest.Config) {
+	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
+	rot := e2e.Require[certRotation](ctx, env.Backend, "rotate its certificate authority")
+	created := createRotationPods(ctx, env.Writer.CoreV1().Pods(env.Namespace), env.Namespace)
+	return env, ctx, rot, created, fileConfig(rot)
 }
 
 // createRotationPods creates the pods both rotations change: one kept (and

@@ -170,10 +170,7 @@ func changeDuringInitialList(ctx context.Context, env *e2e.Env, opts probe.Optio
 			firstChange = time.Now()
 		}
 	}
-	for i := range S16Initial / 4 {
-		_, err := writer.Create(ctx, fmt.Sprintf("during-%02d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "during-%02d", S16Initial/4)
 	syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)
 	defer cancel()
 	Expect(obs.WaitForSync(syncCtx)).To(Succeed(), "the informer synced")

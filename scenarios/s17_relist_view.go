@@ -24,10 +24,6 @@ const ServerHadView = "every handler call of the relist saw a store the server o
 // applied item by item visible from the handlers, at 40 calls a relist.
 var s17Index = Slowness{Name: "slow index function", IndexDelay: 20 * time.Millisecond}
 
-// RelistProfile is the kube-apiserver flag profile of the specs that need a
-// relist after a real 410: no watch cache (fixtures/profiles/no-watch-cache.yaml).
-const RelistProfile = "no-watch-cache"
-
 // S17Objects is how many objects S17 replaces while the informer is cut off.
 const S17Objects = 20
 
@@ -93,12 +89,7 @@ var S17View = Register(Scenario{
 // the store half replaced. The report says which the informer did, with
 // the gates in effect.
 func RelistView(ctx context.Context, s e2e.Setup, opts probe.Options) {
-	// Without the watch cache the resume after the cut is an etcd watch
-	// below the compacted revision: a real 410 at once, and a relist. (The
-	// watch cache would serve the resume from its event buffer, which
-	// compaction does not touch: see S5.)
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
-	c := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
+	env, ctx, c := startRelistEnv(ctx, s)
 	writer := env.Subjects
 	server := writer.Quorum()
 

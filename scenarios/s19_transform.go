@@ -80,18 +80,10 @@ var S19Transform = Register(Scenario{
 // TransformFunc, "New in v1.27") lets a transform mutate the object in
 // place: a second call would change the cached object itself.
 func Transformed(ctx context.Context, s e2e.Setup, opts probe.Options) {
-	// Without the watch cache the resume after the cut is an etcd watch
-	// below the compacted revision: a real 410 at once, and a relist. (The
-	// watch cache would serve the resume from its event buffer, which
-	// compaction does not touch: see S5.)
-	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{Profile: RelistProfile})
-	c := e2e.Require[cluster.EtcdCompactor](ctx, env.Backend, "compact etcd")
+	env, ctx, c := startRelistEnv(ctx, s)
 	writer := env.Subjects
 	server := writer.Quorum()
-	for i := range 5 {
-		_, err := writer.Create(ctx, fmt.Sprintf("kept-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "kept-%d", 5)
 	seen := &transformSeen{}
 	obs, store := startTransformedInformer(ctx, env, opts, seen)
 

@@ -128,9 +128,7 @@ func startSharingInformer(ctx context.Context, env *e2e.Env, opts probe.Options)
 	writer := env.Subjects
 	_, err := writer.Create(ctx, "wanted")
 	Expect(err).NotTo(HaveOccurred())
-	opts.Namespace = env.Namespace
-	obs := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	obs.EventuallyConverged(ctx, writer.Quorum())
+	obs := startConverged(ctx, env, opts)
 	var watch probe.Request
 	Eventually(func(g Gomega) {
 		watch = e2e.ExpectWatchOpen(g, "the informer", obs.Recorder.Snapshot().Requests)

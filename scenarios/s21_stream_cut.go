@@ -78,10 +78,7 @@ func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.O
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
 	server := writer.Quorum()
-	for i := range S21Objects {
-		_, err := writer.Create(ctx, fmt.Sprintf("listed-%02d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "listed-%02d", S21Objects)
 	streams := &httpfault.StreamInjector{Faults: env.Faults}
 	faults := &httpfault.Injector{Faults: env.Faults}
 	cfg := streams.Instrument(faults.Instrument(env.User))
@@ -100,10 +97,7 @@ func StreamCutInsideInitialEvents(ctx context.Context, s e2e.Setup, opts probe.O
 	checked := expectResumeFromSynced(obs, synced, 0)
 
 	e2e.By(ctx, "after the sync: five objects created, the watch ended, its resume answered 410; the relist is cut too")
-	for i := range 5 {
-		_, err := writer.Create(ctx, fmt.Sprintf("later-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "later-%d", 5)
 	obs.EventuallyConverged(ctx, server)
 	synced[obs.Informer.LastSyncResourceVersion()] = true
 	for _, e := range obs.Recorder.Snapshot().Events {

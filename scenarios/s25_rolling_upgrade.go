@@ -3,7 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -131,13 +131,13 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	pods.EventuallyConverged(ctx, server)
 
 	w := startChurn(ctx, writers, env.Namespace)
-	e2e.Defer(ctx, func() { w.stop() })
-	w.waitFor(upgradeWritesPerStep)
+	e2e.Defer(ctx, func() { w.Stop() })
+	w.WaitFor(upgradeWritesPerStep)
 	var steps []upgradeStep
 	for _, i := range []int{0, 1} {
 		steps = append(steps, upgradeOne(ctx, env, u, w, i, to))
 	}
-	deleted := w.stop()
+	deleted := w.Stop()
 
 	recovery := convergesWithin(ctx, env, pods, server, upgradeConvergeBound, "converged after the rolling upgrade, from the last write", UpgradeConverged)
 	if pods.HandlerChecked {
@@ -150,7 +150,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	n := pods.Report(recovery)
 	expectAllowedUpgradeReinits(pods.Recorder.Snapshot(), steps, n)
 	env.Note("S25 rolling upgrade", fmt.Sprintf("kube-apiserver %s to %s, one apiserver at a time; %d writes, %d deletes (%d of pods the informer never saw, %d heard as an Update to the pod recreated under the name: a relist found it); re-initialisations: %v; steps: %s",
-		from, to, w.count(), len(deleted), unseen, replaced, n.ReinitDetails, stepsString(steps)))
+		from, to, w.Count(), len(deleted), unseen, replaced, n.ReinitDetails, stepsString(steps)))
 }
 
 // upgradeVersions are the kube-apiserver versions S25 upgrades from and
@@ -190,7 +190,7 @@ func upgradeOne(ctx context.Context, env *e2e.Env, u cluster.APIServerUpgrader, 
 		Should(BeEmpty(), "no connection to apiserver %d outlives its old process", i)
 	switchAPIServer(ctx, env, u, i, to)
 	step := upgradeStep{apiserver: i, start: start, gone: gone, ready: time.Now(), resumedOn: u.APIServerVersion(other)}
-	w.waitFor(w.count() + upgradeWritesPerStep)
+	w.WaitFor(w.Count() + upgradeWritesPerStep)
 	return step
 }
 
@@ -250,100 +250,38 @@ func switchAPIServer(ctx context.Context, env *e2e.Env, u cluster.APIServerUpgra
 	waitAuthorised(ctx, env, i)
 }
 
-// churn creates, deletes and recreates pods under upgradeNames names,
-// through the apiserver through() names.
+// churn is S25's writer: it creates, deletes and recreates pods under
+// upgradeNames names, through the apiserver it is told.
 type churn struct {
-	mu       sync.Mutex
-	target   int
-	writes   int
-	deleted  []probe.Object
-	err      error
-	cancel   context.CancelFunc
-	done     chan struct{}
-	stopOnce sync.Once
+	*Writer
+	target atomic.Int32
 }
 
 // startChurn starts writing: pod u-<k> created, then deleted, then created
 // again (a new object under the same name), k cycling over upgradeNames.
 func startChurn(ctx context.Context, clients [2]kubernetes.Interface, namespace string) *churn {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &churn{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		live := map[string]probe.Object{}
-		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(writeInterval):
+	c := &churn{}
+	live := map[string]probe.Object{} // the steps run one at a time
+	c.Writer = StartWriter(ctx, "the pod writes", func(ctx context.Context, i int) (*probe.Object, error) {
+		target := int(c.target.Load())
+		api := clients[target].CoreV1().Pods(namespace)
+		name := fmt.Sprintf("u-%d", i%upgradeNames)
+		if o, ok := live[name]; ok {
+			if err := api.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+				return nil, fmt.Errorf("write %d (delete %s) through apiserver %d: %w", i, name, target, err)
 			}
-			w.mu.Lock()
-			api := clients[w.target].CoreV1().Pods(namespace)
-			w.mu.Unlock()
-			name := fmt.Sprintf("u-%d", i%upgradeNames)
-			var err error
-			if o, ok := live[name]; ok {
-				err = api.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
-				if err == nil {
-					delete(live, name)
-					w.mu.Lock()
-					w.deleted = append(w.deleted, o)
-					w.mu.Unlock()
-				}
-			} else {
-				p, cerr := api.Create(ctx, e2e.Pod(namespace, name), metav1.CreateOptions{})
-				if err = cerr; err == nil {
-					live[name] = probe.Object{Key: namespace + "/" + name, UID: string(p.UID)}
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			w.mu.Lock()
-			if err != nil && w.err == nil {
-				w.err = fmt.Errorf("write %d (%s) through apiserver %d: %w", i, name, w.target, err)
-			}
-			if err == nil {
-				w.writes++
-			}
-			failed := w.err != nil
-			w.mu.Unlock()
-			if failed {
-				return
-			}
+			delete(live, name)
+			return &o, nil
 		}
-	}()
-	return w
+		p, err := api.Create(ctx, e2e.Pod(namespace, name), metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("write %d (create %s) through apiserver %d: %w", i, name, target, err)
+		}
+		live[name] = probe.Object{Key: namespace + "/" + name, UID: string(p.UID)}
+		return nil, nil
+	})
+	return c
 }
 
 // through sends the next writes to apiserver i.
-func (w *churn) through(i int) { w.mu.Lock(); w.target = i; w.mu.Unlock() }
-
-func (w *churn) count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.writes }
-
-// waitFor waits until n writes are done; a failed write fails the spec.
-func (w *churn) waitFor(n int) {
-	ginkgo.GinkgoHelper()
-	Eventually(func() error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.err != nil {
-			return StopTrying(w.err.Error())
-		}
-		if w.writes < n {
-			return fmt.Errorf("%d of %d writes", w.writes, n)
-		}
-		return nil
-	}).WithTimeout(writesTimeout).WithPolling(20*time.Millisecond).Should(Succeed(), "pods written")
-}
-
-// stop ends the writes and returns the pods deleted.
-func (w *churn) stop() []probe.Object {
-	ginkgo.GinkgoHelper()
-	w.stopOnce.Do(w.cancel)
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	Expect(w.err).NotTo(HaveOccurred(), "every write succeeded")
-	return w.deleted
-}
+func (c *churn) through(i int) { c.target.Store(int32(i)) }

@@ -73,10 +73,7 @@ func WaitForCacheSync(ctx context.Context, s e2e.Setup, opts probe.Options, wait
 	}
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
 	writer := env.Subjects
-	for i := range 3 {
-		_, err := writer.Create(ctx, fmt.Sprintf("s28-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "s28-%d", 3)
 	opts.Namespace = env.Namespace
 	var lat s28Latencies
 	for i := range S28Informers {

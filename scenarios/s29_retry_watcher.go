@@ -156,10 +156,7 @@ func RetryWatcher(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	// answers the RetryWatcher's next watch.
 	start := time.Now()
 	Expect(r.streams.EndStreams(isWatch)).To(Equal(1), "the RetryWatcher's open watch ended")
-	for i := range 3 {
-		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "after-%d", 3)
 	if fault == WatchEndedCleanly {
 		expectRetryWatcherResumed(ctx, env, got, fault, start)
 	} else {
@@ -395,10 +392,7 @@ func UntilWithSync(ctx context.Context, s e2e.Setup, fault S29Fault) {
 	defer injectS29(ctx, run.in, fault, isWatch)()
 	start := time.Now()
 	Expect(run.streams.EndStreams(anyWatch)).To(Equal(1), "UntilWithSync's open watch ended")
-	for i := range 3 {
-		_, err := writer.Create(ctx, fmt.Sprintf("after-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, writer, "after-%d", 3)
 	var r s29Return
 	var ok bool
 	select {
@@ -558,10 +552,7 @@ func (b *silentBody) Read([]byte) (int, error) {
 // s.Client last.
 func startS29(ctx context.Context, s e2e.Setup, held httpfault.Match) (*s29Run, context.Context) {
 	env, ctx := e2e.StartEnv(ctx, s, cluster.Spec{})
-	for i := range 3 {
-		_, err := env.Subjects.Create(ctx, fmt.Sprintf("before-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, env.Subjects, "before-%d", 3)
 	r := &s29Run{env: env, in: &httpfault.Injector{Faults: env.Faults}, streams: &httpfault.StreamInjector{Faults: env.Faults}}
 	restorePass := r.streams.Pass(held)
 	e2e.Defer(ctx, restorePass)

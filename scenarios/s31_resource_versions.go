@@ -227,10 +227,7 @@ func ResourceVersionAPIs(ctx context.Context, s e2e.Setup, reader RVReader) {
 	if reader == nil {
 		reader = func(_ string, read func() string) func() string { return read }
 	}
-	for i := range 3 {
-		_, err := env.Subjects.Create(ctx, fmt.Sprintf("s31-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, env.Subjects, "s31-%d", 3)
 	c := &s31{env: env}
 
 	e2e.By(ctx, "three informers start: a shared informer, a controller, a reflector")
@@ -339,10 +336,7 @@ func (c *s31) initialSync(ctx context.Context) {
 // writes is S31's second stage: two pods created, one updated; every API
 // follows to the newest object's resource version.
 func (c *s31) writes(ctx context.Context) {
-	for i := range 2 {
-		_, err := c.env.Subjects.Create(ctx, fmt.Sprintf("s31-new-%d", i))
-		Expect(err).NotTo(HaveOccurred())
-	}
+	createNamed(ctx, c.env.Subjects, "s31-new-%d", 2)
 	updated, err := c.env.Subjects.SetLabels(ctx, "s31-new-0", map[string]string{"s31": "updated"})
 	Expect(err).NotTo(HaveOccurred())
 	written := mustRV(updated.ResourceVersion)

@@ -292,10 +292,7 @@ func StackEncodings(ctx context.Context, s e2e.Setup) {
 		probe.WidgetsResource: env.SubjectsOf(probe.WidgetsResource),
 	}
 	for _, sub := range subjects {
-		for i := range S33Objects {
-			_, err := sub.Create(ctx, fmt.Sprintf("s33-%d", i))
-			Expect(err).NotTo(HaveOccurred())
-		}
+		createNamed(ctx, sub, "s33-%d", S33Objects)
 	}
 	var spoke []string
 	for _, stack := range probe.Stacks {

@@ -72,9 +72,7 @@ func RecreatedWhileDisconnected(ctx context.Context, s e2e.Setup, opts probe.Opt
 	old, err := writer.Create(ctx, "same")
 	Expect(err).NotTo(HaveOccurred())
 
-	opts.Namespace = env.Namespace
-	pods := env.StartProbe(ctx, writer.Name(), env.User, opts)
-	pods.EventuallyConverged(ctx, server)
+	pods := startConverged(ctx, env, opts)
 
 	var recreated probe.Object
 	changeWhileCutOff(ctx, proxy, c, "deleting and recreating the object under the same name", func() {
