@@ -51,10 +51,11 @@ func QueryShape(q url.Values) string {
 // run to run for the informer's initial request's kind and target; for the
 // others, which a fault's timing brings or not, they are marked as
 // varying, report.Observation.Varies), then, varying, every query shape,
-// the statuses and how many. Then, varying too: the watch
-// error handler's errors, the resource versions the informer reported (as
-// their relation to the objects it saw), the delay after failed requests
-// and the handler calls by type; start to synced.
+// the statuses and how many. Then the watch error handler's errors, their
+// stable part by class (report.ErrorTexts). Then, varying: the resource
+// versions the informer reported (as their relation to the objects it
+// saw), the delay after failed requests and the handler calls by type;
+// start to synced.
 func Observations(informer, namespace string, rec Record) []report.Observation {
 	var out []report.Observation
 	valued := func(what string, values []string, varies bool) {
@@ -111,15 +112,16 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		out = append(out, report.Calls(t+": requests", g.n).Of(informer).Varying())
 	}
 
-	var errs []string
+	// The watch error handler's errors: their stable part, one
+	// observation per class (StableErrorText, ErrorClass).
+	errs := map[string][]string{}
 	for _, e := range rec.WatchErrors {
-		text := NormaliseError(e.Err, namespace)
-		if e.Reason != "" {
-			text = e.Reason + ": " + text
-		}
-		errs = addOnce(errs, text)
+		c := ErrorClass(e)
+		errs[c] = addOnce(errs[c], StableErrorText(e.Err, namespace))
 	}
-	valued("watch error handler", sorted(errs), true)
+	for _, c := range slices.Sorted(maps.Keys(errs)) {
+		out = append(out, report.ErrorTexts("watch error handler: "+c, errs[c]).Of(informer))
+	}
 
 	for _, v := range rec.ReportedRVs {
 		out = append(out, report.Value(v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)).Of(informer).Varying())

@@ -52,9 +52,9 @@ func TestObservations(t *testing.T) {
 		"GET list /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers":  "identity",
 		"GET watch /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers": "gzip",
 		"GET watch /api/v1/namespaces/<ns>/pods: statuses":                        "200, then ERROR event 410 Expired",
-		"watch error handler":                    "Expired: Get <url>: too old resource version: N (N)",
-		"informer resourceVersion when synced":   "newer than every object it saw",
-		"informer resourceVersion when stopping": "the newest object's it saw",
+		"watch error handler: Expired":                                            "Get <url>: too old resource version: N (N)",
+		"informer resourceVersion when synced":                                    "newer than every object it saw",
+		"informer resourceVersion when stopping":                                  "the newest object's it saw",
 	} {
 		if o := got[what]; o.Value != want {
 			t.Errorf("%s = %q, want %q", what, o.Value, want)

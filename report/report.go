@@ -440,7 +440,33 @@ const (
 	// Memory is a size in MiB (2^20 bytes): two runs differ when more than
 	// 4 MiB and half of BASE's apart.
 	Memory Class = "memory"
+	// ErrorText is the stable part of the errors of one class (an API
+	// status reason, a kind of transport error) that a fault brought: their
+	// texts with what varies from run to run masked (ErrorTexts). Whether a
+	// class appears at all depends on the fault's timing; when it appears
+	// on both sides, texts that share nothing are a change, even with one
+	// run a side.
+	ErrorText Class = "error text"
 )
+
+// ErrorTextSeparator joins an ErrorText observation's texts in its Value.
+const ErrorTextSeparator = " | "
+
+// ErrorTexts is an observation of the stable texts of one class of errors
+// (ErrorText), each text once, sorted.
+func ErrorTexts(what string, texts []string) Observation {
+	texts = slices.Clone(texts)
+	slices.Sort(texts)
+	return Observation{What: what, Value: strings.Join(slices.Compact(texts), ErrorTextSeparator), Class: ErrorText}
+}
+
+// Texts are the texts of an ErrorText observation's Value.
+func (o Observation) Texts() []string {
+	if o.Value == "" {
+		return nil
+	}
+	return strings.Split(o.Value, ErrorTextSeparator)
+}
 
 // Units of an Observation's Number, one per numeric class.
 const (

@@ -104,6 +104,21 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 		for _, k := range unionKeys(b.observations, h.observations) {
 			bo, ho := b.observations[k], h.observations[k]
 			sentence, ok := observationChanged(k, bo, ho, b.ranIn, h.ranIn, n)
+			if errorTexts(bo, ho) {
+				// Whether a class of errors comes is the fault's timing:
+				// its appearing or not is a change between series only;
+				// its stable text changing is one with a run a side
+				// (errorTextChanged).
+				switch {
+				case bo != nil && ho != nil:
+					sentence, ok = errorTextChanged(k, bo, ho)
+				case !series:
+					if ok {
+						varying++
+					}
+					continue
+				}
+			}
 			switch {
 			case !ok:
 			case !series && (bo != nil && bo.varies || ho != nil && ho.varies):
@@ -118,6 +133,50 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 		out = append(out, *bySentence[s])
 	}
 	return out, varying
+}
+
+// errorTexts says whether the observation of either side is the stable
+// text of a class of errors (report.ErrorText).
+func errorTexts(b, h *observed) bool {
+	return b != nil && b.class == report.ErrorText || h != nil && h.class == report.ErrorText
+}
+
+// errorTextChanged is the sentence of a change of the stable texts of one
+// class of errors, seen on both sides: no text of one side among the
+// other's (a side's runs together).
+func errorTextChanged(k string, b, h *observed) (string, bool) {
+	if b == nil || h == nil {
+		return "", false
+	}
+	bt, ht := b.texts(), h.texts()
+	for _, t := range ht {
+		if slices.Contains(bt, t) {
+			return "", false
+		}
+	}
+	return fmt.Sprintf("%s: the error text changed (its stable part, addresses, numbers and names masked) from %s to %s", k, quoteAll(bt), quoteAll(ht)), true
+}
+
+// texts are the distinct texts of an ErrorText observation over its runs.
+func (o *observed) texts() []string {
+	var out []string
+	for _, v := range o.values {
+		for _, t := range (report.Observation{Value: v}).Texts() {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, " and ")
 }
 
 // observationChanged is the sentence of a change of what k names between

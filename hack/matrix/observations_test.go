@@ -156,3 +156,44 @@ func TestControlsObservationsNotCompared(t *testing.T) {
 		t.Errorf("changes %+v, want one, of the sound spec only", changes)
 	}
 }
+
+// TestCompareErrorTexts: the stable text of a class of errors the watch
+// error handler got (report.ErrorTexts) that changed is listed with one
+// run a side; a class that comes in one run and not the other is the
+// fault's timing, counted with what varies; texts the sides share are no
+// change.
+func TestCompareErrorTexts(t *testing.T) {
+	root := t.TempDir()
+	expired := func(texts ...string) report.Observation {
+		return report.ErrorTexts("watch error handler: Expired", texts).Of("pods")
+	}
+	refused := report.ErrorTexts("watch error handler: list connection refused", []string{"failed to list *v1.Pod: Get <url>: dial tcp <addr>: connect: connection refused"}).Of("pods")
+	base := writeRun(t, root, "base", "v0.36.6",
+		observedSpec("S5 compaction", expired("too old resource version: N (N)")),
+		observedSpec("S9 refused", refused),
+		observedSpec("S1 restart", expired("too old resource version: N (N)", "watch chan error: etcdserver: mvcc: required revision has been compacted")),
+	)
+	head := writeRun(t, root, "head", "v0.37.2",
+		observedSpec("S5 compaction", expired("The resourceVersion for the provided watch is too old.")),
+		observedSpec("S9 refused"),
+		observedSpec("S1 restart", expired("too old resource version: N (N)")),
+	)
+	b, h := loadSides(t, base, head)
+	changes, varying := compareObservations(b, h, noise{Seconds: 2, Ratio: 0.5})
+	if len(changes) != 1 || changes[0].specs[0] != "S5 compaction" ||
+		!strings.Contains(changes[0].sentence, `the error text changed (its stable part, addresses, numbers and names masked) from "too old resource version: N (N)" to "The resourceVersion for the provided watch is too old."`) {
+		t.Errorf("changes %+v, want S5's changed text alone", changes)
+	}
+	if varying != 1 {
+		t.Errorf("%d varying, want 1: S9's refused connections, gone in HEAD's one run", varying)
+	}
+	// Between series, a class gone from every run of one side is listed.
+	for i := range 2 {
+		writeRun(t, root+"/bs", fmt.Sprint(i), "v0.36.6", observedSpec("S9 refused", refused))
+		writeRun(t, root+"/hs", fmt.Sprint(i), "v0.37.2", observedSpec("S9 refused"))
+	}
+	bs, hs := loadSides(t, root+"/bs", root+"/hs")
+	if cs, n := compareObservations(bs, hs, noise{Seconds: 2, Ratio: 0.5}); len(cs) != 1 || n != 0 || !strings.Contains(cs[0].sentence, "disappeared") {
+		t.Errorf("series: listed %+v, counted %d; want the class's disappearance listed", cs, n)
+	}
+}
