@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/informer-conformance/informer-conformance/internal/lines"
 )
 
 // The mains are kept as .txt so the suite's module never compiles them; they
@@ -121,13 +123,7 @@ func unavailableModules(stderr string) []string {
 	return mods
 }
 
-func tail(s string, lines int) string {
-	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(parts) > lines {
-		parts = parts[len(parts)-lines:]
-	}
-	return strings.Join(parts, "\n")
-}
+func tail(s string, n int) string { return strings.Join(lines.Last(s, n), "\n") }
 
 // header copies the go and godebug lines of upstream's go.mod, so the binary
 // gets the language and GODEBUG defaults upstream releases it with.

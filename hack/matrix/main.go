@@ -59,6 +59,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/semver"
 
+	"github.com/informer-conformance/informer-conformance/internal/lines"
 	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/known"
 )
@@ -1402,13 +1403,7 @@ func tail(path string, n int) string {
 }
 
 // lastLines is s's last n lines, joined by " / ".
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " / ")
-}
+func lastLines(s string, n int) string { return lines.OnOneLine(s, n) }
 
 // gateSet is one column's client-go feature gates, in the order given.
 type gateSet []gateValue

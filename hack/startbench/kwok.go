@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
+	"github.com/informer-conformance/informer-conformance/internal/lines"
 )
 
 // kwokVersion of kwokctl (and the kwok controller), built from the module
@@ -216,10 +217,4 @@ func ensureKwokTool(ctx context.Context, name string) (string, error) {
 	return path, nil
 }
 
-func tail(s string, lines int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, " / ")
-}
+func tail(s string, n int) string { return lines.OnOneLine(s, n) }

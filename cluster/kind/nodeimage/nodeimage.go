@@ -40,6 +40,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/cluster/kind/docker"
+	"github.com/informer-conformance/informer-conformance/internal/lines"
 )
 
 // Pinned sources besides Kubernetes and etcd (whose versions come from the
@@ -601,13 +602,7 @@ func withStderr(err error) error {
 	return err
 }
 
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tailLines(s string, n int) string { return strings.Join(lines.Last(s, n), "\n") }
 
 // LockBuild takes the build lock name in cache's locks directory, so that
 // one process builds an image (what) while the others wait for it, saying
