@@ -88,6 +88,15 @@ var S31ResourceVersions = Register(Scenario{
 			Entries: []Entry{{Run: RunWith(ResourceVersionAPIs, nil)}},
 		},
 		{
+			Text: "during a streaming list's initial events report no object's resourceVersion, and a stream cut before its end is retried from the last sync's", Mode: e2e.StreamingList,
+			Run: RunWith(RVDuringInitialEvents, InitialEventsInput{}),
+		},
+		{
+			Text: "fails when a reader reports the newest initial object's resourceVersion before the initial-events-end bookmark", Mode: e2e.StreamingList,
+			Run:   RunWith(RVDuringInitialEvents, InitialEventsInput{AdvanceOnAdded: true}),
+			Fails: []string{RVNotBeforeInitialEventsEnd}, Because: "the S31 window assertion catches a version that advances with the initial ADDED events",
+		},
+		{
 			Text: "fails when the client's lists carry a resourceVersion the server did not send", Mode: e2e.ListWatch,
 			Client: ListsAhead,
 			Run:    RunWith(ResourceVersionAPIs, nil),
@@ -908,31 +917,37 @@ func listsAheadAfter(after int) func(*rest.Config) *rest.Config {
 			if pass {
 				return resp, nil
 			}
-			body, err := readBody(resp)
-			if err != nil {
-				return nil, err
-			}
-			list, err := decodeList(resp, body)
-			if err != nil {
-				return resp, nil
-			}
-			l := list.(metav1.ListInterface)
-			rv, err := parseRV(l.GetResourceVersion())
-			if err != nil {
-				return resp, nil
-			}
-			l.SetResourceVersion(strconv.FormatInt(rv+s31Ahead, 10))
-			info, _ := serializerOf(resp)
-			var buf bytes.Buffer
-			if err := info.Serializer.Encode(list, &buf); err != nil {
-				return nil, fmt.Errorf("broken client: re-encode the list: %w", err)
-			}
-			resp.Body, resp.ContentLength = io.NopCloser(&buf), int64(buf.Len())
-			resp.Header.Set("Content-Length", strconv.Itoa(buf.Len()))
-			return resp, nil
+			return rewriteList(resp, func(l metav1.ListInterface) {
+				if rv, err := parseRV(l.GetResourceVersion()); err == nil {
+					l.SetResourceVersion(strconv.FormatInt(rv+s31Ahead, 10))
+				}
+			})
 		})
 		return cfg
 	}
+}
+
+// rewriteList is resp, a LIST's answer, with its list changed by rewrite
+// and encoded again as the server encoded it: a broken client's proxy
+// (an answer it cannot decode passes unchanged).
+func rewriteList(resp *http.Response, rewrite func(metav1.ListInterface)) (*http.Response, error) {
+	body, err := readBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decodeList(resp, body)
+	if err != nil {
+		return resp, nil
+	}
+	rewrite(list.(metav1.ListInterface))
+	info, _ := serializerOf(resp)
+	var buf bytes.Buffer
+	if err := info.Serializer.Encode(list, &buf); err != nil {
+		return nil, fmt.Errorf("broken client: re-encode the list: %w", err)
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(&buf), int64(buf.Len())
+	resp.Header.Set("Content-Length", strconv.Itoa(buf.Len()))
+	return resp, nil
 }
 
 // brokenStream is a broken client whose watch streams pass through a

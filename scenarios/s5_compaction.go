@@ -67,6 +67,18 @@ var S5Compaction = Register(Scenario{
 			}}},
 		},
 		{
+			Context: "when the informer relists a collection past one page after a compaction",
+			Text:    "every page is listed, at the sync and at the relist: the store holds every object, every delete is heard",
+			Entries: []Entry{{Run: RunBody(PagedRelist)}},
+		},
+		{
+			Context: "when the informer relists a collection past one page after a compaction",
+			Text:    "fails when the client's lists lose their continue token", Mode: e2e.ListWatch,
+			Client: TruncateAtFirstPage,
+			Run:    RunBody(PagedRelist),
+			Fails:  []string{HeldEveryPage}, Because: "the S5 pages assertion catches a pager stopped after the first page",
+		},
+		{
 			Context: "when a delete is immediately followed by compaction (etcd#10681, PrevKV=nil)",
 			Text:    "the deleted objects do not survive in the store",
 			Entries: []Entry{
