@@ -16,6 +16,8 @@ series=$([ "$hog" -gt 0 ] && echo "hog$hog" || echo idle)
 mkdir -p "$root"
 tsv=$root/$series.tsv
 printf 'run\tseconds\tresult\n' >"$tsv"
+# What the flake page names of the series: the commit, the machine, the load.
+printf 'commit=%s\ncores=%s\nhog=%s\nfilter=%s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)" "$(nproc)" "$hog" "$filter" >"$root/$series.env"
 
 hog_pid=
 cleanup() { [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null && wait "$hog_pid" 2>/dev/null; true; }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/informer-conformance/informer-conformance/report"
@@ -746,18 +747,24 @@ func flakeTable(dir string) (string, bool, error) {
 		sides[s] = side
 	}
 	var b strings.Builder
-	b.WriteString("# Flake budget: pass rates per spec\n\n| series | runs | specs that ran | runs with a failure | specs that failed |\n|---|---:|---:|---:|---:|\n")
+	b.WriteString("# Flake budget: pass rates per spec\n\n")
+	first := sides[series[0]]
+	fmt.Fprintf(&b, "**Run**: client-go %s, kube-apiserver %s; %s.\n\n", orDash(first.clientGo), orDash(first.kube), seriesInfo(dir, series))
+	b.WriteString("| series | runs | specs that ran | runs with a failure | specs that failed | seconds a run (median) |\n|---|---:|---:|---:|---:|---:|\n")
 	failing := map[string]bool{}
 	for _, s := range series {
 		side := sides[s]
-		failedSpecs := 0
+		failedSpecs, ran := 0, 0
 		for name, r := range side.specs {
+			if r.ranIn > 0 {
+				ran++
+			}
 			if r.failed > 0 {
 				failing[name] = true
 				failedSpecs++
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", s, side.runs, len(side.specs), side.failingRuns, failedSpecs)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s |\n", s, side.runs, ran, side.failingRuns, failedSpecs, medianSeconds(filepath.Join(dir, s+".tsv")))
 	}
 	if len(failing) == 0 {
 		b.WriteString("\nNo spec failed in any run.\n")
@@ -789,6 +796,51 @@ func flakeTable(dir string) (string, bool, error) {
 		fmt.Fprintf(&b, " %s |\n", mdCell(v+first.failure))
 	}
 	return b.String(), true, nil
+}
+
+// seriesInfo names what hack/soak.sh recorded of each series in
+// <series>.env (commit, cores, CPU hogs, label filter), or that it did not.
+func seriesInfo(dir string, series []string) string {
+	var out []string
+	for _, s := range series {
+		raw, err := os.ReadFile(filepath.Join(dir, s+".env"))
+		if err != nil {
+			out = append(out, s+": no record of its commit and machine")
+			continue
+		}
+		kv := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				kv[k] = v
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: the suite at commit %s, %s cores, %s CPU hogs, label filter %q", s, orDash(kv["commit"]), orDash(kv["cores"]), orDash(kv["hog"]), kv["filter"]))
+	}
+	return strings.Join(out, "; ")
+}
+
+// medianSeconds is the median of the seconds column of a soak's
+// <series>.tsv, or "-".
+func medianSeconds(tsv string) string {
+	raw, err := os.ReadFile(tsv)
+	if err != nil {
+		return "-"
+	}
+	var secs []float64
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n")[1:] {
+		f := strings.Split(l, "\t")
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+			secs = append(secs, v)
+		}
+	}
+	if len(secs) == 0 {
+		return "-"
+	}
+	slices.Sort(secs)
+	return strconv.FormatFloat(secs[len(secs)/2], 'f', 0, 64)
 }
 
 // unionKeys are the keys of a and b, sorted.
