@@ -117,8 +117,12 @@ type MetricsHooks struct {
 	// where this client-go has none. Not registered: its methods take
 	// types v0.31 lacks (InformerNameAndResource, HistogramMetric), which
 	// code that compiles against v0.31 cannot name, and reflection cannot
-	// make a type with methods.
+	// make a type with methods: the recording provider is built with the
+	// tag informermetrics (informermetrics.go).
 	InformerProvider []string
+	// InformerRegistered: this binary has the informers' recording
+	// provider and registered it (InformerProvider is non-nil).
+	InformerRegistered bool
 }
 
 // RegisterMetricsHooks registers the recording providers with every
@@ -151,7 +155,8 @@ type MetricsTap struct {
 }
 
 // TapMetrics starts recording the metrics calls for hosts (host:port, as
-// the rest client labels them) and for the workqueues named queues, and
+// the rest client labels them) and for the workqueues and informers named
+// queues, and
 // the calls no host or queue names (the transport's, the exec plugin's,
 // the reflector's) while it is open. filter, when set, sees every call
 // first and drops those it returns false for: a negative control's broken
@@ -207,7 +212,7 @@ func (t *MetricsTap) wants(c MetricCall) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case strings.HasPrefix(c.Hook, "util/workqueue."):
+	case strings.HasPrefix(c.Hook, "util/workqueue."), strings.HasPrefix(c.Hook, "tools/cache.InformerMetricsProvider."):
 		return t.queues[c.Name]
 	case c.Host != "":
 		return t.hosts[c.Host]
@@ -396,6 +401,12 @@ func (h *metricsHooks) register() {
 		h.state.InformerProvider = []string{}
 		for i := range f.Type.NumMethod() {
 			h.state.InformerProvider = append(h.state.InformerProvider, f.Type.Method(i).Name)
+		}
+		// The recording provider, where this binary has it
+		// (informermetrics.go); SetInformerMetricsProvider keeps its first
+		// registrant, so a spec tells whether it took by what it records.
+		if informerMetrics.register != nil {
+			h.state.InformerRegistered = informerMetrics.register()
 		}
 	}
 }

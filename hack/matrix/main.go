@@ -742,6 +742,10 @@ func runColumn(ctx context.Context, root string, cfg config, out, modfilePath st
 	if cfg.focus != "" {
 		args = append(args, "--focus="+cfg.focus)
 	}
+	if hasInformerMetrics(col.ClientGo) {
+		// The informers' recording metrics provider (probe/informermetrics.go).
+		args = append(args, "--tags=informermetrics")
+	}
 	runErr := goCmd(ctx, root, env, w, append(args, cfg.suites)...)
 	col.Seconds = time.Since(start).Seconds()
 
@@ -1400,6 +1404,14 @@ func firstLine(s string) string {
 func tail(path string, n int) string {
 	data, _ := os.ReadFile(path)
 	return lastLines(string(data), n)
+}
+
+// hasInformerMetrics says whether client-go version v (the workspace's
+// pinned one when empty) has the informers' own metrics hook,
+// cache.SetInformerMetricsProvider (v0.36+), for which the suite builds
+// its recording provider with the tag informermetrics.
+func hasInformerMetrics(v string) bool {
+	return v == "" || semver.IsValid(v) && semver.Compare(v, "v0.36.0-0") >= 0
 }
 
 // lastLines is s's last n lines, joined by " / ".

@@ -178,3 +178,14 @@ func TestNotServed(t *testing.T) {
 		t.Errorf("notServed = %q", m)
 	}
 }
+
+// TestHasInformerMetrics: the suite's informers' metrics provider is built
+// for the client-go versions with the hook (v0.36+, pre-releases of later
+// minors included) and the workspace's pin, not before.
+func TestHasInformerMetrics(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "v0.36.0": true, "v0.36.6": true, "v0.38.0-alpha.2": true, "v0.35.10": false, "v0.31.14": false, "next": false} {
+		if got := hasInformerMetrics(v); got != want {
+			t.Errorf("hasInformerMetrics(%q) = %t, want %t", v, got, want)
+		}
+	}
+}
