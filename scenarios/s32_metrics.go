@@ -303,9 +303,9 @@ type s32Run struct {
 	informerName string
 	named        bool
 	tap          *probe.MetricsTap
-	queue       workqueue.TypedRateLimitingInterface[string]
-	handlerAdds atomic.Int64
-	worker      *s32Worker
+	queue        workqueue.TypedRateLimitingInterface[string]
+	handlerAdds  atomic.Int64
+	worker       *s32Worker
 	// buildStart and built bound the informer's construction (the client
 	// metrics it causes).
 	buildStart, built time.Time
