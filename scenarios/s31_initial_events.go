@@ -101,7 +101,8 @@ func RVDuringInitialEvents(ctx context.Context, s e2e.Setup, in InitialEventsInp
 		Expect(len(w.retriesFrom(inf))).To(BeNumerically(">=", 2), "%s's first streaming list was cut and retried", inf.name)
 	}
 	for _, inf := range infs {
-		Expect(firstN(w.early(inf), 3)).To(BeEmpty(), RVNotBeforeInitialEventsEnd+" (%s)", inf.name)
+		early := w.early(inf)
+		Expect(len(early)).To(BeZero(), RVNotBeforeInitialEventsEnd+" (%s%s)", inf.name, firstOf(early, 3))
 	}
 	for _, inf := range infs {
 		Expect(w.retriesFrom(inf)).To(HaveEach(""), RVResumeFromLastSync+" (%s: the streaming lists' resourceVersions, in order)", inf.name)
@@ -324,12 +325,4 @@ func (w *rvWindow) report(env *e2e.Env, infs []*s31Informer) {
 		env.Note("S31 initial events: "+inf.name, fmt.Sprintf("streaming lists from %q; the initial-events-end bookmark at %d; %d rounds of reads during the initial events, %d reads reporting a version before the bookmark",
 			w.retriesFrom(inf), end.rv, w.readsBeforeEnd(inf), len(w.early(inf))))
 	}
-}
-
-// firstN is the first n of s, and how many more.
-func firstN(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
 }
