@@ -220,12 +220,14 @@ matrix-merge: ## Join the column files of sharded matrix runs (MATRIX_IN='dir ..
 	$(if $(MATRIX_IN),,$(error MATRIX_IN names the directories of the shards' column files))
 	$(GO) run ./hack/matrix merge -out=$(ARTIFACTS)/matrix $(MATRIX_IN)
 
-# Label filter of `make verdicts`: the default suite on each client-go
-# column with its default gates (every change a release makes, outcomes and
-# observations); its gate columns run VERDICT_GATE_LABELS, the specs whose
-# outcome depends on the client-go release or its feature gates, on the typed
-# stack (the queue they tell apart is the same on every stack).
-VERDICT_LABELS ?= !slow && !long && !extra-stack
+# Label filter of `make verdicts`: every scenario of the catalogue (the
+# default suite and the slow specs; not the five-minute waits, not the extra
+# informer stacks) on each client-go column with its default gates (every
+# change a release makes, outcomes and observations); its gate columns run
+# VERDICT_GATE_LABELS, the specs whose outcome depends on the client-go
+# release or its feature gates, on the typed stack (the queue they tell
+# apart is the same on every stack).
+VERDICT_LABELS ?= !long && !extra-stack
 VERDICT_GATE_LABELS ?= release-sensitive && !extra-stack
 export VERDICT_GATE_LABELS
 # The minors whose first patch (vX.Y.0) `make verdicts` runs besides the
@@ -237,11 +239,19 @@ export VERDICT_FIRST_PATCHES
 # of patch versions named in CLIENT_GO (v0.33.0 stands for itself there).
 VERDICT_GATES ?=
 export VERDICT_GATES
+# The page's server section: the newest client-go release (default gates)
+# also against each kube-apiserver of VERDICT_KUBE_STEPS (on the default
+# etcd) and each etcd of VERDICT_ETCD_STEPS (under the default
+# kube-apiserver), each step to the next server judged as an upgrade step
+# is. Their defaults are hack/matrix's (the supported kube-apiserver minors'
+# pinned patches before the default, the etcd minors before the default),
+# so the matrix workflow plans the same columns; set either empty (or none)
+# to leave its part out. Each kube-apiserver is built once.
 # Where `make verdicts` writes its verdict document.
 VERDICT_DOC ?= docs/clientgo-releases.md
 
 .PHONY: verdicts
-verdicts: binaries ## Run the default suite on each CLIENT_GO minor (first and newest patch) and on "next" (the newest pre-release of the next minor); the release-sensitive specs also with InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO, UnlockWhileProcessingFIFO off where it has the gate; write VERDICT_DOC: each failure explained, and what each upgrade step changes (outcomes and observations, tied to upstream changes); fails only on an errored column or an unexplained failure.
+verdicts: binaries-upgrade ## Run every scenario (VERDICT_LABELS) on each CLIENT_GO minor (first and newest patch) and on "next" (the newest pre-release of the next minor); the release-sensitive specs also with InOrderInformers, InOrderInformersBatchProcess, AtomicFIFO, UnlockWhileProcessingFIFO off where it has the gate; the newest release also against VERDICT_KUBE_STEPS and VERDICT_ETCD_STEPS; write VERDICT_DOC: each failure explained, what each upgrade step and each server step changes (outcomes and observations, tied to upstream changes); fails only on an errored column or an unexplained failure.
 	$(GO) run ./hack/matrix -verdicts -procs=$(patsubst -procs=%,%,$(GINKGO_PROCS)) -label-filter='$(VERDICT_LABELS)' -out=$(ARTIFACTS)/verdicts -doc='$(abspath $(VERDICT_DOC))'
 
 .PHONY: e2e-existing-local

@@ -141,6 +141,8 @@ func main() {
 		cfg.gateLabels = envOr("VERDICT_GATE_LABELS", defaultVerdictGateLabels)
 		cfg.firstPatches = os.Getenv("VERDICT_FIRST_PATCHES")
 		cfg.defaultGatesOnly = os.Getenv("VERDICT_GATES") == "none"
+		cfg.stepKube = verdictSteps("VERDICT_KUBE_STEPS", defaultVerdictKubeSteps)
+		cfg.stepEtcd = verdictSteps("VERDICT_ETCD_STEPS", defaultVerdictEtcdSteps)
 	} else if set["doc"] || set["render"] || set["commit"] {
 		fmt.Fprintln(os.Stderr, "matrix: -doc, -render and -commit are the verdict document's: they go with -verdicts")
 		os.Exit(2)
@@ -179,6 +181,10 @@ type config struct {
 	// sets.
 	firstPatches     string
 	defaultGatesOnly bool
+	// stepKube and stepEtcd are VERDICT_KUBE_STEPS and VERDICT_ETCD_STEPS:
+	// the servers a verdict run's newest client-go release also runs
+	// against, for the page's server section (withServerSteps).
+	stepKube, stepEtcd []string
 	// shard is the share of the planned columns this run runs; list
 	// prints the plan instead.
 	shard shard
@@ -247,6 +253,10 @@ type column struct {
 	// Commit is the suite's commit the column ran at (empty: not recorded;
 	// `-render -commit` names it for such runs).
 	Commit string `json:"commit,omitempty"`
+	// ServerStep marks a verdict run's column of its newest client-go
+	// release against another server (withServerSteps): the page's server
+	// section compares it, its header names the run's server without it.
+	ServerStep bool `json:"serverStep,omitempty"`
 	// Dir is where the column's run wrote its reports.
 	Dir     string               `json:"dir,omitempty"`
 	Passed  bool                 `json:"passed"`
@@ -343,6 +353,7 @@ func run(ctx context.Context, cfg config) error {
 		if plan, err = verdictPlan(listed, cfg.clientGo, gateSets, servers(cfg.kube, cfg.etcd), firstPatchesOf(cfg.firstPatches)); err != nil {
 			return err
 		}
+		plan = withServerSteps(plan, stepServers(cfg.stepKube, cfg.stepEtcd))
 		for i := range plan {
 			if len(plan[i].Gates) > 0 && cfg.gateLabels != cfg.labels {
 				plan[i].Labels = cfg.gateLabels
@@ -374,7 +385,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		return nil
 	}
-	for _, s := range servers(cfg.kube, cfg.etcd) {
+	for _, s := range append(servers(cfg.kube, cfg.etcd), stepServers(cfg.stepKube, cfg.stepEtcd)...) {
 		step("kube-apiserver %s, etcd %s: building or finding the binaries", orDefault(s.Kube), orDefault(s.Etcd))
 		if err := goCmd(ctx, root, nil, os.Stderr, "run", "./hack/build-binaries", "-kube-version", s.Kube, "-etcd-version", s.Etcd); err != nil {
 			return fmt.Errorf("binaries for kube-apiserver %s, etcd %s: %w", orDefault(s.Kube), orDefault(s.Etcd), err)

@@ -81,11 +81,22 @@ func (s shard) has(plan []column, index int) bool {
 	}
 	var versions []string
 	for _, c := range plan {
-		if !slices.Contains(versions, c.ClientGo) {
-			versions = append(versions, c.ClientGo)
+		if !slices.Contains(versions, c.shardVersion()) {
+			versions = append(versions, c.shardVersion())
 		}
 	}
-	return slices.Index(versions, plan[index].ClientGo)%s.n == s.i
+	return slices.Index(versions, plan[index].shardVersion())%s.n == s.i
+}
+
+// shardVersion is what -shard-by version shares out the column by: its
+// client-go version; a verdict run's server steps (appended to its plan)
+// are a version of their own, the last, so that a run planned without them
+// keeps its shards and one shard can run the steps alone.
+func (c column) shardVersion() string {
+	if c.ServerStep {
+		return c.ClientGo + " server steps"
+	}
+	return c.ClientGo
 }
 
 func (s shard) String() string {
@@ -117,10 +128,12 @@ type planned struct {
 	Kube     string  `json:"kubeAPIServer,omitempty"`
 	Etcd     string  `json:"etcd,omitempty"`
 	Gates    gateSet `json:"gates,omitempty"`
+	// ServerStep: the column is of the verdict page's server section.
+	ServerStep bool `json:"serverStep,omitempty"`
 }
 
 func (p planned) column() column {
-	return column{ClientGo: p.ClientGo, Kube: p.Kube, Etcd: p.Etcd, Gates: p.Gates}
+	return column{ClientGo: p.ClientGo, Kube: p.Kube, Etcd: p.Etcd, Gates: p.Gates, ServerStep: p.ServerStep}
 }
 
 // samePlanned says whether two shards planned the same column: the same
@@ -140,7 +153,7 @@ func samePlanned(a, b planned) bool {
 func plannedOf(plan []column) []planned {
 	ps := make([]planned, len(plan))
 	for i, c := range plan {
-		ps[i] = planned{ClientGo: c.ClientGo, Kube: c.Kube, Etcd: c.Etcd, Gates: c.Gates}
+		ps[i] = planned{ClientGo: c.ClientGo, Kube: c.Kube, Etcd: c.Etcd, Gates: c.Gates, ServerStep: c.ServerStep}
 	}
 	return ps
 }
@@ -204,6 +217,15 @@ func readColumnFiles(dirs []string) ([]columnFile, error) {
 	return files, nil
 }
 
+// planOfRun says whether a shard's plan is the run's: the same columns,
+// or the run's without the server steps it appends.
+func planOfRun(p, run []planned) bool {
+	if len(p) > len(run) || !slices.EqualFunc(p, run[:len(p)], samePlanned) {
+		return false
+	}
+	return !slices.ContainsFunc(run[len(p):], func(q planned) bool { return !q.ServerStep })
+}
+
 // mergeColumns puts column files back into their plan: the columns in plan
 // order, each planned column no file holds an Error naming it missing,
 // each column that ran another label filter or suite than the plan's first
@@ -214,10 +236,13 @@ func mergeColumns(files []columnFile) ([]column, string, error) {
 		return nil, "", errors.New("no column files")
 	}
 	slices.SortFunc(files, func(a, b columnFile) int { return a.Index - b.Index })
-	ref := files[0]
+	// The reference is the longest plan: a verdict run's server steps
+	// (withServerSteps) come after its other columns, so the shards of a
+	// run planned without them join one that runs them.
+	ref := slices.MaxFunc(files, func(a, b columnFile) int { return len(a.Plan) - len(b.Plan) })
 	byIndex := map[int]columnFile{}
 	for _, f := range files {
-		if !slices.EqualFunc(f.Plan, ref.Plan, samePlanned) {
+		if !planOfRun(f.Plan, ref.Plan) {
 			return nil, "", fmt.Errorf("column files of different plans: %q and %q (run every shard with the same flags)", planString(ref.Plan), planString(f.Plan))
 		}
 		if _, dup := byIndex[f.Index]; dup {

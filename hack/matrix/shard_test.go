@@ -179,6 +179,21 @@ func TestParseShard(t *testing.T) {
 	if fmt.Sprint(got) != "[1 2 4 5]" {
 		t.Errorf("shard 1/2 by version runs %v, want [1 2 4 5] (v0.31.14 and v0.32.13 with their gate columns)", got)
 	}
+	// A verdict run's server steps are a version of their own, the last:
+	// the other versions keep their shards, N+1 shards run them alone.
+	stepped := append(slices.Clone(plan), column{ClientGo: "v0.32.13", Kube: "v1.35.4", ServerStep: true})
+	got = nil
+	for i := range stepped {
+		if byVersion.has(stepped, i) {
+			got = append(got, i)
+		}
+	}
+	if fmt.Sprint(got) != "[1 2 4 5]" {
+		t.Errorf("shard 1/2 by version of a plan with server steps runs %v, want [1 2 4 5]", got)
+	}
+	if last := (shard{i: 4, n: 5, byVersion: true}); !last.has(stepped, 6) || last.has(stepped, 4) {
+		t.Error("shard 4/5 by version does not run the server steps alone")
+	}
 	if _, err := parseShardBy(shard{i: 0, n: 2}, "machine"); err == nil {
 		t.Error("parseShardBy accepted machine")
 	}
@@ -247,5 +262,36 @@ func TestMergeJoinsANewerPrerelease(t *testing.T) {
 		if got := samePlanned(planned{ClientGo: c.a}, planned{ClientGo: c.b}); got != c.want {
 			t.Errorf("samePlanned(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestMergeJoinsServerSteps: the shards of a verdict run planned without
+// server steps join a shard that runs them (the same plan with the steps
+// appended); a shard whose plan appends other columns does not.
+func TestMergeJoinsServerSteps(t *testing.T) {
+	cols := shardColumns()
+	dirs := writeShards(t, cols, 2, func(int) string { return "!slow" })
+	stepped := append(slices.Clone(cols), column{ClientGo: "v0.36.6", Kube: "v1.35.4", ServerStep: true, Passed: true, Cells: map[string]cell{
+		"S8 resync": {Outcome: "passed", ByCause: map[string]int{}},
+	}})
+	plan := defaultKubePlan(stepped)
+	plan[4].Kube = "v1.35.4"
+	steps := filepath.Join(t.TempDir(), "steps")
+	if err := writeColumnFile(steps, columnFile{Index: 4, Plan: plan, Labels: "!slow", Suites: "./suites/conformance", Column: stepped[4]}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := merge(out, append(slices.Clone(dirs), steps), checkRan); err != nil {
+		t.Fatalf("merge of a run's shards and its server steps: %v", err)
+	}
+	if md := string(readAll(t, out)["matrix.md"]); !strings.Contains(md, "client-go v0.36.6 / kube-apiserver v1.35.4") {
+		t.Errorf("merged table lacks the server step's column:\n%s", md)
+	}
+	plan[4].ServerStep = false
+	if err := writeColumnFile(steps, columnFile{Index: 4, Plan: plan, Labels: "!slow", Suites: "./suites/conformance", Column: stepped[4]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := merge(t.TempDir(), append(slices.Clone(dirs), steps), checkRan); err == nil || !strings.Contains(err.Error(), "different plans") {
+		t.Errorf("a plan that appends a column other than a server step = %v", err)
 	}
 }

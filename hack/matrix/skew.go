@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/semver"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // skewMain is `matrix skew -doc PATH -command CMD MATRIX.JSON`: the
@@ -76,7 +78,7 @@ func writeSkewDoc(b *strings.Builder, cols []column, table []verdict, command st
 	}
 	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
 	writeSkew(b, cols)
-	writeServerSteps(b, cols, noise{Seconds: 2, Ratio: 0.5})
+	writeServerSteps(b, cols, table, noise{Seconds: 2, Ratio: 0.5})
 	b.WriteString("\n## Failing specs per column\n\nEach with the entry of the verdict data (report/known/known.json) that explains it on that client-go, whatever the server, or the defect of this suite it is (fixed since the run): a failure no entry explains may be the server version's.\n\n")
 	for _, c := range cols {
 		if c.NotApplicable != "" || len(c.Gates) > 0 {
@@ -132,6 +134,17 @@ func writeSkew(b *strings.Builder, cols []column) {
 		return
 	}
 	rows := slices.SortedFunc(maps.Keys(clients), semver.Compare)
+	// On the verdict page, the releases but the one of its server
+	// section ran against one server: no skew to show.
+	stepped := map[string]bool{}
+	for _, c := range cols {
+		if c.ServerStep {
+			stepped[c.ClientGo] = true
+		}
+	}
+	if len(stepped) > 0 {
+		rows = slices.DeleteFunc(rows, func(cg string) bool { return !stepped[cg] })
+	}
 	heads := slices.SortedFunc(maps.Keys(srvs), compareServers)
 	what := "a column per kube-apiserver version"
 	if len(etcds) > 1 {
@@ -218,41 +231,19 @@ func explainServerChange(sentence, component, from, to string) []knownChange {
 	return knownData().ExplainObservation(sentence, component, from, to)
 }
 
-// serverStep is two default-gate columns of one client-go against servers
-// that differ in one component: kube-apiserver (the same etcd) or etcd
-// (the same kube-apiserver), adjacent versions of it.
-type serverStep struct {
-	from, to column
-	// component is "kube-apiserver" or "etcd".
-	component string
-}
-
-// title names the step: "client-go v0.37.2: kube-apiserver v1.36.3 →
-// v1.37.2 (etcd v3.6.16)".
-func (s serverStep) title() string {
-	if s.component == "etcd" {
-		return fmt.Sprintf("client-go %s: etcd %s → %s (kube-apiserver %s)", s.from.ClientGo, orDash(s.from.Etcd), orDash(s.to.Etcd), s.from.Kube)
-	}
-	t := fmt.Sprintf("client-go %s: kube-apiserver %s → %s", s.from.ClientGo, s.from.Kube, s.to.Kube)
-	if s.from.Etcd != "" {
-		t += " (etcd " + s.from.Etcd + ")"
-	}
-	return t
-}
-
 // serverSteps pairs, per client-go version, the default-gate columns that
 // ran with reports against servers one component apart: each kube-apiserver
 // version with the next on the same etcd, each etcd version with the next
 // under the same kube-apiserver.
-func serverSteps(cols []column) []serverStep {
+func serverSteps(cols []column) []upgradeStep {
 	byClient := map[string][]column{}
 	for _, c := range cols {
 		if len(c.Gates) == 0 && c.Error == "" && c.NotApplicable == "" && c.Dir != "" && c.Kube != "" {
 			byClient[c.ClientGo] = append(byClient[c.ClientGo], c)
 		}
 	}
-	var steps []serverStep
-	adjacent := func(cs []column, component string, same, varies func(column) string) {
+	var steps []upgradeStep
+	adjacent := func(cs []column, component string, same, varies func(column) string, what func(column) string) {
 		groups := map[string][]column{}
 		for _, c := range cs {
 			groups[same(c)] = append(groups[same(c)], c)
@@ -262,7 +253,7 @@ func serverSteps(cols []column) []serverStep {
 			slices.SortFunc(g, func(a, b column) int { return semver.Compare(varies(a), varies(b)) })
 			for i := 1; i < len(g); i++ {
 				if varies(g[i-1]) != varies(g[i]) {
-					steps = append(steps, serverStep{from: g[i-1], to: g[i], component: component})
+					steps = append(steps, upgradeStep{from: g[i-1], to: g[i], component: component, what: what(g[i])})
 				}
 			}
 		}
@@ -270,32 +261,42 @@ func serverSteps(cols []column) []serverStep {
 	kube := func(c column) string { return c.Kube }
 	etcd := func(c column) string { return c.Etcd }
 	for _, cg := range slices.SortedFunc(maps.Keys(byClient), semver.Compare) {
-		adjacent(byClient[cg], "kube-apiserver", etcd, kube)
-		adjacent(byClient[cg], "etcd", kube, etcd)
+		adjacent(byClient[cg], known.ComponentKubeAPIServer, etcd, kube, func(c column) string {
+			if c.Etcd == "" {
+				return "client-go " + c.ClientGo
+			}
+			return "client-go " + c.ClientGo + ", etcd " + c.Etcd
+		})
+		adjacent(byClient[cg], known.ComponentEtcd, kube, etcd, func(c column) string {
+			return "client-go " + c.ClientGo + ", kube-apiserver " + c.Kube
+		})
 	}
 	return steps
 }
 
 // writeServerSteps writes, per server step (serverSteps), what changed for
-// the same client-go; nothing when the columns ran against one server.
-func writeServerSteps(b *strings.Builder, cols []column, n noise) {
-	steps := serverSteps(cols)
+// the same client-go, judged as an upgrade step is (table: the verdict
+// data's spec entries): a line each, then each step's changes; nothing when
+// the columns ran against one server.
+func writeServerSteps(b *strings.Builder, cols []column, table []verdict, n noise) {
+	var steps []stepJudgement
+	for _, s := range serverSteps(cols) {
+		steps = append(steps, judgeStep(s, table, n))
+	}
 	if len(steps) == 0 {
 		return
 	}
 	b.WriteString("\n## What each server step changes\n\n")
 	b.WriteString("The same client-go against two servers one component apart (a kube-apiserver version and the next on the same etcd, " +
-		"an etcd version and the next under the same kube-apiserver), compared as `make compare` does: outcomes, re-initialisations and " +
-		"observations (one run a column, so the observations that vary between runs of the same code are only counted). " +
-		"An observation change is tied to its upstream change by the verdict data (report/known/known.json), or says it is not yet.\n\n")
-	for _, s := range steps {
-		fmt.Fprintf(b, "### %s\n\n", s.title())
-		from, to := s.from.Kube, s.to.Kube
-		if s.component == "etcd" {
-			from, to = s.from.Etcd, s.to.Etcd
-		}
-		writeComparison(b, s.from, s.to, func(sentence string) []knownChange {
-			return explainServerChange(sentence, s.component, from, to)
-		}, n)
+		"an etcd version and the next under the same kube-apiserver), judged as an upgrade step is: an outcome or an observation that " +
+		"changed with a known upstream change (the verdict data, report/known/known.json) is a behaviour change, a flip of a behaviour " +
+		"known on both sides or an observation that varies between runs is noise (one run a column), breaks names the specs no known " +
+		"change explains.\n\n| step | verdict |\n|---|---|\n")
+	for _, j := range steps {
+		fmt.Fprintf(b, "| %s | %s |\n", j.step.heading(), mdCell(j.verdict()))
+	}
+	b.WriteString("\n")
+	for _, j := range steps {
+		j.write(b)
 	}
 }

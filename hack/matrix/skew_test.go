@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/informer-conformance/informer-conformance/report"
 )
 
 // TestSkew: a run over several kube-apiserver versions gets a table of
@@ -87,13 +89,13 @@ func TestServerSteps(t *testing.T) {
 	}
 	var got []string
 	for _, s := range serverSteps(cols) {
-		got = append(got, s.title())
+		got = append(got, s.heading())
 	}
 	want := []string{
-		"client-go v0.37.2: kube-apiserver v1.36.3 → v1.37.2 (etcd v3.5.35)",
-		"client-go v0.37.2: kube-apiserver v1.36.3 → v1.37.2 (etcd v3.6.16)",
-		"client-go v0.37.2: etcd v3.5.35 → v3.6.16 (kube-apiserver v1.36.3)",
-		"client-go v0.37.2: etcd v3.5.35 → v3.6.16 (kube-apiserver v1.37.2)",
+		"kube-apiserver v1.36.3 → v1.37.2 (client-go v0.37.2, etcd v3.5.35)",
+		"kube-apiserver v1.36.3 → v1.37.2 (client-go v0.37.2, etcd v3.6.16)",
+		"etcd v3.5.35 → v3.6.16 (client-go v0.37.2, kube-apiserver v1.36.3)",
+		"etcd v3.5.35 → v3.6.16 (client-go v0.37.2, kube-apiserver v1.37.2)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("server steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -116,5 +118,62 @@ func TestExplainServerChange(t *testing.T) {
 	}
 	if got := explainServerChange(sentence, "kube-apiserver", "v1.35.4", "v1.36.3"); len(got) != 0 {
 		t.Errorf("a step before 1.37 explained by 1.37's change: %v", got)
+	}
+}
+
+// TestServerSection: a verdict plan's server steps are its newest release
+// (not the next minor's pre-release) against each step server; on the page
+// each step between them and the default server is judged as an upgrade
+// step is (a line each, tied upstream), the client-go steps name no server,
+// the header names the section's servers, and the skew table has the
+// stepped release's row only.
+func TestServerSection(t *testing.T) {
+	plan := withServerSteps([]column{{ClientGo: "v0.36.6"}, {ClientGo: "v0.37.2"}, {ClientGo: "v0.37.2", Gates: gateSet{{Name: "AtomicFIFO"}}}, {ClientGo: "v0.38.0-beta.0"}},
+		stepServers([]string{"v1.36.3"}, []string{"v3.6.16"}))
+	var planned []string
+	for _, c := range plan[4:] {
+		planned = append(planned, c.name())
+	}
+	if got, want := strings.Join(planned, "; "), "client-go v0.37.2 / kube-apiserver v1.36.3; client-go v0.37.2 / etcd v3.6.16"; got != want || !plan[4].ServerStep || len(plan) != 6 {
+		t.Errorf("server steps planned: %s (%d columns), want %s", got, len(plan), want)
+	}
+
+	root := t.TempDir()
+	encoding := func(v string) report.Observation {
+		return report.Value("GET streaming list /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers", v).Of("pods")
+	}
+	col := func(name, cg, kube, etcd string, step bool, s ...report.Spec) column {
+		return column{ClientGo: cg, Kube: kube, Etcd: etcd, ServerStep: step, Dir: writeRun(t, root, name, cg, s...)}
+	}
+	cols := []column{
+		col("a", "v0.36.6", "v1.37.2", "v3.7.3", false, observedSpec("S1 restart", encoding("gzip"))),
+		col("b", "v0.37.2", "v1.37.2", "v3.7.3", false, observedSpec("S1 restart", encoding("gzip"))),
+		col("c", "v0.37.2", "v1.36.3", "v3.7.3", true, observedSpec("S1 restart", encoding("identity"))),
+		col("d", "v0.37.2", "v1.37.2", "v3.6.16", true, observedSpec("S1 restart", encoding("gzip"))),
+	}
+	var b strings.Builder
+	writeStepVerdicts(&b, judgeSteps(cols, verdicts, noise{Seconds: 2, Ratio: 0.5}))
+	writeServerSteps(&b, cols, verdicts, noise{Seconds: 2, Ratio: 0.5})
+	writeSkew(&b, cols)
+	doc := b.String() + serverStepsSentence(cols)
+	for _, want := range []string{
+		"| v0.36.6 → v0.37.2 (v0.36 to v0.37) | safe",
+		"| kube-apiserver v1.36.3 → v1.37.2 (client-go v0.37.2, etcd v3.7.3) | 1 behaviour change(s): kubernetes PRs #139308 and #140140 (watchlist-gzip) |",
+		"| etcd v3.6.16 → v3.7.3 (client-go v0.37.2, kube-apiserver v1.37.2) | safe",
+		"### kube-apiserver v1.36.3 → v1.37.2 (client-go v0.37.2, etcd v3.7.3)\n\n1 behaviour change(s)",
+		"| v0.37.2 | 0 / 0 (+1) | 0 / 0 (0) | 0 / 0 (0) |",
+		"**Server section**: client-go v0.37.2 with its default gates also against kube-apiserver v1.36.3 on etcd v3.7.3, kube-apiserver v1.37.2 on etcd v3.6.16",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("page lacks %q:\n%s", want, doc)
+		}
+	}
+	for _, unwanted := range []string{"against kube-apiserver v1.37.2 on etcd", "| v0.36.6 |"} {
+		if strings.Contains(doc, unwanted) {
+			t.Errorf("page has %q:\n%s", unwanted, doc)
+		}
+	}
+	if got := kubeVersions(cols); strings.Join(got, " ") != "v1.37.2" {
+		t.Errorf("the run's kube-apiserver: %v, want the client-go columns' v1.37.2 only", got)
 	}
 }

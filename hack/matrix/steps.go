@@ -70,13 +70,14 @@ func (j *stepJudgement) change(title, kind, upstream string, links []string) *st
 
 func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 	from, to := j.step.from, j.step.to
+	vFrom, vTo := j.step.versions()
 	j.specs = len(head.specs)
 	for _, s := range unionKeys(base.specs, head.specs) {
 		b, h := base.specs[s], head.specs[s]
 		var worse, better bool
 		switch {
 		case b.ran() && !h.ran():
-			j.breaks = append(j.breaks, fmt.Sprintf("%s: ran on %s, not on %s", s, from.ClientGo, to.ClientGo))
+			j.breaks = append(j.breaks, fmt.Sprintf("%s: ran on %s, not on %s", s, vFrom, vTo))
 			continue
 		case h.outcome == "failed" && (!b.ran() || b.outcome == "passed"):
 			worse = true
@@ -86,7 +87,7 @@ func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 			continue
 		}
 		eFrom, eTo := explain(table, s, from), explain(table, s, to)
-		line := fmt.Sprintf("%s: %s %s, %s %s", s, from.ClientGo, orNotRun(b), to.ClientGo, h.outcome)
+		line := fmt.Sprintf("%s: %s %s, %s %s", s, vFrom, orNotRun(b), vTo, h.outcome)
 		switch {
 		case len(eFrom) > 0 && len(eTo) > 0:
 			j.flips = append(j.flips, line+" (a known behaviour of both releases: "+eTo[0].SpecContains+")")
@@ -109,7 +110,7 @@ func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 	c := compareRuns(base, head, n)
 	j.noise = len(c.causes) + c.varyingObservations
 	for i, line := range observationLines(c.observations) {
-		ks := explainChange(c.observations[i].sentence, from.ClientGo, to.ClientGo)
+		ks := j.step.explainObservation(c.observations[i].sentence)
 		if len(ks) == 0 {
 			j.untied = append(j.untied, line)
 			continue
@@ -184,8 +185,7 @@ func (j stepJudgement) verdict() string {
 // with its counts and a collapsed list, the breaks, then the flips, the
 // untied observations and the noise, collapsed.
 func (j stepJudgement) write(b *strings.Builder) {
-	s := j.step
-	fmt.Fprintf(b, "### %s → %s (%s)\n\n%s.\n\n", s.from.ClientGo, s.to.ClientGo, s.what, upperFirst(j.verdict()))
+	fmt.Fprintf(b, "### %s\n\n%s.\n\n", j.step.heading(), upperFirst(j.verdict()))
 	if j.err != "" {
 		return
 	}

@@ -27,12 +27,51 @@ func explainChange(sentence, from, to string) []knownChange {
 	return knownData().ExplainObservation(sentence, known.ComponentClientGo, from, to)
 }
 
-// upgradeStep is two default-gate columns an upgrade goes between.
+// upgradeStep is two default-gate columns an upgrade goes between: of
+// client-go (the same server), or of one server component (the same
+// client-go and the other component).
 type upgradeStep struct {
 	from, to column
 	// what says which step it is ("patches of v0.36", "v0.36 to v0.37",
-	// "to the next minor's pre-release").
+	// "to the next minor's pre-release"; of a server step, what stays:
+	// "client-go v0.37.2, etcd v3.7.3").
 	what string
+	// component is what the step upgrades: known.ComponentClientGo (or
+	// empty), ComponentKubeAPIServer or ComponentEtcd.
+	component string
+}
+
+// versions are the step's two versions of the component it upgrades.
+func (s upgradeStep) versions() (from, to string) {
+	switch s.component {
+	case known.ComponentKubeAPIServer:
+		return s.from.Kube, s.to.Kube
+	case known.ComponentEtcd:
+		return s.from.Etcd, s.to.Etcd
+	}
+	return s.from.ClientGo, s.to.ClientGo
+}
+
+// heading names the step: "v0.36.6 → v0.37.2 (v0.36 to v0.37)", or of a
+// server step "kube-apiserver v1.36.3 → v1.37.2 (client-go v0.37.2, etcd
+// v3.7.3)".
+func (s upgradeStep) heading() string {
+	from, to := s.versions()
+	h := fmt.Sprintf("%s → %s (%s)", from, to, s.what)
+	if s.component != "" && s.component != known.ComponentClientGo {
+		h = s.component + " " + h
+	}
+	return h
+}
+
+// explainObservation is the known changes that explain an observation
+// sentence of the step, from the version of its component to the other.
+func (s upgradeStep) explainObservation(sentence string) []knownChange {
+	from, to := s.versions()
+	if s.component == "" || s.component == known.ComponentClientGo {
+		return explainChange(sentence, from, to)
+	}
+	return explainServerChange(sentence, s.component, from, to)
 }
 
 // upgradeSteps pairs the default-gate columns that ran: a minor's first
@@ -48,10 +87,18 @@ func upgradeSteps(cols []column) []upgradeStep {
 		}
 	}
 	srvs := slices.SortedFunc(maps.Keys(byServer), compareServers)
+	// Servers with one client-go (a server step's columns) have no
+	// client-go step: name the server only where several have some.
+	withSteps := 0
+	for _, s := range srvs {
+		if len(clientGoSteps(slices.Clone(byServer[s]))) > 0 {
+			withSteps++
+		}
+	}
 	var steps []upgradeStep
 	for _, s := range srvs {
 		ss := clientGoSteps(byServer[s])
-		if len(srvs) > 1 {
+		if withSteps > 1 {
 			for i := range ss {
 				ss[i].what += ", against kube-apiserver " + orDash(s.Kube)
 				if s.Etcd != "" {
@@ -111,7 +158,7 @@ func writeStepVerdicts(b *strings.Builder, steps []stepJudgement) {
 	}
 	b.WriteString("| step | verdict |\n|---|---|\n")
 	for _, j := range steps {
-		fmt.Fprintf(b, "| %s → %s (%s) | %s |\n", j.step.from.ClientGo, j.step.to.ClientGo, j.step.what, mdCell(j.verdict()))
+		fmt.Fprintf(b, "| %s | %s |\n", j.step.heading(), mdCell(j.verdict()))
 	}
 	b.WriteString("\nA behaviour change is an outcome or an observation that changed with a known upstream change (the verdict data, report/known/known.json); " +
 		"a flip of a behaviour known on both releases, a re-initialisation count or an observation that varies between runs of the same code is noise, not a change (one run a column); " +
@@ -131,56 +178,5 @@ func writeUpgradeSteps(b *strings.Builder, steps []stepJudgement) {
 		"Each upstream change once, with what it changed folded under it.\n\n")
 	for _, j := range steps {
 		j.write(b)
-	}
-}
-
-// writeComparison writes what changed from one column to the other, as
-// `make compare` compares two runs; explain ties an observation change's
-// sentence to its upstream changes.
-func writeComparison(b *strings.Builder, from, to column, explain func(sentence string) []knownChange, n noise) {
-	base, err := loadSide(from.Dir)
-	if err != nil {
-		fmt.Fprintf(b, "Not compared: %v.\n\n", err)
-		return
-	}
-	head, err := loadSide(to.Dir)
-	if err != nil {
-		fmt.Fprintf(b, "Not compared: %v.\n\n", err)
-		return
-	}
-	c := compareRuns(base, head, n)
-	lines := 0
-	list := func(title string, items []string) {
-		if len(items) == 0 {
-			return
-		}
-		fmt.Fprintf(b, "%s:\n\n", title)
-		for _, it := range items {
-			fmt.Fprintf(b, "- %s\n", it)
-		}
-		b.WriteString("\n")
-		lines += len(items)
-	}
-	list("Outcomes changed for the worse", c.outcomes)
-	list("Fixed", c.fixed)
-	list("Ran in the newer only", c.onlyHead)
-	list("Re-initialisations", c.causes)
-	var obs []string
-	for i, line := range observationLines(c.observations) {
-		known := explain(c.observations[i].sentence)
-		if len(known) == 0 {
-			obs = append(obs, line+" — not yet tied to an upstream change")
-			continue
-		}
-		for _, k := range known {
-			obs = append(obs, fmt.Sprintf("%s — **%s**: %s", line, k.Kind, k.Upstream))
-		}
-	}
-	list("Observations", obs)
-	if c.varyingObservations > 0 {
-		fmt.Fprintf(b, "(%d observations that vary between runs of the same code differ too; a series a side would tell which changed.)\n\n", c.varyingObservations)
-	}
-	if lines == 0 {
-		fmt.Fprintf(b, "No change: %d specs, the same outcomes, re-initialisations and observations.\n\n", len(head.specs))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -23,7 +24,15 @@ import (
 // and the label filter (VERDICT_LABELS overrides).
 const (
 	defaultVerdictMinors = "v0.31 v0.32 v0.33 v0.34 v0.35 v0.36 v0.37 " + nextMinor
-	defaultVerdictLabels = "!slow && !long && !extra-stack"
+	defaultVerdictLabels = "!long && !extra-stack"
+	// defaultVerdictKubeSteps and defaultVerdictEtcdSteps are the servers
+	// of the page's server section (VERDICT_KUBE_STEPS, VERDICT_ETCD_STEPS
+	// override; empty or none leaves a part out): the pinned patches of
+	// the supported kube-apiserver minors before the default
+	// (cluster/binaries pinnedReleases), the etcd minors before the
+	// default with their newest patch the proxy serves.
+	defaultVerdictKubeSteps = "v1.33.13 v1.34.4 v1.35.4 v1.36.3"
+	defaultVerdictEtcdSteps = "v3.5.35 v3.6.16"
 	// defaultVerdictGateLabels is the gate columns' (VERDICT_GATE_LABELS
 	// overrides): the specs whose outcome a gate changes.
 	defaultVerdictGateLabels = "release-sensitive && !extra-stack"
@@ -266,6 +275,53 @@ func verdictPlan(listed, minors []string, gateSets []gateSet, srvs []server, fir
 	return cols, nil
 }
 
+// verdictSteps is a server-step variable's versions: its default when
+// unset, none when empty or "none".
+func verdictSteps(name, def string) []string {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		v = def
+	}
+	if strings.TrimSpace(v) == "none" {
+		return nil
+	}
+	return fields(v)
+}
+
+// stepServers are the servers of a verdict run's server section: each
+// kube-apiserver version on the default etcd, each etcd version under the
+// default kube-apiserver.
+func stepServers(kube, etcd []string) []server {
+	var s []server
+	for _, k := range kube {
+		s = append(s, server{Kube: k})
+	}
+	for _, e := range etcd {
+		s = append(s, server{Etcd: e})
+	}
+	return s
+}
+
+// withServerSteps appends to a verdict plan its newest client-go release
+// (not a pre-release) with default gates against each of steps: with that
+// release's column against the default server, the page's server section
+// judges each step between them (serverSteps), as an upgrade step is.
+func withServerSteps(plan []column, steps []server) []column {
+	newest := ""
+	for _, c := range plan {
+		if semver.Prerelease(c.ClientGo) == "" && semver.Compare(c.ClientGo, newest) > 0 {
+			newest = c.ClientGo
+		}
+	}
+	if newest == "" {
+		return plan
+	}
+	for _, s := range steps {
+		plan = append(plan, column{ClientGo: newest, Kube: s.Kube, Etcd: s.Etcd, ServerStep: true})
+	}
+	return plan
+}
+
 // verdictRun is what the verdict document's header says of its run.
 type verdictRun struct {
 	Date    time.Time
@@ -291,6 +347,12 @@ func verdictCommand(cfg config) string {
 	}
 	if cfg.gateLabels != "" && cfg.gateLabels != defaultVerdictGateLabels {
 		env = append(env, "VERDICT_GATE_LABELS="+shellQuote(cfg.gateLabels))
+	}
+	if k := strings.Join(cfg.stepKube, " "); k != defaultVerdictKubeSteps {
+		env = append(env, "VERDICT_KUBE_STEPS="+shellQuote(cmp.Or(k, "none")))
+	}
+	if e := strings.Join(cfg.stepEtcd, " "); e != defaultVerdictEtcdSteps {
+		env = append(env, "VERDICT_ETCD_STEPS="+shellQuote(cmp.Or(e, "none")))
 	}
 	cmd := append(env, "go run ./hack/matrix -verdicts", "-client-go "+shellQuote(strings.Join(cfg.clientGo, " ")))
 	if kube := slices.DeleteFunc(slices.Clone(cfg.kube), func(k string) bool { return k == "" }); len(kube) > 0 {
@@ -336,7 +398,7 @@ func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []strin
 	writeStepVerdicts(&b, steps)
 	writeFindings(&b, t.findings)
 	writeUpgradeSteps(&b, steps)
-	writeServerSteps(&b, cols, noise{Seconds: 2, Ratio: 0.5})
+	writeServerSteps(&b, cols, table, noise{Seconds: 2, Ratio: 0.5})
 	writeVerdictColumns(&b, cols)
 	writeSkew(&b, cols)
 	if len(t.unseen) > 0 {
@@ -434,6 +496,9 @@ func writeVerdictHeader(b *strings.Builder, run verdictRun, cols []column, t ver
 	servers := kubeVersions(cols)
 	fmt.Fprintf(b, "**Run**: the suite at commit %s, against kube-apiserver %s, label filter `%s`. %s\n\n",
 		orDash(strings.Join(commits, ", ")), orDash(strings.Join(servers, ", ")), run.Labels, scenariosSentence(cols, run.Catalogue))
+	if s := serverStepsSentence(cols); s != "" {
+		b.WriteString(s + "\n\n")
+	}
 	fmt.Fprintf(b, "Produced %s%s on a machine with %d cores by\n\n```\n%s\n```\n\n",
 		run.Date.UTC().Format("2006-01-02 15:04 UTC"), at, run.Cores, run.Command)
 	b.WriteString("(`make verdicts` runs it with the Makefile's CLIENT_GO, KUBE_VERSIONS, VERDICT_LABELS and GINKGO_PROCS.) " +
@@ -686,11 +751,36 @@ func byScenario(specs []string) string {
 	return strings.Join(parts, ", ")
 }
 
+// serverStepsSentence names the servers of the page's server section
+// (withServerSteps), "" when the run has none.
+func serverStepsSentence(cols []column) string {
+	var cg string
+	var srvs []string
+	for _, c := range cols {
+		if !c.ServerStep {
+			continue
+		}
+		cg = c.ClientGo
+		switch {
+		case c.NotApplicable != "" || c.Error != "":
+			srvs = append(srvs, c.name()+" (did not run)")
+		case c.Kube != "" && c.Etcd != "":
+			srvs = append(srvs, "kube-apiserver "+c.Kube+" on etcd "+c.Etcd)
+		default:
+			srvs = append(srvs, "kube-apiserver "+orDash(c.Kube))
+		}
+	}
+	if len(srvs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Server section**: client-go %s with its default gates also against %s, each step to the next server judged under \"What each server step changes\".", cg, strings.Join(srvs, ", "))
+}
+
 // kubeVersions are the kube-apiserver versions of the columns that ran.
 func kubeVersions(cols []column) []string {
 	var out []string
 	for _, c := range cols {
-		if c.Kube != "" && !slices.Contains(out, c.Kube) {
+		if c.Kube != "" && !c.ServerStep && !slices.Contains(out, c.Kube) {
 			out = append(out, c.Kube)
 		}
 	}

@@ -197,7 +197,8 @@ func TestVerdictDoc(t *testing.T) {
 }
 
 func TestVerdictCommand(t *testing.T) {
-	cfg := config{clientGo: []string{"v0.31", "v0.37"}, kube: []string{""}, labels: "release-sensitive && !slow", procs: 4, suites: "./suites/conformance"}
+	cfg := config{clientGo: []string{"v0.31", "v0.37"}, kube: []string{""}, labels: "release-sensitive && !slow", procs: 4, suites: "./suites/conformance",
+		stepKube: fields(defaultVerdictKubeSteps), stepEtcd: fields(defaultVerdictEtcdSteps)}
 	want := `go run ./hack/matrix -verdicts -client-go 'v0.31 v0.37' -label-filter 'release-sensitive && !slow' -procs 4`
 	if got := verdictCommand(cfg); got != want {
 		t.Errorf("command %s, want %s", got, want)
@@ -209,6 +210,23 @@ func TestVerdictCommand(t *testing.T) {
 	cfg.defaultGatesOnly, cfg.firstPatches = true, "v0.31 v0.32"
 	if got := verdictCommand(cfg); !strings.HasPrefix(got, "VERDICT_GATES=none VERDICT_FIRST_PATCHES='v0.31 v0.32' go run ./hack/matrix -verdicts ") {
 		t.Errorf("command %s does not name the environment that planned its columns", got)
+	}
+	cfg.stepKube, cfg.stepEtcd = nil, []string{"v3.6.16"}
+	if got := verdictCommand(cfg); !strings.Contains(got, "VERDICT_KUBE_STEPS='none' VERDICT_ETCD_STEPS='v3.6.16' go run") {
+		t.Errorf("command %s does not name the server steps that differ from the defaults", got)
+	}
+	t.Setenv("VERDICT_KUBE_STEPS", "none")
+	t.Setenv("VERDICT_ETCD_STEPS", "v3.6.16")
+	if k, e := verdictSteps("VERDICT_KUBE_STEPS", defaultVerdictKubeSteps), verdictSteps("VERDICT_ETCD_STEPS", defaultVerdictEtcdSteps); len(k) != 0 || strings.Join(e, " ") != "v3.6.16" {
+		t.Errorf("server steps from the environment: %v, %v", k, e)
+	}
+	t.Setenv("VERDICT_KUBE_STEPS", "")
+	if k := verdictSteps("VERDICT_KUBE_STEPS", defaultVerdictKubeSteps); len(k) != 0 {
+		t.Errorf("VERDICT_KUBE_STEPS empty: %v, want none", k)
+	}
+	os.Unsetenv("VERDICT_KUBE_STEPS")
+	if k := verdictSteps("VERDICT_KUBE_STEPS", defaultVerdictKubeSteps); strings.Join(k, " ") != defaultVerdictKubeSteps {
+		t.Errorf("VERDICT_KUBE_STEPS unset: %v, want the defaults", k)
 	}
 }
 
