@@ -12,12 +12,15 @@ runs=${SOAK_RUNS:-10}
 hog=${SOAK_HOG:-0}
 filter=${LABEL_FILTER:-'!slow && !long && !extra-stack'}
 root=${ARTIFACTS:-$PWD/_artifacts}/soak
+backend=${BACKEND:-local}
 series=$([ "$hog" -gt 0 ] && echo "hog$hog" || echo idle)
+# Another backend's series are named for it: kind-idle, kind-hog4.
+[ "$backend" = local ] || series="$backend-$series"
 mkdir -p "$root"
 tsv=$root/$series.tsv
 printf 'run\tseconds\tresult\n' >"$tsv"
 # What the flake page names of the series: the commit, the machine, the load.
-printf 'commit=%s\ncores=%s\nhog=%s\nfilter=%s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)" "$(nproc)" "$hog" "$filter" >"$root/$series.env"
+printf 'commit=%s\ncores=%s\nhog=%s\nfilter=%s\nbackend=%s\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)" "$(nproc)" "$hog" "$filter" "$backend" >"$root/$series.env"
 
 hog_pid=
 cleanup() { [ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null && wait "$hog_pid" 2>/dev/null; true; }

@@ -784,6 +784,10 @@ func flakeTable(dir string) (string, bool, error) {
 		var first specResult
 		for _, s := range series {
 			r := sides[s].specs[name]
+			if r.ranIn == 0 {
+				b.WriteString(" not run |")
+				continue
+			}
 			fmt.Fprintf(&b, " %d of %d passed |", r.ranIn-r.failed, r.ranIn)
 			if first.failure == "" && r.failed > 0 {
 				first = r
@@ -799,7 +803,8 @@ func flakeTable(dir string) (string, bool, error) {
 }
 
 // seriesInfo names what hack/soak.sh recorded of each series in
-// <series>.env (commit, cores, CPU hogs, label filter), or that it did not.
+// <series>.env (commit, backend, cores, CPU hogs, label filter), or that
+// it did not.
 func seriesInfo(dir string, series []string) string {
 	var out []string
 	for _, s := range series {
@@ -814,7 +819,11 @@ func seriesInfo(dir string, series []string) string {
 				kv[k] = v
 			}
 		}
-		out = append(out, fmt.Sprintf("%s: the suite at commit %s, %s cores, %s CPU hogs, label filter %q", s, orDash(kv["commit"]), orDash(kv["cores"]), orDash(kv["hog"]), kv["filter"]))
+		backend := ""
+		if b := kv["backend"]; b != "" {
+			backend = " on the " + b + " backend"
+		}
+		out = append(out, fmt.Sprintf("%s: the suite at commit %s%s, %s cores, %s CPU hogs, label filter %q", s, orDash(kv["commit"]), backend, orDash(kv["cores"]), orDash(kv["hog"]), kv["filter"]))
 	}
 	return strings.Join(out, "; ")
 }

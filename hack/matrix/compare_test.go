@@ -368,14 +368,19 @@ func TestFlakeTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "idle.tsv"), []byte("run\tseconds\tresult\n1\t300\tpassed\n2\t280\tfailed\n3\t310\tpassed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	writeRun(t, root, "kind-idle-1", "v0.37.2", spec("S1 restart", "passed", 0, nil))
+	if err := os.WriteFile(filepath.Join(root, "kind-idle.env"), []byte("commit=abc1234\ncores=2\nhog=0\nfilter=sample\nbackend=kind\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	text, failed, err := flakeTable(root)
 	if err != nil || !failed {
 		t.Fatalf("failed %t, err %v", failed, err)
 	}
 	for _, want := range []string{
-		"| hog4 | 3 | 2 | 0 | 0 | - |", "| idle | 3 | 2 | 1 | 1 | 300 |",
+		"| hog4 | 3 | 2 | 0 | 0 | - |", "| idle | 3 | 2 | 1 | 1 | 300 |", "| kind-idle | 1 | 1 | 0 | 0 | - |",
+		`kind-idle: the suite at commit abc1234 on the kind backend, 2 cores, 0 CPU hogs, label filter "sample"`,
 		`idle: the suite at commit abc1234, 2 cores, 0 CPU hogs, label filter "!slow"`, "hog4: no record of its commit and machine",
-		"| S12 storm | 3 of 3 passed | 2 of 3 passed | unexplained: no known behaviour of client-go v0.37.2 explains it",
+		"| S12 storm | 3 of 3 passed | 2 of 3 passed | not run | unexplained: no known behaviour of client-go v0.37.2 explains it",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
