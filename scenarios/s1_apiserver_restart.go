@@ -2,14 +2,18 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
@@ -34,8 +38,45 @@ var S1Restart = Register(Scenario{
 			Run:    RunWith(APIServerRestart, RestartInput{Stop: cluster.Hard}),
 			Fails:  []string{ResumesWatch, NeedlessReinit}, Because: "an S1 assertion catches a client that relists on every watch end",
 		},
+		// A client stuck on the connection it lost (the "http2: no cached
+		// connection was available" loop) for stuckFor: its requests fail
+		// long after the restarted apiserver is ready, then it recovers
+		// and converges, so only the first-success bound tells it apart.
+		{
+			Text: "fails when the client stays stuck on its lost connection after the restart", Mode: e2e.StreamingList, Speed: Slow,
+			Client: StuckAfterConnectionLoss,
+			Run:    RunWith(APIServerRestart, RestartInput{Stop: cluster.Hard}),
+			Fails:  []string{FirstSuccessWithin}, Because: "S1's first-success bound catches a client stuck on a dead connection that recovers later",
+		},
 	},
 })
+
+// StuckAfterConnectionLoss wraps cfg's transport so that, from the first
+// request that fails on (the restarted apiserver's address refusing the
+// re-watch), every request fails for stuckFor with the error of a client
+// stuck on a dead HTTP/2 connection instead of dialling anew; then it
+// recovers.
+func StuckAfterConnectionLoss(cfg *rest.Config) *rest.Config {
+	var mu sync.Mutex
+	var until time.Time
+	return httpfault.Intercept(cfg, func(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+		mu.Lock()
+		stuck := time.Now().Before(until)
+		mu.Unlock()
+		if stuck {
+			return nil, errors.New("http2: no cached connection was available (a broken client stuck on its lost connection)")
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			mu.Lock()
+			if until.IsZero() {
+				until = time.Now().Add(stuckFor)
+			}
+			mu.Unlock()
+		}
+		return resp, err
+	})
+}
 
 // s1Entries are S1's entries: each stop mode on each informer stack, in
 // both sync modes; the hard stop on the typed stack is the sample.
@@ -142,6 +183,11 @@ const (
 	// firstSuccessSlack is what the backoff does not bound: the round trip
 	// of the request that succeeds, timers scheduled late.
 	firstSuccessSlack = 15*time.Second - rbacWindow - 2*6400*time.Millisecond
+	// stuckFor is how long StuckAfterConnectionLoss fails every request:
+	// past the bound after any outage up to 15 s (the reflector's attempts
+	// after 30 s of failures start no sooner than 50.4 s: 0.8 + 1.6 + ...
+	// + 25.6), within the convergence wait after failures.
+	stuckFor = 30 * time.Second
 	// PreStopEventTimeout bounds the wait for the pre-stop update to
 	// reach the informer.
 	PreStopEventTimeout = 10 * time.Second
@@ -149,6 +195,10 @@ const (
 	// with no event is a VeryShortWatchError.
 	veryShortWatch = time.Second
 )
+
+// FirstSuccessWithin is the first-success assertion (its negative control
+// matches it).
+const FirstSuccessWithin = "first 2xx request after kube-apiserver 0 was ready again came within"
 
 // S1Allowed says whether a re-initialisation that started a relist (not a
 // retry of one) followed what the comment above allows: a 410 or a 403
@@ -231,7 +281,7 @@ func APIServerRestart(ctx context.Context, s e2e.Setup, in RestartInput) {
 	e2e.Logf(ctx, "S1 %s: first 2xx %s after ready (bound %s after an outage of %s)", in.Stop, firstOK.Start.Sub(ready).Round(time.Millisecond), bound, outage.Round(time.Millisecond))
 	env.RecordBound("first 2xx request after kube-apiserver 0 was ready", ready, firstOK.Start, bound, firstOK.Start.Sub(ready) < bound)
 	Expect(firstOK.Start.Sub(ready)).To(BeNumerically("<", bound),
-		"the first 2xx request after kube-apiserver 0 was ready again (%+v) came within %s (the reflector's longest pending backoff after an outage of %s)", firstOK, bound, outage.Round(time.Millisecond))
+		"the "+FirstSuccessWithin+" %s (the reflector's longest pending backoff after an outage of %s; the request: %+v)", bound, outage.Round(time.Millisecond), firstOK)
 	expectOneAllowedReinit(rec, in.Stop, gone, n)
 }
 
