@@ -926,5 +926,13 @@ func knownRun(cfg config, cols []column, page string) known.Run {
 }
 
 // seenName is a column as the verdict data's Seen names it: "v0.35.10
-// default", "v0.36.6 AtomicFIFO=false".
-func seenName(c column) string { return c.ClientGo + " " + c.Gates.String() }
+// default", "v0.36.6 AtomicFIFO=false", a server step's with its server
+// ("v0.37.2 default on kube-apiserver v1.33.13, etcd v3.7.3").
+func seenName(c column) string {
+	n := c.ClientGo + " " + c.Gates.String()
+	if c.ServerStep {
+		// Seen on another server than the run's: say which.
+		n += " on kube-apiserver " + orDash(c.Kube) + ", etcd " + orDash(c.Etcd)
+	}
+	return n
+}
