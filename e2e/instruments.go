@@ -19,6 +19,7 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/cluster/faultproxy"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -87,6 +88,31 @@ type Observed struct {
 	reported int
 	// converged are the moments EventuallyConverged saw the store converge.
 	converged []time.Time
+	// SyncMeasuresLoad says the informer's sync time measures the machine
+	// more than client-go (a collection of many pages, many large objects,
+	// tens of informers syncing at once): its "start to synced"
+	// observation is marked varying, compared between series only. A
+	// scenario sets it after starting the probe.
+	SyncMeasuresLoad bool
+	// ServersVary says kube-apiservers of several versions answer the
+	// informer (a rolling upgrade): which of them answered a request is
+	// timing, so the media types and encodings of the answers are marked
+	// varying. A scenario sets it after starting the probe.
+	ServersVary bool
+}
+
+// markVarying marks varying the observations of o's informer that its
+// scenario said measure the machine or the servers' timing
+// (SyncMeasuresLoad, ServersVary).
+func (o *Observed) markVarying(obs []report.Observation) []report.Observation {
+	for i, ob := range obs {
+		switch {
+		case o.SyncMeasuresLoad && ob.What == probe.StartToSynced,
+			o.ServersVary && (strings.HasSuffix(ob.What, ": "+probe.AnswersContentType) || strings.HasSuffix(ob.What, ": "+probe.AnswersContentEncoding)):
+			obs[i] = ob.Varying()
+		}
+	}
+	return obs
 }
 
 // detectorError is the consistency detector's reports about the informer

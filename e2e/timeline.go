@@ -28,7 +28,7 @@ func (e *Env) startTimeline() {
 		e.data.timeline(t.build(time.Now()))
 		defer e.TimePhase(timing.Observations)()
 		for _, o := range t.probes {
-			e.data.observe(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot())...)
+			e.data.observe(o.markVarying(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot()))...)
 		}
 		return nil
 	})

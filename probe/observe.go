@@ -42,6 +42,15 @@ func QueryShape(q url.Values) string {
 	return strings.Join(parts, "&")
 }
 
+// The observations a scenario may mark varying (e2e.Observed): the time
+// from the informer's start to its sync, and (after a request's kind and
+// target) the media types and encodings of the server's 2xx answers.
+const (
+	StartToSynced          = "start to synced"
+	AnswersContentType     = "Content-Type of 2xx answers"
+	AnswersContentEncoding = "Content-Encoding of 2xx answers"
+)
+
 // Observations are what rec shows the informer (named informer in the
 // spec) and its client did, in the comparable form of report.Observation;
 // namespace is the informer's (it is replaced by "<ns>" in what they
@@ -105,19 +114,19 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		other := t != initial
 		valued(t+": first request's query", []string{orNone(g.first.Query)}, other)
 		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, other)
-		valued(t+": Content-Type of 2xx answers", sorted(g.types), other)
-		valued(t+": Content-Encoding of 2xx answers", sorted(g.encodings), other)
+		valued(t+": "+AnswersContentType, sorted(g.types), other)
+		valued(t+": "+AnswersContentEncoding, sorted(g.encodings), other)
 		valued(t+": queries", sorted(g.queries), true)
 		valued(t+": statuses", sorted(g.statuses), true)
 		out = append(out, report.Calls(t+": requests", g.n).Of(informer).Varying())
 	}
 
 	// The watch error handler's errors: their stable part, one
-	// observation per class (StableErrorText, ErrorClass).
+	// observation per class (report.StableErrorText, ErrorClass).
 	errs := map[string][]string{}
 	for _, e := range rec.WatchErrors {
 		c := ErrorClass(e)
-		errs[c] = addOnce(errs[c], StableErrorText(e.Err, namespace))
+		errs[c] = addOnce(errs[c], report.StableErrorText(e.Err, namespace))
 	}
 	for _, c := range slices.Sorted(maps.Keys(errs)) {
 		out = append(out, report.ErrorTexts("watch error handler: "+c, errs[c]).Of(informer))
@@ -127,7 +136,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		out = append(out, report.Value(v.Which+" resourceVersion when "+v.When, rvRelation(v, rec)).Of(informer).Varying())
 	}
 	if !rec.Started.IsZero() && !rec.Synced.IsZero() {
-		o := report.Seconds("start to synced", rec.Synced.Sub(rec.Started)).Of(informer)
+		o := report.Seconds(StartToSynced, rec.Synced.Sub(rec.Started)).Of(informer)
 		if failedBefore(rec.Requests, rec.Synced) {
 			// The sync waited on retries: their backoff's jitter
 			// (wait.Backoff in the reflector) sets it, run to run.

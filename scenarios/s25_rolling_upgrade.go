@@ -128,6 +128,7 @@ func RollingUpgrade(ctx context.Context, s e2e.Setup, in UpgradeInput) {
 	opts := in.Probe
 	opts.Namespace = env.Namespace
 	pods := env.StartProbe(ctx, "pods", env.User, opts)
+	pods.ServersVary = true // answered by both versions during the upgrade
 	pods.EventuallyConverged(ctx, server)
 
 	w := startChurn(ctx, writers, env.Namespace)

@@ -382,6 +382,7 @@ func measureSync(ctx context.Context, env *e2e.Env, name string, opts probe.Opti
 	h := startHeapSampler(base)
 	start := time.Now()
 	obs := env.StartProbe(ctx, name, h.markDetectorList(env.User), opts)
+	obs.SyncMeasuresLoad = true // many large objects
 	Eventually(func() bool {
 		for _, r := range regs {
 			if !r.HasSynced() {

@@ -57,6 +57,7 @@ func PagedRelist(ctx context.Context, s e2e.Setup) {
 	e2e.By(ctx, fmt.Sprintf("%d pods (%d pages of %d), created %d at a time", s5PagedObjects, S5Pages, s5PageSize, s5CreateWorkers))
 	created := createInParallel(ctx, env.Subjects, "page-%04d", s5PagedObjects)
 	pods := env.StartProbe(ctx, env.Subjects.Name(), env.User, probe.Options{Namespace: env.Namespace})
+	pods.SyncMeasuresLoad = true // pages of pods: the machine's throughput
 	expectEveryPage(pods, s5PagedObjects, "the initial sync")
 
 	doomed := []probe.Object{created[0], created[s5PagedObjects/2], created[s5PagedObjects-1]}

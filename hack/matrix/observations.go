@@ -157,12 +157,14 @@ func errorTextChanged(k string, b, h *observed) (string, bool) {
 	return fmt.Sprintf("%s: the error text changed (its stable part, addresses, numbers and names masked) from %s to %s", k, quoteAll(bt), quoteAll(ht)), true
 }
 
-// texts are the distinct texts of an ErrorText observation over its runs.
+// texts are the distinct texts of an ErrorText observation over its runs,
+// each stable part masked again as report.StableErrorText masks it now (a
+// report written before a mask was added keeps what it masks).
 func (o *observed) texts() []string {
 	var out []string
 	for _, v := range o.values {
 		for _, t := range (report.Observation{Value: v}).Texts() {
-			if !slices.Contains(out, t) {
+			if t = report.StableErrorText(t, ""); !slices.Contains(out, t) {
 				out = append(out, t)
 			}
 		}
