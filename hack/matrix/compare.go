@@ -52,6 +52,21 @@ import (
 type noise struct {
 	Seconds float64
 	Ratio   float64
+	// fixed, when set, says whether the suite at a column's commit has a
+	// fix (gitContains): the verdict data's noise rules apply to columns
+	// run before theirs (suiteNoise).
+	fixed func(commit, fix string) bool
+}
+
+// suiteNoise says whether an observation change between columns from and
+// to is one the verdict data names noise (known.Data.NoiseOf) and either
+// column ran before the suite marked it varying at its source.
+func (n noise) suiteNoise(sentence string, from, to column) bool {
+	if n.fixed == nil {
+		return false
+	}
+	r, ok := knownData().NoiseOf(sentence)
+	return ok && (!n.fixed(from.Commit, r.FixedBySuite) || !n.fixed(to.Commit, r.FixedBySuite))
 }
 
 // beyond says whether HEAD's recoveries lie apart from BASE's.

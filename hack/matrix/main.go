@@ -653,12 +653,13 @@ func writeVerdictsAt(cfg config, root string, cols []column, date time.Time) err
 	if path == "" {
 		path = filepath.Join(root, "docs", "clientgo-releases.md")
 	}
-	table := withSuiteDefects(verdicts, gitContains(root))
+	fixed := gitContains(root)
+	table := withSuiteDefects(verdicts, fixed)
 	catalogue, err := catalogueIDs(root)
 	if err != nil {
 		return fmt.Errorf("the scenario catalogue: %w", err)
 	}
-	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly, Catalogue: catalogue}, cols, table)
+	doc, problems := verdictDoc(verdictRun{Date: date, Cores: runtime.NumCPU(), Labels: cfg.labels, Command: verdictCommand(cfg), DefaultGatesOnly: cfg.defaultGatesOnly, Catalogue: catalogue, Fixed: fixed}, cols, table)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("verdict document: %w", err)
 	}

@@ -38,7 +38,10 @@ type stepJudgement struct {
 	// that vary between runs (one run a column cannot tell them apart).
 	flips, untied []string
 	noise         int
-	specs         int
+	// suiteNoise counts, of noise, the observation changes the verdict
+	// data names noise the suite marked varying since the columns ran.
+	suiteNoise int
+	specs      int
 }
 
 // judgeStep compares the step's columns as compare does and judges each
@@ -110,6 +113,11 @@ func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 	c := compareRuns(base, head, n)
 	j.noise = len(c.causes) + c.varyingObservations
 	for i, line := range observationLines(c.observations) {
+		if n.suiteNoise(line, from, to) {
+			j.noise++
+			j.suiteNoise++
+			continue
+		}
 		ks := j.step.explainObservation(c.observations[i].sentence)
 		if len(ks) == 0 {
 			j.untied = append(j.untied, line)
@@ -221,7 +229,11 @@ func (j stepJudgement) write(b *strings.Builder) {
 		collapsed(b, "  ", "the observations", j.untied)
 	}
 	if len(j.flips) > 0 || j.noise > 0 {
-		fmt.Fprintf(b, "- Not changes: %d flip(s) of a behaviour known on both releases, %d re-initialisation or varying-observation difference(s) within run-to-run noise (one run a column).\n", len(j.flips), j.noise)
+		suite := ""
+		if j.suiteNoise > 0 {
+			suite = fmt.Sprintf(", %d of them observations the suite has marked varying since this run (the verdict data's noise)", j.suiteNoise)
+		}
+		fmt.Fprintf(b, "- Not changes: %d flip(s) of a behaviour known on both releases, %d re-initialisation or varying-observation difference(s) within run-to-run noise (one run a column)%s.\n", len(j.flips), j.noise, suite)
 		collapsed(b, "  ", "the flips", j.flips)
 	}
 	b.WriteString("\n")

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/informer-conformance/informer-conformance/report"
 )
@@ -156,6 +157,30 @@ func TestMetricsHooksAddedByARelease(t *testing.T) {
 	} {
 		if got := len(explainChange(tc.sentence, tc.from, tc.to)); (got == 1) != tc.explained || got > 1 {
 			t.Errorf("%s, %s to %s: %d explanations, want explained %t (once)", tc.sentence, tc.from, tc.to, got, tc.explained)
+		}
+	}
+}
+
+// TestSuiteNoiseInSteps: an observation change the verdict data names
+// noise counts as noise between columns run before the suite's fix, and is
+// an untied change between columns run after it.
+func TestSuiteNoiseInSteps(t *testing.T) {
+	root := t.TempDir()
+	synced := func(s float64) report.Spec {
+		return observedSpec("S12 relist storm cost every informer converges LIST+WATCH", report.Seconds("start to synced", time.Duration(s*float64(time.Second))).Of("informer-002"))
+	}
+	cols := []column{
+		{ClientGo: "v0.31.0", Commit: "old", Dir: writeRun(t, root, "a", "v0.31.0", synced(2.57))},
+		{ClientGo: "v0.31.14", Commit: "old", Dir: writeRun(t, root, "b", "v0.31.14", synced(0.5))},
+	}
+	for _, c := range []struct {
+		fixed         bool
+		suite, untied int
+	}{{false, 1, 0}, {true, 0, 1}} {
+		n := noise{Seconds: 2, Ratio: 0.5, fixed: func(commit, fix string) bool { return c.fixed }}
+		j := judgeSteps(cols, verdicts, n)[0]
+		if j.suiteNoise != c.suite || len(j.untied) != c.untied {
+			t.Errorf("columns with the fix %t: suite noise %d, untied %v; want %d, %d", c.fixed, j.suiteNoise, j.untied, c.suite, c.untied)
 		}
 	}
 }

@@ -333,6 +333,9 @@ type verdictRun struct {
 	// Catalogue are the scenario IDs of docs/scenarios.md (S1 ... S34):
 	// the header names those the run did not run.
 	Catalogue []string
+	// Fixed says whether the suite at a column's commit has a fix
+	// (gitContains): the verdict data's noise rules apply before it.
+	Fixed func(commit, fix string) bool
 }
 
 // verdictCommand is the command that plans the same columns again (the
@@ -392,13 +395,14 @@ func mdCell(s string) string {
 // failing spec) and unexplained failures.
 func verdictDoc(run verdictRun, cols []column, table []verdict) (string, []string) {
 	t := tallyVerdicts(cols, table)
-	steps := judgeSteps(cols, table, noise{Seconds: 2, Ratio: 0.5})
+	n := noise{Seconds: 2, Ratio: 0.5, fixed: run.Fixed}
+	steps := judgeSteps(cols, table, n)
 	var b strings.Builder
 	writeVerdictHeader(&b, run, cols, t)
 	writeStepVerdicts(&b, steps)
 	writeFindings(&b, t.findings)
 	writeUpgradeSteps(&b, steps)
-	writeServerSteps(&b, cols, table, noise{Seconds: 2, Ratio: 0.5})
+	writeServerSteps(&b, cols, table, n)
 	writeVerdictColumns(&b, cols)
 	writeSkew(&b, cols)
 	if len(t.unseen) > 0 {

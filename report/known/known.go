@@ -47,6 +47,11 @@ type Data struct {
 	// comparison lists (hack/matrix compare) to them.
 	Changes      []UpstreamChange  `json:"changes,omitempty"`
 	Observations []ObservationRule `json:"observations,omitempty"`
+	// Noise are observations the suite recorded as comparable that vary
+	// between runs of the same code, found by a verdict run and marked
+	// varying at their source since (FixedBySuite): in a comparison of
+	// columns run before the fix, a change of one is run-to-run noise.
+	Noise []NoiseRule `json:"noise,omitempty"`
 	// patterns are the Observations' patterns, compiled once by Parse
 	// (Check compiles them to check them).
 	patterns map[string]*regexp.Regexp
@@ -95,6 +100,29 @@ type ObservationRule struct {
 	Change   string `json:"change"`
 	Contains string `json:"contains,omitempty"`
 	Pattern  string `json:"pattern,omitempty"`
+}
+
+// NoiseRule names an observation change (its sentence, as ObservationRule
+// matches one) that is noise in runs of the suite before FixedBySuite.
+type NoiseRule struct {
+	// Why says what varies between runs and why.
+	Why string `json:"why"`
+	// FixedBySuite is the commit of this repository that marks the
+	// observation varying where it is recorded.
+	FixedBySuite string `json:"fixedBySuite"`
+	Contains     string `json:"contains,omitempty"`
+	Pattern      string `json:"pattern,omitempty"`
+}
+
+// NoiseOf is the noise rule that matches an observation change's
+// sentence, if one does.
+func (d Data) NoiseOf(sentence string) (NoiseRule, bool) {
+	for _, r := range d.Noise {
+		if strings.Contains(sentence, r.Contains) && (r.Pattern == "" || d.pattern(r.Pattern).MatchString(sentence)) {
+			return r, true
+		}
+	}
+	return NoiseRule{}, false
 }
 
 // ExplainObservation is the upstream changes of component that explain an
@@ -260,6 +288,11 @@ func Parse(b []byte) (Data, error) {
 			d.patterns[r.Pattern] = regexp.MustCompile(r.Pattern) // Check compiled it
 		}
 	}
+	for _, r := range d.Noise {
+		if r.Pattern != "" {
+			d.patterns[r.Pattern] = regexp.MustCompile(r.Pattern)
+		}
+	}
 	return d, nil
 }
 
@@ -357,6 +390,18 @@ func (d Data) Check() error {
 		name := fmt.Sprintf("observations[%d]", i)
 		if !ids[r.Change] {
 			errs = append(errs, fmt.Sprintf("%s: change %q is none of changes", name, r.Change))
+		}
+		if r.Contains == "" && r.Pattern == "" {
+			errs = append(errs, name+": contains or pattern is required")
+		}
+		if _, err := regexp.Compile(r.Pattern); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: pattern: %v", name, err))
+		}
+	}
+	for i, r := range d.Noise {
+		name := fmt.Sprintf("noise[%d]", i)
+		if r.Why == "" || r.FixedBySuite == "" {
+			errs = append(errs, name+": why and fixedBySuite (the commit that marks it varying) are required")
 		}
 		if r.Contains == "" && r.Pattern == "" {
 			errs = append(errs, name+": contains or pattern is required")

@@ -188,3 +188,30 @@ func TestCheckRefusesBadChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestNoiseRules: the shipped noise rules match the lines a verdict run
+// showed (S12's storm, S25's two servers) and not another spec's; a rule
+// without why, fix or match is refused.
+func TestNoiseRules(t *testing.T) {
+	d, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]bool{
+		"S12 relist storm cost every informer converges after an apiserver restart LIST+WATCH: informer informer-002: start to synced moved from 2.57 s to 0.50 s": true,
+		`S25 rolling control-plane upgrade each kube-apiserver upgraded in turn streaming list: informer pods: GET streaming list /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers changed from "identity" to "gzip | identity"`: true,
+		"S9 sync timeout the informer syncs LIST+WATCH: informer pods: start to synced moved from 2.57 s to 0.50 s": false,
+	} {
+		if r, ok := d.NoiseOf(line); ok != want || ok && (r.Why == "" || r.FixedBySuite == "") {
+			t.Errorf("NoiseOf(%.60s...) = %v, %t; want %t", line, r, ok, want)
+		}
+	}
+	bad := d
+	bad.Noise = []NoiseRule{{Contains: "x"}, {Why: "w", FixedBySuite: "abc"}, {Why: "w", FixedBySuite: "abc", Pattern: "("}}
+	err = bad.Check()
+	for _, want := range []string{"noise[0]: why and fixedBySuite", "noise[1]: contains or pattern is required", "noise[2]: pattern"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check of bad noise rules = %v, want %q", err, want)
+		}
+	}
+}
