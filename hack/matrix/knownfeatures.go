@@ -213,10 +213,22 @@ func (g gateSet) notApplicable(clientGo string, known knownGates) string {
 // expected, is an error: the applicability of gate sets cannot be told.
 func clientGoGates(ctx context.Context, root, version string) (knownGates, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "k8s.io/client-go@"+version)
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	download := func(env ...string) error {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "k8s.io/client-go@"+version)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		return cmd.Run()
+	}
+	runErr := download()
+	if tc := os.Getenv(EnvToolchain); tc != "" && strings.Contains(stdout.String()+stderr.String(), " requires go ") {
+		// A client-go that needs a newer Go ("requires go >= ...", its
+		// ">" escaped in the JSON): its source with the toolchain its
+		// column runs with (toolchainFor).
+		runErr = download("GOTOOLCHAIN=" + tc)
+	}
 	var mod struct{ Dir, Error string }
 	if err := json.Unmarshal(stdout.Bytes(), &mod); err != nil {
 		return nil, fmt.Errorf("go mod download k8s.io/client-go@%s: %v: %s", version, runErr, lastLines(stderr.String(), 4))
