@@ -198,9 +198,9 @@ func TestNoiseRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line, want := range map[string]bool{
-		"S12 relist storm cost every informer converges after an apiserver restart LIST+WATCH: informer informer-002: start to synced moved from 2.57 s to 0.50 s": true,
+		"S12 relist storm cost every informer converges after an apiserver restart LIST+WATCH: informer informer-002: start to synced moved from 2.57 s to 0.50 s":                                                                            true,
 		`S25 rolling control-plane upgrade each kube-apiserver upgraded in turn streaming list: informer pods: GET streaming list /api/v1/namespaces/<ns>/pods: Content-Encoding of 2xx answers changed from "identity" to "gzip | identity"`: true,
-		"S9 sync timeout the informer syncs LIST+WATCH: informer pods: start to synced moved from 2.57 s to 0.50 s": false,
+		"S9 sync timeout the informer syncs LIST+WATCH: informer pods: start to synced moved from 2.57 s to 0.50 s":                                                                                                                           false,
 	} {
 		if r, ok := d.NoiseOf(line); ok != want || ok && (r.Why == "" || r.FixedBySuite == "") {
 			t.Errorf("NoiseOf(%.60s...) = %v, %t; want %t", line, r, ok, want)
