@@ -170,25 +170,22 @@ func TestParseShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan = []column{{ClientGo: "v0.31.0"}, {ClientGo: "v0.31.14"}, {ClientGo: "v0.31.14", Gates: gateSet{{Name: "A"}}}, {ClientGo: "v0.32.0"}, {ClientGo: "v0.32.13"}, {ClientGo: "v0.32.13", Gates: gateSet{{Name: "A"}}}}
-	got = nil
-	for i := range plan {
-		if byVersion.has(plan, i) {
-			got = append(got, i)
+	runs := func(sh shard, plan []column) string {
+		var got []int
+		for i := range plan {
+			if sh.has(plan, i) {
+				got = append(got, i)
+			}
 		}
+		return fmt.Sprint(got)
 	}
-	if fmt.Sprint(got) != "[1 2 4 5]" {
+	if got := runs(byVersion, plan); got != "[1 2 4 5]" {
 		t.Errorf("shard 1/2 by version runs %v, want [1 2 4 5] (v0.31.14 and v0.32.13 with their gate columns)", got)
 	}
 	// A verdict run's server steps are a version of their own, the last:
 	// the other versions keep their shards, N+1 shards run them alone.
 	stepped := append(slices.Clone(plan), column{ClientGo: "v0.32.13", Kube: "v1.35.4", ServerStep: true})
-	got = nil
-	for i := range stepped {
-		if byVersion.has(stepped, i) {
-			got = append(got, i)
-		}
-	}
-	if fmt.Sprint(got) != "[1 2 4 5]" {
+	if got := runs(byVersion, stepped); got != "[1 2 4 5]" {
 		t.Errorf("shard 1/2 by version of a plan with server steps runs %v, want [1 2 4 5]", got)
 	}
 	if last := (shard{i: 4, n: 5, byVersion: true}); !last.has(stepped, 6) || last.has(stepped, 4) {
