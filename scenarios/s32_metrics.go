@@ -188,9 +188,10 @@ var S32Metrics = Register(Scenario{
 //     the pinned client-go): there S32 names its informer and asserts that
 //     the queued items and the processing latency are emitted and the
 //     queued-items gauge moves (InformerMetricsMove); the store's
-//     resourceVersion metric is never emitted through this hook in
-//     v0.36-v0.37 (store.go NewIndexer: only with a per-informer provider,
-//     which the factories never set), reported as an upstream limitation;
+//     resourceVersion metric is never emitted through this hook in v0.36
+//     (store.go WithStoreMetrics: only with a per-informer provider, which
+//     the factories never set; v0.37 falls back to this hook's, kubernetes
+//     PR #139143), reported as an upstream limitation;
 //     without the tag the report says the hook is present and not
 //     registered.
 func InformerMetrics(ctx context.Context, s e2e.Setup, opts probe.Options, breaks S32Breaks) {
@@ -259,11 +260,12 @@ func s32ObserveInformerHook(env *e2e.Env, hooks probe.MetricsHooks, named bool, 
 // it has them (r.named): the queued items and the processing latency
 // emitted (a call besides the metric's making), the queued-items gauge set
 // to more than one value (the relabels queued and drained). The store's
-// resourceVersion metric is no problem when absent: client-go v0.36-v0.37
-// never emits it through SetInformerMetricsProvider (tools/cache/store.go
-// NewIndexer applies the store's metrics only with a per-informer
+// resourceVersion metric is no problem when absent: client-go v0.36 never
+// emits it through SetInformerMetricsProvider (tools/cache/store.go
+// WithStoreMetrics applies the store's metrics only with a per-informer
 // provider, SharedIndexInformerOptions.InformerMetricsProvider, which the
-// informer factories never set); when it comes, it must move too.
+// informer factories never set; v0.37 falls back to the hook's, kubernetes
+// PR #139143); when it comes, it must move too.
 func (r *s32Run) informerProblems(calls []probe.MetricCall) []string {
 	if !r.named {
 		return nil
