@@ -96,6 +96,9 @@ func TestVerdictPageNamesEveryScenario(t *testing.T) {
 	named := map[string]bool{}
 	for _, re := range []*regexp.Regexp{regexp.MustCompile(`Scenarios run: ([^.]*)\.`), regexp.MustCompile(`Scenarios not run: ([^*]*)\*\*`)} {
 		m := re.FindStringSubmatch(page)
+		if m == nil && strings.HasPrefix(re.String(), "Scenarios not run") {
+			continue // every scenario ran: the run's line names them
+		}
 		if m == nil {
 			t.Fatalf("%s does not say %q", data.Run.Page, re)
 		}
