@@ -89,15 +89,16 @@ func upgradeSteps(cols []column) []upgradeStep {
 	srvs := slices.SortedFunc(maps.Keys(byServer), compareServers)
 	// Servers with one client-go (a server step's columns) have no
 	// client-go step: name the server only where several have some.
+	perServer := make([][]upgradeStep, len(srvs))
 	withSteps := 0
-	for _, s := range srvs {
-		if len(clientGoSteps(slices.Clone(byServer[s]))) > 0 {
+	for i, s := range srvs {
+		if perServer[i] = clientGoSteps(byServer[s]); len(perServer[i]) > 0 {
 			withSteps++
 		}
 	}
 	var steps []upgradeStep
-	for _, s := range srvs {
-		ss := clientGoSteps(byServer[s])
+	for i, s := range srvs {
+		ss := perServer[i]
 		if withSteps > 1 {
 			for i := range ss {
 				ss[i].what += ", against kube-apiserver " + orDash(s.Kube)
