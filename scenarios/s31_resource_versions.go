@@ -1008,15 +1008,30 @@ var DropBookmarks = brokenStream(func() func(*httpfault.Event) bool {
 	}
 })
 
-// StaleBookmarks is a negative control's broken client: every BOOKMARK but
-// a streaming list's initial-events-end one reaches client-go at
-// resourceVersion 1 (a proxy replaying an old one).
+// StaleBookmarks is a negative control's broken client: the BOOKMARK S31
+// injects and every BOOKMARK after it reach client-go at resourceVersion 1
+// (a proxy replaying an old one). The server's own before it pass: one
+// comes soon after a streaming list's initial events, and on a shared
+// cluster (the existing backend) it can reach client-go before any read
+// saw the initial sync's version, so the APIs went from "" straight to 1
+// and the initial sync's assertion failed before the backwards one
+// (measured on the existing backend: RVAtSync, "= 1 (older than the
+// initial-events-end bookmark's)").
 var StaleBookmarks = brokenStream(func() func(*httpfault.Event) bool {
+	var stale atomic.Bool
 	return func(e *httpfault.Event) bool {
-		if e.Type == watch.Bookmark && !e.InitialEventsEnd {
-			if m, err := meta.Accessor(e.Object); err == nil {
-				m.SetResourceVersion("1")
-			}
+		if e.Type != watch.Bookmark || e.InitialEventsEnd {
+			return true
+		}
+		m, err := meta.Accessor(e.Object)
+		if err != nil {
+			return true
+		}
+		if m.GetAnnotations()[S31InjectedAnnotation] != "" {
+			stale.Store(true)
+		}
+		if stale.Load() {
+			m.SetResourceVersion("1")
 		}
 		return true
 	}
