@@ -149,7 +149,7 @@ func (w *rvWindow) start(ctx context.Context, c *s31, client func(*rest.Config) 
 	reflStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	r := cache.NewReflector(cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), "pods", c.env.Namespace, fields.Everything()), &corev1.Pod{}, reflStore, 0)
 	refl.store = reflStore
-	refl.apis = []*rvAPI{{name: APIReflector, read: r.LastSyncResourceVersion}, storeAPI(APIReflectorStore, reflStore)}
+	refl.apis = []*rvAPI{{name: APIReflector, read: r.LastSyncResourceVersion}, bareStoreAPI(reflStore)}
 	stopRefl := make(chan struct{})
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(stopRefl) }()

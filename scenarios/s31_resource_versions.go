@@ -315,9 +315,7 @@ func (c *s31) startBare(client func(*rest.Config) *rest.Config) (cache.Controlle
 	reflStore := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	refl := cache.NewReflector(podsOf(reflCfg), &corev1.Pod{}, reflStore, 0)
 	reflInf.store = reflStore
-	reflStoreAPI := storeAPI(APIReflectorStore, reflStore)
-	reflStoreAPI.noBookmark = true
-	reflInf.apis = []*rvAPI{{name: APIReflector, read: refl.LastSyncResourceVersion}, reflStoreAPI}
+	reflInf.apis = []*rvAPI{{name: APIReflector, read: refl.LastSyncResourceVersion}, bareStoreAPI(reflStore)}
 
 	running.Add(2)
 	go func() { defer running.Done(); ctrl.Run(stop) }()
@@ -453,6 +451,19 @@ func storeAPI(name string, st cache.Store) *rvAPI {
 	}
 	return &rvAPI{name: name, read: sr.LastStoreSyncResourceVersion,
 		absent: gateOff("AtomicFIFO", "thread_safe_store.go threadSafeMap.LastStoreSyncResourceVersion")}
+}
+
+// bareStoreAPI is the LastStoreSyncResourceVersion of a cache.NewStore
+// handed to a bare reflector: no BOOKMARK reaches it (reflector.go
+// watchHandler passes a bookmark's version only to a
+// ReflectorBookmarkStore, whose Bookmark returns an error; the store's
+// cache.Bookmark returns nothing), so it stays at the newest list's or
+// object's version while the reflector's own moves with the server's
+// BOOKMARKs.
+func bareStoreAPI(st cache.Store) *rvAPI {
+	a := storeAPI(APIReflectorStore, st)
+	a.noBookmark = true
+	return a
 }
 
 // gateOff says why an API reports nothing when client-go's gate is off.
