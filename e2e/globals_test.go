@@ -2,12 +2,11 @@ package e2e
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/internal/gosource"
 )
 
 // packageVars are the package-level variables e2e may have, each with why
@@ -36,20 +35,13 @@ var packageVars = map[string]string{
 // decision, said here with its reason; the harness's state belongs to its
 // Harness or a spec's Env, not to the package.
 func TestPackageStateIsDeclared(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	fset := token.NewFileSet()
+	files, err := gosource.Parse(fset, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	found := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, af := range files {
 		for _, d := range af.Decls {
 			g, ok := d.(*ast.GenDecl)
 			if !ok || g.Tok != token.VAR {

@@ -302,17 +302,16 @@ func (r Record) ObjectRequests() []Request {
 	return out
 }
 
-func (r *Recorder) addEvent(e Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+// appendLocked appends v to *to while holding mu.
+func appendLocked[T any](mu *sync.Mutex, to *[]T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*to = append(*to, v)
 }
 
-func (r *Recorder) addDial(d Dial) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dials = append(r.dials, d)
-}
+func (r *Recorder) addEvent(e Event) { appendLocked(&r.mu, &r.events, e) }
+
+func (r *Recorder) addDial(d Dial) { appendLocked(&r.mu, &r.dials, d) }
 
 // requestRef names a recorded request: its ID in Requests, or in
 // ConsistencyChecks.
@@ -348,11 +347,7 @@ func (r *Recorder) updateRequest(ref requestRef, f func(*Request)) {
 	f(&r.requests[ref.id-1])
 }
 
-func (r *Recorder) addInconsistency(i Inconsistency) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.inconsistencies = append(r.inconsistencies, i)
-}
+func (r *Recorder) addInconsistency(i Inconsistency) { appendLocked(&r.mu, &r.inconsistencies, i) }
 
 // inconsistent says whether the detector has reported this informer.
 func (r *Recorder) inconsistent() bool {
@@ -379,17 +374,9 @@ func (r *Recorder) markStarted(t time.Time) {
 	}
 }
 
-func (r *Recorder) addWatchError(e WatchError) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.watchErrors = append(r.watchErrors, e)
-}
+func (r *Recorder) addWatchError(e WatchError) { appendLocked(&r.mu, &r.watchErrors, e) }
 
-func (r *Recorder) addReportedRV(v ReportedRV) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rvs = append(r.rvs, v)
-}
+func (r *Recorder) addReportedRV(v ReportedRV) { appendLocked(&r.mu, &r.rvs, v) }
 
 // Snapshot copies the record.
 func (r *Recorder) Snapshot() Record {

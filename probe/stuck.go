@@ -76,13 +76,8 @@ func (e *StuckError) Dump() []byte {
 // after the handler call in flight. A handler that never returns therefore
 // holds Shutdown for ever.
 func (p *Probe) StopWithin(d time.Duration) error {
-	done := p.shutdown()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
+	if within(p.shutdown(), d) {
 		return nil
-	case <-t.C:
 	}
 	p.mu.Lock()
 	roots := append([]int64{p.shutdownGoroutine}, p.starters...)
@@ -125,12 +120,8 @@ func CallWithin(what string, d time.Duration, f func()) error {
 		f()
 	}()
 	root := <-id
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
+	if within(done, d) {
 		return nil
-	case <-t.C:
 	}
 	e := stuck(what, d, []int64{root})
 	for _, g := range parseGoroutines(e.Stuck) {
@@ -139,6 +130,18 @@ func CallWithin(what string, d time.Duration, f func()) error {
 		}
 	}
 	return e
+}
+
+// within says whether done is closed within d.
+func within(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // stuck builds the StuckError of a call that did not return: the goroutines

@@ -66,33 +66,27 @@ func (b rewrittenBody) Read(p []byte) (int, error) {
 // k8s#107133 was fixed (its reflector never got off a resourceVersion the
 // server answered "too large").
 func PinListResourceVersion(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &pinnedListRV{next: rt} })
-	return cfg
-}
-
-type pinnedListRV struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	last string
-}
-
-func (t *pinnedListRV) RoundTrip(req *http.Request) (*http.Response, error) {
-	q := req.URL.Query()
-	watch := q.Get("watch") == "true" || q.Get("watch") == "1"
-	if req.Method == http.MethodGet && (!watch || q.Get("sendInitialEvents") == "true") {
-		t.mu.Lock()
-		switch rv := q.Get("resourceVersion"); {
-		case rv != "":
-			t.last = rv
-		case t.last != "":
-			req = req.Clone(req.Context())
-			q.Set("resourceVersion", t.last)
-			req.URL.RawQuery = q.Encode()
+	var (
+		mu   sync.Mutex
+		last string
+	)
+	return httpfault.Intercept(cfg, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		q := req.URL.Query()
+		watch := q.Get("watch") == "true" || q.Get("watch") == "1"
+		if req.Method == http.MethodGet && (!watch || q.Get("sendInitialEvents") == "true") {
+			mu.Lock()
+			switch rv := q.Get("resourceVersion"); {
+			case rv != "":
+				last = rv
+			case last != "":
+				req = req.Clone(req.Context())
+				q.Set("resourceVersion", last)
+				req.URL.RawQuery = q.Encode()
+			}
+			mu.Unlock()
 		}
-		t.mu.Unlock()
-	}
-	return t.next.RoundTrip(req)
+		return next.RoundTrip(req)
+	})
 }
 
 // InitialListOnly wraps h into a handler told of the initial list and

@@ -2,11 +2,10 @@ package scenarios
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/internal/gosource"
 )
 
 // MaxFunctionLines is the longest a function of package scenarios may be
@@ -17,20 +16,13 @@ const MaxFunctionLines = 60
 // TestScenarioFunctionsReadAsAPage: no function of the package runs past
 // MaxFunctionLines; a longer one names its steps instead.
 func TestScenarioFunctionsReadAsAPage(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	fset := token.NewFileSet()
+	files, err := gosource.Parse(fset, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
 	checked := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, af := range files {
 		ast.Inspect(af, func(n ast.Node) bool {
 			var body *ast.BlockStmt
 			name := "a function literal"

@@ -367,9 +367,7 @@ type listError struct {
 }
 
 func (l *listErrors) Instrument(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return listErrorsTransport{next: rt, l: l} })
-	return cfg
+	return httpfault.Intercept(cfg, l.roundTrip)
 }
 
 func (l *listErrors) snapshot() []listError {
@@ -378,13 +376,9 @@ func (l *listErrors) snapshot() []listError {
 	return append([]listError(nil), l.got...)
 }
 
-type listErrorsTransport struct {
-	next http.RoundTripper
-	l    *listErrors
-}
-
-func (t listErrorsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
+// roundTrip records each LIST's error answer.
+func (l *listErrors) roundTrip(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := next.RoundTrip(req)
 	if err != nil || resp.StatusCode < 300 || !httpfault.Lists(req) {
 		return resp, err
 	}
@@ -400,8 +394,8 @@ func (t listErrorsTransport) RoundTrip(req *http.Request) (*http.Response, error
 			_, _, _ = info.Serializer.Decode(body, nil, &e.status)
 		}
 	}
-	t.l.mu.Lock()
-	t.l.got = append(t.l.got, e)
-	t.l.mu.Unlock()
+	l.mu.Lock()
+	l.got = append(l.got, e)
+	l.mu.Unlock()
 	return resp, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
 	"github.com/informer-conformance/informer-conformance/probe"
 )
 
@@ -83,20 +84,14 @@ func SyncWithUnreachableAPIServer(ctx context.Context, s e2e.Setup) {
 // EagerRetry is the broken client of S9's negative control: a transport
 // that retries every failed request at once, 50 times.
 func EagerRetry(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return eagerRetry{rt} })
-	return cfg
-}
-
-type eagerRetry struct{ next http.RoundTripper }
-
-func (t eagerRetry) RoundTrip(req *http.Request) (*http.Response, error) {
-	var err error
-	for range 50 {
-		var resp *http.Response
-		if resp, err = t.next.RoundTrip(req); err == nil {
-			return resp, nil
+	return httpfault.Intercept(cfg, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		var err error
+		for range 50 {
+			var resp *http.Response
+			if resp, err = next.RoundTrip(req); err == nil {
+				return resp, nil
+			}
 		}
-	}
-	return nil, err
+		return nil, err
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/informer-conformance/informer-conformance/e2e"
+	"github.com/informer-conformance/informer-conformance/internal/gosource"
 )
 
 // TestCatalogue: every scenario of docs/scenarios.md (a heading "## S<n>
@@ -176,20 +176,9 @@ func TestCatalogueNamesWhatExists(t *testing.T) {
 // parsed are the package's Go files but its tests, parsed.
 func parsed(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	files, err := gosource.Parse(fset, dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
 	}
 	return files
 }

@@ -269,20 +269,14 @@ func (in *Injector) EndWatchesCleanly(match Match, times int) (restore func(), a
 // transport error: a broken client stack, for negative controls (client-go
 // then cannot tell a 429 to back off from a failure).
 func StatusesAsErrors(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return statusErrors{rt} })
-	return cfg
-}
-
-type statusErrors struct{ next http.RoundTripper }
-
-func (t statusErrors) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err == nil && resp.StatusCode >= 300 {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("broken transport: HTTP %d", resp.StatusCode)
-	}
-	return resp, err
+	return Intercept(cfg, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err == nil && resp.StatusCode >= 300 {
+			_ = resp.Body.Close()
+			return nil, fmt.Errorf("broken transport: HTTP %d", resp.StatusCode)
+		}
+		return resp, err
+	})
 }
 
 // TooManyRequestsAsInternalErrors wraps a transport so that every 429 answer
@@ -290,21 +284,15 @@ func (t statusErrors) RoundTrip(req *http.Request) (*http.Response, error) {
 // client stack, for negative controls, that backs off only when told how long
 // (client-go's reflector then sees a failure where it should see throttling).
 func TooManyRequestsAsInternalErrors(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return throttlingAsFailure{rt} })
-	return cfg
-}
-
-type throttlingAsFailure struct{ next http.RoundTripper }
-
-func (t throttlingAsFailure) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "" {
-		return resp, err
-	}
-	_ = resp.Body.Close()
-	body, _ := json.Marshal(status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "broken client stack: a 429 without Retry-After taken for a failure"))
-	return jsonResponse(req, http.StatusInternalServerError, body), nil
+	return Intercept(cfg, func(next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "" {
+			return resp, err
+		}
+		_ = resp.Body.Close()
+		body, _ := json.Marshal(status(http.StatusInternalServerError, metav1.StatusReasonInternalError, "broken client stack: a 429 without Retry-After taken for a failure"))
+		return jsonResponse(req, http.StatusInternalServerError, body), nil
+	})
 }
 
 // Intercept is a copy of cfg whose transport hands each request to f with

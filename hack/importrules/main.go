@@ -51,6 +51,8 @@ func rulesFor(backends []string) []rule {
 			Why: "the process's environment is the ground floor: internal/processenv imports nothing of the module (probe/watchlistdetector, which imports it, initialises before client-go)"},
 		{From: "internal/lines", Not: []string{"cluster", "report", "e2e", "probe", "scenarios", "suites", "hack", "integrations", "internal/processenv"}, Tests: true,
 			Why: "the end of a text is the ground floor too: every package and tool may quote a command's last lines with it"},
+		{From: "internal/gosource", Not: []string{"cluster", "report", "e2e", "probe", "scenarios", "suites", "hack", "integrations", "internal/processenv", "internal/lines"}, Tests: true,
+			Why: "parsing a package's files is the ground floor of the tests that read the module's own code"},
 		{From: "report", Not: []string{"cluster", "e2e", "probe", "scenarios", "suites", "hack", "integrations"}, Tests: true,
 			Why: "report/ is the reports as data: tools read it without linking the harness, client-go's informers or a backend"},
 	}

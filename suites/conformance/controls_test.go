@@ -2,12 +2,12 @@ package conformance
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/internal/gosource"
 )
 
 // TestNegativeControlsMatchNamedAssertions: a negative control proves an
@@ -67,20 +67,9 @@ func TestNegativeControlsMatchNamedAssertions(t *testing.T) {
 // sources are the Go files of dir but its tests, parsed.
 func sources(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	files, err := gosource.Parse(fset, dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
 	}
 	return files
 }

@@ -145,11 +145,11 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if current(ctx, d) {
 		return StandIn, nil
 	}
-	b := &builder{d: d, opts: opts, cache: cache, start: time.Now()}
+	b := &builder{d: d, opts: opts, cache: cache, Steps: nodeimage.Steps{W: opts.Progress, Total: 4, Start: time.Now()}}
 	if err := b.build(ctx); err != nil {
 		return "", fmt.Errorf("build the kind load balancer stand-in %s: %w", StandIn, err)
 	}
-	fmt.Fprintf(opts.Progress, "built the kind load balancer stand-in %s (haproxy) in %s\n", StandIn, time.Since(b.start).Round(time.Second))
+	fmt.Fprintf(opts.Progress, "built the kind load balancer stand-in %s (haproxy) in %s\n", StandIn, time.Since(b.Start).Round(time.Second))
 	return StandIn, nil
 }
 
@@ -163,15 +163,7 @@ type builder struct {
 	d     *docker.Docker
 	opts  Options
 	cache string
-	start time.Time
-	step  int
-}
-
-const steps = 4
-
-func (b *builder) stepf(format string, args ...any) {
-	b.step++
-	fmt.Fprintf(b.opts.Progress, "[%d/%d %s] %s\n", b.step, steps, time.Since(b.start).Round(time.Second), fmt.Sprintf(format, args...))
+	nodeimage.Steps
 }
 
 func (b *builder) build(ctx context.Context) error {
@@ -184,13 +176,13 @@ func (b *builder) build(ctx context.Context) error {
 	}
 	defer os.RemoveAll(work)
 
-	b.stepf("the translator %s (go build)", EnvoyPackage)
+	b.Stepf("the translator %s (go build)", EnvoyPackage)
 	envoy := filepath.Join(work, "envoy")
 	if err := buildEnvoy(ctx, envoy); err != nil {
 		return err
 	}
 
-	b.stepf("Debian %s root filesystem with %s (debootstrap from %s)", nodeimage.Suite, strings.Join(Packages, ", "), nodeimage.Mirror)
+	b.Stepf("Debian %s root filesystem with %s (debootstrap from %s)", nodeimage.Suite, strings.Join(Packages, ", "), nodeimage.Mirror)
 	rootfs := filepath.Join(work, "rootfs")
 	if err := nodeimage.Debootstrap(ctx, rootfs, Packages, b.opts.Progress); err != nil {
 		return err
@@ -199,7 +191,7 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 
-	b.stepf("image %s (docker import)", StandIn)
+	b.Stepf("image %s (docker import)", StandIn)
 	if err := nodeimage.ImportDir(ctx, b.d, rootfs, StandIn, b.opts.Progress,
 		"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"LABEL "+LabelOwner+"="+OwnerImage+" "+LabelRecipe+"="+Recipe,
@@ -215,7 +207,7 @@ func (b *builder) build(ctx context.Context) error {
 		}
 	}
 
-	b.stepf("check: bash, haproxy and envoy run in the image")
+	b.Stepf("check: bash, haproxy and envoy run in the image")
 	out, err := b.d.Run(ctx, nil, "run", "--rm", "--label", LabelOwner+"="+OwnerCheckContainer, StandIn,
 		"bash", "-c", "haproxy -v | head -n 1 && envoy --version")
 	if err != nil {

@@ -138,11 +138,11 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if d.ImageExists(ctx, tag) {
 		return tag, nil
 	}
-	b := &builder{d: d, opts: opts, version: version, tag: tag, cache: cache, start: time.Now()}
+	b := &builder{d: d, opts: opts, version: version, tag: tag, cache: cache, Steps: Steps{W: opts.Progress, Total: 9, Start: time.Now()}}
 	if err := b.build(ctx); err != nil {
 		return "", fmt.Errorf("build node image %s: %w", tag, err)
 	}
-	fmt.Fprintf(opts.Progress, "built node image %s in %s\n", tag, time.Since(b.start).Round(time.Second))
+	fmt.Fprintf(opts.Progress, "built node image %s in %s\n", tag, time.Since(b.Start).Round(time.Second))
 	return tag, nil
 }
 
@@ -152,21 +152,28 @@ type builder struct {
 	version string
 	tag     string
 	cache   string
-	start   time.Time
-	step    int
+	Steps
 }
 
-const steps = 9
+// Steps prints a build's numbered steps to W, each with the time since
+// Start: "[3/9 42s] what".
+type Steps struct {
+	W     io.Writer
+	Total int
+	Start time.Time
+	n     int
+}
 
-func (b *builder) stepf(format string, args ...any) {
-	b.step++
-	fmt.Fprintf(b.opts.Progress, "[%d/%d %s] %s\n", b.step, steps, time.Since(b.start).Round(time.Second), fmt.Sprintf(format, args...))
+// Stepf prints the next step.
+func (s *Steps) Stepf(format string, args ...any) {
+	s.n++
+	fmt.Fprintf(s.W, "[%d/%d %s] %s\n", s.n, s.Total, time.Since(s.Start).Round(time.Second), fmt.Sprintf(format, args...))
 }
 
 func (b *builder) build(ctx context.Context) error {
 	bopts := binaries.Options{CacheDir: b.cache, Progress: b.opts.Progress}
 
-	b.stepf("kind %s base files from the Go module cache", KindVersion)
+	b.Stepf("kind %s base files from the Go module cache", KindVersion)
 	kindDir, err := moduleDir(ctx, "sigs.k8s.io/kind", KindVersion)
 	if err != nil {
 		return err
@@ -176,13 +183,13 @@ func (b *builder) build(ctx context.Context) error {
 		return fmt.Errorf("kind %s module has no images/base/files/usr/local/bin/entrypoint: %w", KindVersion, err)
 	}
 
-	b.stepf("Kubernetes %s: %s from k8s.io/kubernetes", b.version, strings.Join(binaries.NodeCommands, ", "))
+	b.Stepf("Kubernetes %s: %s from k8s.io/kubernetes", b.version, strings.Join(binaries.NodeCommands, ", "))
 	kube, err := binaries.EnsureNodeCommands(ctx, b.version, bopts)
 	if err != nil {
 		return err
 	}
 
-	b.stepf("the images kubeadm %s asks for", b.version)
+	b.Stepf("the images kubeadm %s asks for", b.version)
 	refs, err := kubeadmImages(ctx, filepath.Join(kube, "kubeadm"), b.version)
 	if err != nil {
 		return err
@@ -197,26 +204,26 @@ func (b *builder) build(ctx context.Context) error {
 	}
 	fmt.Fprintf(b.opts.Progress, "  %s; sandbox image %s\n", strings.Join(sortedValues(refs), ", "), sandbox)
 
-	b.stepf("etcd %s (the version kubeadm %s runs)", etcdVersion, b.version)
+	b.Stepf("etcd %s (the version kubeadm %s runs)", etcdVersion, b.version)
 	etcd, _, err := binaries.EnsureEtcd(ctx, etcdVersion, bopts)
 	if err != nil {
 		return err
 	}
 
-	b.stepf("pause (upstream build/pause/linux/pause.c, gcc -static) and crictl %s", CrictlVersion)
+	b.Stepf("pause (upstream build/pause/linux/pause.c, gcc -static) and crictl %s", CrictlVersion)
 	tools := filepath.Join(b.cache, "bin", "kind-node-tools", b.version+"-"+CrictlVersion)
 	pause, crictl, err := b.tools(ctx, tools)
 	if err != nil {
 		return err
 	}
 
-	b.stepf("Debian %s root filesystem (debootstrap from %s; once per recipe)", Suite, Mirror)
+	b.Stepf("Debian %s root filesystem (debootstrap from %s; once per recipe)", Suite, Mirror)
 	rootfs, err := b.rootfs(ctx)
 	if err != nil {
 		return err
 	}
 
-	b.stepf("control-plane images (%s)", strings.Join(sortedValues(refs), ", "))
+	b.Stepf("control-plane images (%s)", strings.Join(sortedValues(refs), ", "))
 	imagesTar := filepath.Join(b.cache, "tmp", fmt.Sprintf("kind-node-images-%d.tar", os.Getpid()))
 	if err := os.MkdirAll(filepath.Dir(imagesTar), 0o755); err != nil {
 		return err
@@ -232,7 +239,7 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 
-	b.stepf("node image %s: kind's base files, binaries, images preloaded into containerd", b.tag)
+	b.Stepf("node image %s: kind's base files, binaries, images preloaded into containerd", b.tag)
 	return b.nodeImage(ctx, rootfs, baseFiles, kube, crictl, imagesTar)
 }
 
