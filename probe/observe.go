@@ -6,7 +6,6 @@ import (
 	"maps"
 	"mime"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -278,19 +277,11 @@ func delayAfterFailure(rs []Request) (time.Duration, bool) {
 	return delays[len(delays)/2], true
 }
 
-var (
-	quotedURL = regexp.MustCompile(`"https?://[^"]*"`)
-	hostPort  = regexp.MustCompile(`\[?[0-9a-fA-F.:]+\]?:[0-9]+`)
-	digits    = regexp.MustCompile(`[0-9]+`)
-)
-
-// NormaliseError replaces in an error text what differs between runs:
-// URLs, addresses, the namespace ("<ns>"; none if empty), numbers ("N").
+// NormaliseError is report.NormaliseError.
+//
+// Deprecated: call report.NormaliseError, beside report.StableErrorText.
 func NormaliseError(text, namespace string) string {
-	text = quotedURL.ReplaceAllString(text, "<url>")
-	text = hostPort.ReplaceAllString(text, "<addr>")
-	text = namespaced(text, namespace)
-	return digits.ReplaceAllString(text, "N")
+	return report.NormaliseError(text, namespace)
 }
 
 func namespaced(s, namespace string) string {

@@ -41,6 +41,30 @@ var (
 	errAuthorizerReason = regexp.MustCompile(`( is forbidden: User "[^"]*" cannot [^:]*): .*$`)
 )
 
+var (
+	errQuotedURL = regexp.MustCompile(`"https?://[^"]*"`)
+	errDigits    = regexp.MustCompile(`[0-9]+`)
+)
+
+// NormaliseError replaces in an error text what differs between runs, more
+// coarsely than StableErrorText (every run of digits, even inside a word):
+// quoted URLs, addresses, the namespace ("<ns>"; none if empty), numbers
+// ("N"). The clientset calls' errors S26 and S33 observe.
+func NormaliseError(text, namespace string) string {
+	text = errQuotedURL.ReplaceAllString(text, "<url>")
+	text = errHostPort.ReplaceAllString(text, "<addr>")
+	text = namespaced(text, namespace)
+	return errDigits.ReplaceAllString(text, "N")
+}
+
+// namespaced is text with the namespace (none if empty) as "<ns>".
+func namespaced(text, namespace string) string {
+	if namespace == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, namespace, "<ns>")
+}
+
 // StableErrorText is text's stable part: without client-go's note of a
 // previous attempt and a Forbidden answer's authorizer reason; URLs,
 // addresses, UIDs, pointers, durations, generated names and numbers masked
@@ -52,9 +76,7 @@ func StableErrorText(text, namespace string) string {
 	text = errAuthorizerReason.ReplaceAllString(text, "$1")
 	text = errURL.ReplaceAllString(text, "<url>")
 	text = errHostPort.ReplaceAllString(text, "<addr>")
-	if namespace != "" {
-		text = strings.ReplaceAll(text, namespace, "<ns>")
-	}
+	text = namespaced(text, namespace)
 	text = errUID.ReplaceAllString(text, "<uid>")
 	text = errPointer.ReplaceAllString(text, "<ptr>")
 	text = errDuration.ReplaceAllString(text, "<duration>")

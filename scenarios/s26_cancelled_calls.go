@@ -17,7 +17,6 @@ import (
 	"github.com/informer-conformance/informer-conformance/cluster"
 	"github.com/informer-conformance/informer-conformance/e2e"
 	"github.com/informer-conformance/informer-conformance/e2e/httpfault"
-	"github.com/informer-conformance/informer-conformance/probe"
 	"github.com/informer-conformance/informer-conformance/report"
 )
 
@@ -162,7 +161,7 @@ func CancelledCall(ctx context.Context, s e2e.Setup, w S26Wait, e S26End) {
 	env.Observe(report.Seconds("returned after the context's end", late))
 	env.Observe(report.Calls("answers before it returned", answered()))
 	if callErr != nil {
-		env.Observe(report.Value("error", probe.NormaliseError(callErr.Error(), env.Namespace)))
+		env.Observe(report.Value("error", report.NormaliseError(callErr.Error(), env.Namespace)))
 		env.Observe(report.Value("error wraps the context's", fmt.Sprint(errors.Is(callErr, context.Canceled) || errors.Is(callErr, context.DeadlineExceeded))))
 	}
 	env.Note("S26 call", fmt.Sprintf("waiting on the %s, context %s after %s: returned %t, %.2f s after the end (bound %s), %d answers; error: %v",

@@ -1002,51 +1002,45 @@ var LoseWatchEvents = brokenStream(func() func(*httpfault.Event) bool {
 })
 
 // DropBookmarks is a negative control's broken client: its watches lose
-// the BOOKMARK S31 injects and every BOOKMARK after it. The server's own
-// before it pass (one comes soon after a streaming list's initial events,
-// at a version a shared cluster may have moved on: losing it would fail
-// an earlier assertion than the bookmark's).
-var DropBookmarks = brokenStream(func() func(*httpfault.Event) bool {
-	var dropping atomic.Bool
-	return func(e *httpfault.Event) bool {
-		if e.Type != watch.Bookmark || e.InitialEventsEnd {
-			return true
-		}
-		if m, err := meta.Accessor(e.Object); err == nil && m.GetAnnotations()[S31InjectedAnnotation] != "" {
-			dropping.Store(true)
-		}
-		return !dropping.Load()
-	}
-})
+// the BOOKMARK S31 injects and every BOOKMARK after it.
+var DropBookmarks = brokenStream(fromInjectedBookmark(func(metav1.Object) bool { return false }))
 
 // StaleBookmarks is a negative control's broken client: the BOOKMARK S31
 // injects and every BOOKMARK after it reach client-go at resourceVersion 1
-// (a proxy replaying an old one). The server's own before it pass: one
-// comes soon after a streaming list's initial events, and on a shared
-// cluster (the existing backend) it can reach client-go before any read
-// saw the initial sync's version, so the APIs went from "" straight to 1
-// and the initial sync's assertion failed before the backwards one
-// (measured on the existing backend: RVAtSync, "= 1 (older than the
-// initial-events-end bookmark's)").
-var StaleBookmarks = brokenStream(func() func(*httpfault.Event) bool {
-	var stale atomic.Bool
-	return func(e *httpfault.Event) bool {
-		if e.Type != watch.Bookmark || e.InitialEventsEnd {
-			return true
+// (a proxy replaying an old one).
+var StaleBookmarks = brokenStream(fromInjectedBookmark(func(m metav1.Object) bool {
+	m.SetResourceVersion("1")
+	return true
+}))
+
+// fromInjectedBookmark is the rewrite of a bookmark control: from the
+// BOOKMARK S31 injects on, each BOOKMARK (but a streaming list's
+// initial-events-end one) goes through broken, which may change it and
+// says whether it passes. The server's own BOOKMARKs before it pass as
+// they are: one comes soon after a streaming list's initial events, and
+// on a shared cluster (the existing backend) at a version other
+// namespaces' writes moved on, so breaking it fails an earlier assertion
+// than the control's (measured on the existing backend with every
+// BOOKMARK stale: the APIs went from "" straight to 1, and the initial
+// sync's assertion failed before the backwards one).
+func fromInjectedBookmark(broken func(m metav1.Object) bool) func() func(*httpfault.Event) bool {
+	return func() func(*httpfault.Event) bool {
+		var on atomic.Bool
+		return func(e *httpfault.Event) bool {
+			if e.Type != watch.Bookmark || e.InitialEventsEnd {
+				return true
+			}
+			m, err := meta.Accessor(e.Object)
+			if err != nil {
+				return true
+			}
+			if m.GetAnnotations()[S31InjectedAnnotation] != "" {
+				on.Store(true)
+			}
+			return !on.Load() || broken(m)
 		}
-		m, err := meta.Accessor(e.Object)
-		if err != nil {
-			return true
-		}
-		if m.GetAnnotations()[S31InjectedAnnotation] != "" {
-			stale.Store(true)
-		}
-		if stale.Load() {
-			m.SetResourceVersion("1")
-		}
-		return true
 	}
-})
+}
 
 // StaleControllerReader is a negative control's broken reader: it reads
 // SharedIndexInformer.GetController().LastSyncResourceVersion until it

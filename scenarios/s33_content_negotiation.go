@@ -649,12 +649,12 @@ func (l *watchErrorLog) all() []watchError {
 }
 
 // texts are the distinct errors in comparable form: normalised
-// (probe.NormaliseError) and the object dumps some carry (a %#v of the
+// (report.NormaliseError) and the object dumps some carry (a %#v of the
 // Table) shortened to "{…}".
 func (l *watchErrorLog) texts(namespace string) string {
 	var out []string
 	for _, e := range l.all() {
-		t := collapseDumps(probe.NormaliseError(e.err, namespace))
+		t := collapseDumps(report.NormaliseError(e.err, namespace))
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
