@@ -99,6 +99,11 @@ type Observed struct {
 	// timing, so the media types and encodings of the answers are marked
 	// varying. A scenario sets it after starting the probe.
 	ServersVary bool
+	// Fleet names the fleet the informer is one of: informers a spec
+	// starts alike (S12's fifty), whose observations the report keeps as
+	// one set, the informer "<Fleet> (<n> informers)" (report.Fleet), not
+	// n sets alike. A scenario sets it after starting the probe.
+	Fleet string
 }
 
 // markVarying marks varying the observations of o's informer that its

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/informer-conformance/informer-conformance/cluster/faultlog"
 	"github.com/informer-conformance/informer-conformance/probe"
+	"github.com/informer-conformance/informer-conformance/report"
 	"github.com/informer-conformance/informer-conformance/report/timing"
 )
 
@@ -27,11 +29,33 @@ func (e *Env) startTimeline() {
 	e.fe.DeferCleanup(0, func(context.Context) error {
 		e.data.timeline(t.build(time.Now()))
 		defer e.TimePhase(timing.Observations)()
-		for _, o := range t.probes {
-			e.data.observe(o.markVarying(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot()))...)
-		}
+		e.data.observe(t.observations()...)
 		return nil
 	})
+}
+
+// observations are what the probes saw, each informer's, a fleet's as one
+// (Observed.Fleet), in the order the probes started.
+func (t *specTimeline) observations() []report.Observation {
+	var out []report.Observation
+	fleets := map[string][][]report.Observation{}
+	var order []string
+	for _, o := range t.probes {
+		obs := o.markVarying(probe.Observations(o.Name, o.Namespace, o.Recorder.Snapshot()))
+		switch {
+		case o.Fleet == "":
+			out = append(out, obs...)
+		case fleets[o.Fleet] == nil:
+			order = append(order, o.Fleet)
+			fallthrough
+		default:
+			fleets[o.Fleet] = append(fleets[o.Fleet], obs)
+		}
+	}
+	for _, f := range order {
+		out = append(out, report.Fleet(fmt.Sprintf("%s (%d informers)", f, len(fleets[f])), fleets[f]...)...)
+	}
+	return out
 }
 
 // RecordBound adds a bound the spec asserts to its timeline: what took

@@ -219,6 +219,7 @@ func startStormInformers(ctx context.Context, env *e2e.Env, n int) []*e2e.Observ
 	for i := range probes {
 		probes[i] = env.StartProbeUnsynced(fmt.Sprintf("informer-%03d", i), env.User, probe.Options{Namespace: env.Namespace})
 		probes[i].SyncMeasuresLoad = true // n informers syncing at once
+		probes[i].Fleet = "storm"         // observed as one: n alike
 	}
 	for _, p := range probes {
 		syncCtx, cancel := context.WithTimeout(ctx, e2e.SyncTimeout)

@@ -261,7 +261,7 @@ func loadRun(dir string) (runOf, error) {
 			r.kube = s.KubeAPIServer
 		}
 		for _, sp := range s.Specs {
-			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: sp.Observations}
+			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: stormAsFleet(sp.Spec, sp.Observations)}
 			recovery := 0.0
 			for _, n := range sp.Informers {
 				for c, k := range n.Reinitialisations {
@@ -276,6 +276,41 @@ func loadRun(dir string) (runOf, error) {
 		}
 	}
 	return r, nil
+}
+
+// stormInformer is the name S12 gave each of its fifty informers in
+// reports written before they were observed as one (e2e.Observed.Fleet).
+var stormInformer = regexp.MustCompile(`^informer-[0-9]{3}$`)
+
+// stormAsFleet is an S12 spec's observations as a report written since
+// its informers are a fleet has them: the fifty informers' merged into one
+// set, "storm (50 informers)" (report.Fleet), so that runs before and
+// after compare, and the fifty do not count as fifty changes. Other
+// specs' observations, and S12's of a newer report, are as they are.
+func stormAsFleet(spec string, obs []report.Observation) []report.Observation {
+	if !strings.HasPrefix(spec, "S12 ") {
+		return obs
+	}
+	var out []report.Observation
+	var members [][]report.Observation
+	at := map[string]int{}
+	for _, o := range obs {
+		if !stormInformer.MatchString(o.Informer) {
+			out = append(out, o)
+			continue
+		}
+		i, ok := at[o.Informer]
+		if !ok {
+			i = len(members)
+			at[o.Informer] = i
+			members = append(members, nil)
+		}
+		members[i] = append(members[i], o)
+	}
+	if len(members) == 0 {
+		return obs
+	}
+	return append(out, report.Fleet(fmt.Sprintf("storm (%d informers)", len(members)), members...)...)
 }
 
 // ran says whether the spec ran (passed or failed).

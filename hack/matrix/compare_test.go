@@ -401,3 +401,22 @@ func knownRunCommit(t *testing.T) string {
 	}
 	return d.Run.Commit
 }
+
+// TestStormAsFleet: an S12 report written before its informers were a
+// fleet compares as one written since: the fifty informers' observations
+// one set, the others' as they were; another spec's informer-NNN stay.
+func TestStormAsFleet(t *testing.T) {
+	var obs []report.Observation
+	for i := range 50 {
+		name := fmt.Sprintf("informer-%03d", i)
+		obs = append(obs, report.Value("GET list pods: first request's Accept", "protobuf, JSON").Of(name), report.Calls("handler calls: Delete", 3).Of(name).Varying())
+	}
+	obs = append(obs, report.Value("S12's own", "x"))
+	got := stormAsFleet("S12 relist storm cost every informer converges LIST+WATCH", obs)
+	if len(got) != 3 || got[0].What != "S12's own" || got[1].Key() != "informer storm (50 informers): GET list pods: first request's Accept" || got[1].Value != "protobuf, JSON" || *got[2].Number != 150 {
+		t.Errorf("stormAsFleet: %+v", got)
+	}
+	if got := stormAsFleet("S28 WaitForCacheSync", obs); len(got) != len(obs) {
+		t.Errorf("stormAsFleet of another spec changed it: %d observations, want %d", len(got), len(obs))
+	}
+}
