@@ -55,10 +55,12 @@ const (
 // namespace is the informer's (it is replaced by "<ns>" in what they
 // name). Per kind of request and target ("GET list
 // /api/v1/namespaces/<ns>/pods"): the first request's query shape and
-// Accept header and the Content-Type of the 2xx answers (these hold from
-// run to run for the informer's initial request's kind and target; for the
-// others, which a fault's timing brings or not, they are marked as
-// varying, report.Observation.Varies), then, varying, every query shape,
+// Accept header and the Content-Type and Content-Encoding of the 2xx
+// answers (these hold from run to run for the informer's initial request's
+// kind and target; for the others, which a fault's timing brings or not,
+// the query and the encoding are marked as varying,
+// report.Observation.Varies, and the Accept and the Content-Type as
+// occasional, report.Observation.Occasional), then, varying, every query shape,
 // the statuses and how many. Then the watch error handler's errors, their
 // stable part by class (report.ErrorTexts). Then, varying: the resource
 // versions the informer reported (as their relation to the objects it
@@ -73,6 +75,12 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 				o = o.Varying()
 			}
 			out = append(out, o)
+		}
+	}
+	occasional := func(what string, values []string, other bool) {
+		valued(what, values, false)
+		if other && len(values) > 0 {
+			out[len(out)-1] = out[len(out)-1].Occasionally()
 		}
 	}
 	type group struct {
@@ -109,11 +117,15 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 		g := groups[t]
 		// What the informer asks first, and the encoding of what the
 		// server answers it, hold from run to run; the other requests
-		// (a fallback, a relist) come or not with the faults' timing.
+		// (a fallback, a relist) come or not with the faults' timing:
+		// their query varies with it (the resourceVersion it resumes
+		// from), and so does the size of an answer, which kube-apiserver
+		// compresses past a size, but what the client asks for (Accept)
+		// and the media type the server answers it in do not.
 		other := t != initial
 		valued(t+": first request's query", []string{orNone(g.first.Query)}, other)
-		valued(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, other)
-		valued(t+": "+AnswersContentType, sorted(g.types), other)
+		occasional(t+": first request's Accept", []string{orNone(MediaNames(g.first.Accept))}, other)
+		occasional(t+": "+AnswersContentType, sorted(g.types), other)
 		valued(t+": "+AnswersContentEncoding, sorted(g.encodings), other)
 		valued(t+": queries", sorted(g.queries), true)
 		valued(t+": statuses", sorted(g.statuses), true)

@@ -104,15 +104,26 @@ func BenchmarkObservations(b *testing.B) {
 }
 
 // TestObservationsVary: what follows a fault is marked as varying between
-// runs; what the client asks first is not.
+// runs; what the client asks first is not; what it asks for in a request
+// that follows a fault, and the media type it gets, are occasional.
 func TestObservationsVary(t *testing.T) {
-	rec := Record{Requests: []Request{{Method: "GET", Path: "/api/v1/pods", Query: "limit=500", Status: 200},
-		{Method: "GET", Path: "/api/v1/pods", Watch: true, Query: "watch=true", Status: 200}}, Events: []Event{{Kind: Add}}}
+	rec := Record{Requests: []Request{{Method: "GET", Path: "/api/v1/pods", Query: "limit=500", Accept: "application/json", ContentType: "application/json", Status: 200},
+		{Method: "GET", Path: "/api/v1/pods", Watch: true, Query: "watch=true", Accept: "application/json", ContentType: "application/json;stream=watch", Status: 200}}, Events: []Event{{Kind: Add}}}
+	occasional := 0
 	for _, o := range Observations("pods", "", rec) {
 		initial := strings.HasPrefix(o.What, "GET list ")
-		want := !(initial && (strings.Contains(o.What, "first request's") || strings.Contains(o.What, "Content-Type") || strings.Contains(o.What, "Content-Encoding")))
-		if o.Varies != want {
-			t.Errorf("%s: varies %t, want %t", o.What, o.Varies, want)
+		shape := strings.Contains(o.What, "first request's") || strings.Contains(o.What, "Content-Type") || strings.Contains(o.What, "Content-Encoding")
+		asked := strings.Contains(o.What, "Accept") || strings.Contains(o.What, "Content-Type")
+		wantVaries, wantOccasional := !(initial && shape), !initial && asked
+		if wantOccasional {
+			wantVaries = false
+			occasional++
 		}
+		if o.Varies != wantVaries || o.Occasional != wantOccasional {
+			t.Errorf("%s: varies %t, occasional %t; want %t, %t", o.What, o.Varies, o.Occasional, wantVaries, wantOccasional)
+		}
+	}
+	if occasional != 2 {
+		t.Errorf("%d occasional observations, want 2 (the watch's Accept and Content-Type)", occasional)
 	}
 }

@@ -419,6 +419,13 @@ type Observation struct {
 	// fault, handler and request counts, resource versions at a moment):
 	// compare lists its changes only between series (several runs a side).
 	Varies bool `json:"varies,omitempty"`
+	// Occasional: whether it is observed at all is a fault's timing (what
+	// the client asked of a request that a fault brings or not: a relist's
+	// watch, a consistency check), what it is is not. compare counts its
+	// coming or not as noise with one run a side and lists a change of its
+	// value whenever both sides saw it, as an ErrorText's texts. Varies
+	// overrides it.
+	Occasional bool `json:"occasional,omitempty"`
 }
 
 // Class is an observation's noise class: how far apart two runs of the
@@ -506,6 +513,13 @@ func (o Observation) Of(informer string) Observation {
 // class's noise (Varies).
 func (o Observation) Varying() Observation {
 	o.Varies = true
+	return o
+}
+
+// Occasionally is o marked as observed or not with a fault's timing, its
+// value not (Occasional).
+func (o Observation) Occasionally() Observation {
+	o.Occasional = true
 	return o
 }
 

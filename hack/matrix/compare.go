@@ -261,7 +261,7 @@ func loadRun(dir string) (runOf, error) {
 			r.kube = s.KubeAPIServer
 		}
 		for _, sp := range s.Specs {
-			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: stormAsFleet(sp.Spec, sp.Observations)}
+			one := oneRun{outcome: sp.Outcome, control: slices.Contains(sp.Labels, report.LabelNegativeControl), failure: firstLine(sp.Failure), verdict: sp.Verdict, byCause: map[report.Cause]int{}, observations: stormAsFleet(sp.Spec, acceptOccasional(sp.Observations))}
 			recovery := 0.0
 			for _, n := range sp.Informers {
 				for c, k := range n.Reinitialisations {
@@ -276,6 +276,20 @@ func loadRun(dir string) (runOf, error) {
 		}
 	}
 	return r, nil
+}
+
+// acceptOccasional is obs as a report written since what the client asks
+// for in a request that a fault brings or not is occasional
+// (report.Observation.Occasional) has them: reports before marked that
+// Accept varying, a report since never does.
+func acceptOccasional(obs []report.Observation) []report.Observation {
+	out := slices.Clone(obs)
+	for i, o := range out {
+		if o.Varies && strings.HasSuffix(o.What, ": first request's Accept") {
+			out[i].Varies, out[i].Occasional = false, true
+		}
+	}
+	return out
 }
 
 // stormInformer is the name S12 gave each of its fifty informers in

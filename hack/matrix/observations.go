@@ -25,6 +25,9 @@ type observed struct {
 	class   report.Class // the noise class (report.Observation.NoiseClass)
 	runs    int          // runs that had it
 	varies  bool         // a run marked it as varying between runs (report.Observation.Varies)
+	// occasional: a run marked it as observed or not with a fault's
+	// timing, its value not (report.Observation.Occasional).
+	occasional bool
 }
 
 // observationsOf adds a run's observations of a spec to acc.
@@ -42,6 +45,7 @@ func observationsOf(acc map[string]*observed, obs []report.Observation) {
 			a.runs++
 		}
 		a.varies = a.varies || o.Varies
+		a.occasional = a.occasional || o.Occasional
 		if o.Number != nil {
 			a.numbers = append(a.numbers, *o.Number)
 		} else if !slices.Contains(a.values, o.Value) {
@@ -104,14 +108,16 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 		for _, k := range unionKeys(b.observations, h.observations) {
 			bo, ho := b.observations[k], h.observations[k]
 			sentence, ok := observationChanged(k, bo, ho, b.ranIn, h.ranIn, n)
-			if errorTexts(bo, ho) {
-				// Whether a class of errors comes is the fault's timing:
-				// its appearing or not is a change between series only;
-				// its stable text changing is one with a run a side
-				// (errorTextChanged).
+			if occasional(bo, ho) {
+				// Whether a class of errors comes, or a request a fault
+				// brings, is the fault's timing: its appearing or not is
+				// a change between series only; its stable text or its
+				// value changing is one with a run a side
+				// (errorTextChanged, observationChanged).
 				switch {
-				case bo != nil && ho != nil:
+				case bo != nil && ho != nil && errorTexts(bo, ho):
 					sentence, ok = errorTextChanged(k, bo, ho)
+				case bo != nil && ho != nil:
 				case !series:
 					if ok {
 						varying++
@@ -133,6 +139,18 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 		out = append(out, *bySentence[s])
 	}
 	return out, varying
+}
+
+// occasional says whether the observation is observed or not with a
+// fault's timing and its value is not: the stable texts of a class of
+// errors, or an observation marked so (report.Observation.Occasional) that
+// no run marked varying.
+func occasional(b, h *observed) bool {
+	if errorTexts(b, h) {
+		return true
+	}
+	varies := b != nil && b.varies || h != nil && h.varies
+	return !varies && (b != nil && b.occasional || h != nil && h.occasional)
 }
 
 // errorTexts says whether the observation of either side is the stable

@@ -197,3 +197,47 @@ func TestCompareErrorTexts(t *testing.T) {
 		t.Errorf("series: listed %+v, counted %d; want the class's disappearance listed", cs, n)
 	}
 }
+
+// TestCompareOccasionalObservations: what the client asks for in a
+// request a fault brings or not (a relist's watch) is listed when its value
+// changed with one run a side, counted as noise when only one side had
+// the request; a report from before marked that Accept varying and still
+// compares so (acceptOccasional); one marked varying (servers of two
+// versions) is noise with one run a side.
+func TestCompareOccasionalObservations(t *testing.T) {
+	root := t.TempDir()
+	accept := func(v string) report.Observation {
+		return report.Value("GET watch: first request's Accept", v).Of("pods").Occasionally()
+	}
+	legacy := func(v string) report.Observation {
+		return report.Value("GET watch: first request's Accept", v).Of("pods").Varying()
+	}
+	types := func(v string) report.Observation {
+		return report.Value("GET watch: Content-Type of 2xx answers", v).Of("pods").Occasionally().Varying()
+	}
+	side := func(name, version string, obs ...report.Observation) runSpecs {
+		r, err := loadSide(writeRun(t, root, name, version, observedSpec("S1", obs...)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	n := noise{Seconds: 2, Ratio: 0.5}
+	for _, c := range []struct {
+		name       string
+		base, head runSpecs
+		listed     int
+		counted    int
+	}{
+		{"value changed", side("b1", "v0.31.14", accept("JSON, */*")), side("h1", "v0.32.13", accept("protobuf, JSON")), 1, 0},
+		{"a report from before", side("b2", "v0.31.14", legacy("JSON, */*")), side("h2", "v0.32.13", legacy("protobuf, JSON")), 1, 0},
+		{"same value", side("b3", "v0.31.14", accept("JSON, */*")), side("h3", "v0.32.13", accept("JSON, */*")), 0, 0},
+		{"request on one side only", side("b4", "v0.31.14"), side("h4", "v0.32.13", accept("protobuf, JSON")), 0, 1},
+		{"marked varying too", side("b5", "v0.31.14", types("JSON")), side("h5", "v0.32.13", types("protobuf")), 0, 1},
+	} {
+		cs, counted := compareObservations(c.base, c.head, n)
+		if len(cs) != c.listed || counted != c.counted {
+			t.Errorf("%s: listed %v, counted %d; want %d listed, %d counted", c.name, cs, counted, c.listed, c.counted)
+		}
+	}
+}
