@@ -133,6 +133,9 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err := nodeimage.CheckHost(); err != nil {
 		return "", fmt.Errorf("build the kind load balancer stand-in %s: %w", StandIn, err)
 	}
+	if err := nodeimage.CheckDebootstrap(); err != nil {
+		return "", fmt.Errorf("build the kind load balancer stand-in %s: %w", StandIn, err)
+	}
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err

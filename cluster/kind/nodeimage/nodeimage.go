@@ -126,6 +126,12 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err := CheckHost(); err != nil {
 		return "", fmt.Errorf("build node image %s: %w", tag, err)
 	}
+	if !d.ImageExists(ctx, rootfsTag) {
+		// Before the build's minutes of compiling, not after them.
+		if err := CheckDebootstrap(); err != nil {
+			return "", fmt.Errorf("build node image %s: %w", tag, err)
+		}
+	}
 	cache, err := binaries.CacheDir(opts.CacheDir)
 	if err != nil {
 		return "", err
@@ -367,10 +373,13 @@ func (b *builder) tools(ctx context.Context, dir string) (pause, crictl string, 
 	return pause, crictl, nil
 }
 
+// rootfsTag is the Docker image of the debootstrapped root filesystem.
+const rootfsTag = "informer-conformance/kind-rootfs:" + Suite + "-" + Recipe
+
 // rootfs returns the Docker image holding the debootstrapped root
 // filesystem, making it once per recipe.
 func (b *builder) rootfs(ctx context.Context) (string, error) {
-	tag := "informer-conformance/kind-rootfs:" + Suite + "-" + Recipe
+	tag := rootfsTag
 	if b.d.ImageExists(ctx, tag) {
 		fmt.Fprintf(b.opts.Progress, "  %s: cached\n", tag)
 		return tag, nil
@@ -392,17 +401,29 @@ func (b *builder) rootfs(ctx context.Context) (string, error) {
 	return tag, nil
 }
 
+// CheckDebootstrap says why Debootstrap cannot run here (nil: it can): a
+// build checks it before it compiles anything.
+func CheckDebootstrap() error {
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		return errors.New("debootstrap is needed to build the kind images' root filesystems from Debian's packages: apt-get install debootstrap")
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
+	}
+	return nil
+}
+
 // Debootstrap installs Debian's minimal base system (Suite, from Mirror)
 // with packages into dir, then removes apt's caches and the documentation,
 // which no container needs (kind's clean-install removes them too). It needs
 // root and debootstrap; it writes its command to progress.
 func Debootstrap(ctx context.Context, dir string, packages []string, progress io.Writer) error {
+	if err := CheckDebootstrap(); err != nil {
+		return err
+	}
 	deboot, err := exec.LookPath("debootstrap")
 	if err != nil {
-		return errors.New("debootstrap is needed to build the kind images' root filesystems from Debian's packages: apt-get install debootstrap")
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
+		return err
 	}
 	args := []string{"--variant=minbase", "--include=" + strings.Join(packages, ","), Suite, dir, Mirror}
 	fmt.Fprintf(progress, "  debootstrap %s\n", strings.Join(args, " "))

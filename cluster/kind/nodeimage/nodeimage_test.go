@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/modfile"
@@ -85,5 +86,15 @@ func TestTarFilesMakesDirectoriesAndExecutables(t *testing.T) {
 		if names[i] != want[i] {
 			t.Fatalf("entries %v, want %v", names, want)
 		}
+	}
+}
+
+// TestCheckDebootstrap: without debootstrap on PATH a build says so, and
+// how to get it, before it compiles anything.
+func TestCheckDebootstrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	err := CheckDebootstrap()
+	if err == nil || !strings.Contains(err.Error(), "apt-get install debootstrap") {
+		t.Errorf("CheckDebootstrap without debootstrap on PATH: %v", err)
 	}
 }
