@@ -115,8 +115,17 @@ func (in *StreamInjector) DropInitialEventsEnd(match Match) (restore func(), dro
 // events: a broken server or proxy that declares the initial events over
 // before it sent them (a client then "syncs" with an empty store). The
 // bookmark's object is newObject() (a type client-go's scheme knows, e.g.
-// &corev1.Pod{}) with resourceVersion "1" and the annotation. sent counts
+// &corev1.Pod{}) with resourceVersion "0" and the annotation. sent counts
 // the bookmarks sent.
+//
+// At "0", client-go's watch-list consistency detector checks nothing (it
+// cannot LIST at "0" with resourceVersionMatch=Exact: client-go v0.36
+// util/consistencydetector canFormAdditionalListCall), so the client syncs
+// on the bookmark whatever the cluster's age. At "1" the detector's LIST
+// was answered "too old" once kube-apiserver had compacted revision 1 (a
+// shared cluster past its 5-minute compaction, seen on kind), and the
+// detector retries until the watch's context ends: the broken client never
+// synced, and S14's control missed it.
 func (in *StreamInjector) SendInitialEventsEndFirst(match Match, newObject func() runtime.Object) (restore func(), sent func() int) {
 	return in.add(&streamRule{match: match, action: sendInitialEventsEndFirst, newObject: newObject})
 }
@@ -482,7 +491,7 @@ func (in *StreamInjector) opening(rules []*streamRule, info runtime.SerializerIn
 		if r.removed || r.action != sendInitialEventsEndFirst {
 			continue
 		}
-		ev, err := bookmarkEvent(r.newObject(), info.Serializer, "1", true)
+		ev, err := bookmarkEvent(r.newObject(), info.Serializer, "0", true)
 		if err != nil {
 			continue // an object the scheme does not know: nothing to send
 		}

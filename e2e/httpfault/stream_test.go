@@ -279,7 +279,7 @@ func TestSendInitialEventsEndFirst(t *testing.T) {
 			ctx, in, cs, _ := rig(t, f.contentType, false)
 			_, sent := in.SendInitialEventsEndFirst(httpfault.StreamingLists, func() runtime.Object { return &corev1.Pod{} })
 			got := collect(t, streamingWatch(ctx, t, cs, true), -1)
-			want := append([]seen{{watch.Bookmark, "", "1", true}}, expected(streamingList)...)
+			want := append([]seen{{watch.Bookmark, "", "0", true}}, expected(streamingList)...)
 			if !slices.Equal(got, want) {
 				t.Fatalf("events:\n got %v\nwant %v", got, want)
 			}

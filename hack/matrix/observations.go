@@ -118,6 +118,8 @@ func compareObservations(base, head runSpecs, n noise) ([]observationChange, int
 				case bo != nil && ho != nil && errorTexts(bo, ho):
 					sentence, ok = errorTextChanged(k, bo, ho)
 				case bo != nil && ho != nil:
+					// A value seen on both sides: compared as its class
+					// says (observationChanged, above).
 				case !series:
 					if ok {
 						varying++
