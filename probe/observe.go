@@ -70,7 +70,7 @@ func Observations(informer, namespace string, rec Record) []report.Observation {
 	var out []report.Observation
 	valued := func(what string, values []string, varies bool) {
 		if len(values) > 0 {
-			o := report.Value(what, strings.Join(values, " | ")).Of(informer)
+			o := report.Value(what, strings.Join(values, report.ErrorTextSeparator)).Of(informer)
 			if varies {
 				o = o.Varying()
 			}

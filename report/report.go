@@ -456,7 +456,8 @@ const (
 	ErrorText Class = "error text"
 )
 
-// ErrorTextSeparator joins an ErrorText observation's texts in its Value.
+// ErrorTextSeparator joins an ErrorText observation's texts in its Value,
+// and the several values of a Value the probe saw (Fleet splits both on it).
 const ErrorTextSeparator = " | "
 
 // ErrorTexts is an observation of the stable texts of one class of errors

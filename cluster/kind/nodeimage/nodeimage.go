@@ -404,13 +404,20 @@ func (b *builder) rootfs(ctx context.Context) (string, error) {
 // CheckDebootstrap says why Debootstrap cannot run here (nil: it can): a
 // build checks it before it compiles anything.
 func CheckDebootstrap() error {
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		return errors.New("debootstrap is needed to build the kind images' root filesystems from Debian's packages: apt-get install debootstrap")
+	_, err := debootstrap()
+	return err
+}
+
+// debootstrap is debootstrap's path, or why Debootstrap cannot run here.
+func debootstrap() (string, error) {
+	path, err := exec.LookPath("debootstrap")
+	if err != nil {
+		return "", errors.New("debootstrap is needed to build the kind images' root filesystems from Debian's packages: apt-get install debootstrap")
 	}
 	if os.Geteuid() != 0 {
-		return errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
+		return "", errors.New("debootstrap needs root: run make kind-image as root, or use a published image (KIND_NODE_IMAGE=kindest/node:...)")
 	}
-	return nil
+	return path, nil
 }
 
 // Debootstrap installs Debian's minimal base system (Suite, from Mirror)
@@ -418,10 +425,7 @@ func CheckDebootstrap() error {
 // which no container needs (kind's clean-install removes them too). It needs
 // root and debootstrap; it writes its command to progress.
 func Debootstrap(ctx context.Context, dir string, packages []string, progress io.Writer) error {
-	if err := CheckDebootstrap(); err != nil {
-		return err
-	}
-	deboot, err := exec.LookPath("debootstrap")
+	deboot, err := debootstrap()
 	if err != nil {
 		return err
 	}
