@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/informer-conformance/informer-conformance/report/known"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,7 +37,7 @@ func TestVerdictPageAndDataInStep(t *testing.T) {
 		onPage[m[1]+"\x00"+m[3]] = true
 		found := false
 		for _, e := range data.Entries {
-			if e.Spec == m[1] && e.Upstream == m[3] && e.Kind == m[2] {
+			if entryHeading(e) == m[1] && e.Upstream == m[3] && e.Kind == m[2] {
 				found = true
 			}
 		}
@@ -48,8 +49,13 @@ func TestVerdictPageAndDataInStep(t *testing.T) {
 		t.Fatalf("no finding parsed from the page's Findings section")
 	}
 	for _, e := range data.Entries {
-		if len(e.Seen) > 0 && !onPage[e.Spec+"\x00"+e.Upstream] {
+		if len(e.Seen) > 0 && !onPage[entryHeading(e)+"\x00"+e.Upstream] {
 			t.Errorf("the verdict data's entry %q was seen on %v, yet the page has no finding of it", e.Spec, e.Seen)
 		}
 	}
+}
+
+// entryHeading is the heading of e's finding on the page.
+func entryHeading(e known.Entry) string {
+	return verdict{SpecContains: e.Spec, Upstream: e.Upstream, entry: e}.heading()
 }

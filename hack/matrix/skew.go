@@ -79,7 +79,7 @@ func writeSkewDoc(b *strings.Builder, cols []column, table []verdict, command st
 	fmt.Fprintf(b, " on a machine with %d cores, by\n\n```\n%s\n```\n", cores, command)
 	writeSkew(b, cols)
 	writeServerSteps(b, cols, table, noise{Seconds: 2, Ratio: 0.5})
-	b.WriteString("\n## Failing specs per column\n\nEach with the entry of the verdict data (report/known/known.json) that explains it on that client-go, whatever the server, or the defect of this suite it is (fixed since the run): a failure no entry explains may be the server version's.\n\n")
+	b.WriteString("\n## Failing specs per column\n\nEach with the entry of the verdict data (report/known/known.json) that explains it: the client-go's on that client-go whatever the server, the server's on the kube-apiserver versions it names, or the defect of this suite it is (fixed since the run): a failure no entry explains may be the server version's.\n\n")
 	for _, c := range cols {
 		if c.NotApplicable != "" || len(c.Gates) > 0 {
 			continue
@@ -98,6 +98,9 @@ func writeSkewDoc(b *strings.Builder, cols []column, table []verdict, command st
 			why := "**no entry of the verdict data explains it on this client-go: the server's doing, or unknown**"
 			if vs := explain(table, f, c); len(vs) > 0 {
 				why = fmt.Sprintf("the client-go's (%s: %s)", vs[0].Kind, vs[0].Upstream)
+				if r := vs[0].entry.KubeAPIServer; r != nil {
+					why = fmt.Sprintf("the server's, on kube-apiserver %s (%s: %s)", r, vs[0].Kind, vs[0].Upstream)
+				}
 				if vs[0].Kind == suiteDefectKind {
 					why = fmt.Sprintf("a defect of this suite, neither the client-go's nor the server's (%s: %s)", vs[0].Upstream, vs[0].Why)
 				}

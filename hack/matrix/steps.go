@@ -96,12 +96,12 @@ func (j *stepJudgement) judge(base, head runSpecs, table []verdict, n noise) {
 			j.flips = append(j.flips, line+" (a known behaviour of both releases: "+eTo[0].SpecContains+")")
 		case worse && len(eTo) > 0:
 			for _, e := range eTo {
-				c := j.change(scenarioOf(e.SpecContains)+": "+shortUpstream(e.Upstream), e.Kind, e.Upstream, e.entry.Links)
+				c := j.change(e.title(), e.Kind, e.Upstream, e.entry.Links)
 				c.outcomes = append(c.outcomes, line)
 			}
 		case better && len(eFrom) > 0:
 			for _, e := range eFrom {
-				c := j.change(scenarioOf(e.SpecContains)+": "+shortUpstream(e.Upstream), e.Kind, e.Upstream, e.entry.Links)
+				c := j.change(e.title(), e.Kind, e.Upstream, e.entry.Links)
 				c.outcomes = append(c.outcomes, line)
 			}
 		case worse:
@@ -140,6 +140,16 @@ func orNotRun(r specResult) string {
 
 // scenarioOf is the scenario ID a spec text starts with ("S17").
 func scenarioOf(spec string) string { return strings.Fields(spec + " ?")[0] }
+
+// title names the change an entry explains in a step: its scenario and
+// upstream change, or, for an entry of a kube-apiserver range (one that
+// may match the specs of many scenarios), the servers and the change.
+func (v verdict) title() string {
+	if r := v.entry.KubeAPIServer; r != nil {
+		return "kube-apiserver " + r.String() + ": " + shortUpstream(v.Upstream)
+	}
+	return scenarioOf(v.SpecContains) + ": " + shortUpstream(v.Upstream)
+}
 
 // shortUpstream is an upstream change's name: its text up to the first
 // " (" or ":" ("kubernetes PR #134180").

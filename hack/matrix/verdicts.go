@@ -114,6 +114,22 @@ type verdict struct {
 	entry known.Entry
 }
 
+// matches says whether the entry is about spec: it holds SpecContains or
+// one of the entry's other substrings (known.Entry.Also).
+func (v verdict) matches(spec string) bool {
+	return strings.Contains(spec, v.SpecContains) || slices.ContainsFunc(v.entry.Also, func(a string) bool { return strings.Contains(spec, a) })
+}
+
+// heading is the entry's heading under Findings: the spec text it is
+// about, or, for an entry about the specs of several scenarios, the
+// change's title.
+func (v verdict) heading() string {
+	if len(v.entry.Also) > 0 {
+		return v.title()
+	}
+	return v.SpecContains
+}
+
 // suiteDefectKind is the Kind of an entry that explains a failure by a
 // defect of this suite, fixed since the run (known.KindSuiteDefect).
 const suiteDefectKind = known.KindSuiteDefect
@@ -195,10 +211,18 @@ func (g gateSet) disables(name string) bool {
 func explain(table []verdict, spec string, col column) []verdict {
 	var out []verdict
 	for _, v := range table {
-		if (col.Cells[spec].Control || isControlName(spec)) && v.Kind != suiteDefectKind {
-			continue // a control tests the suite against a broken client, not client-go
+		server := v.entry.KubeAPIServer
+		if server != nil && !server.Contains(cmp.Or(col.Kube, knownData().Run.KubeAPIServer)) {
+			continue // of other servers than the column's
 		}
-		if strings.Contains(spec, v.SpecContains) && v.Applies(col.ClientGo, col.Gates) && (v.Run == nil || v.Run(col.Commit)) {
+		if (col.Cells[spec].Control || isControlName(spec)) && v.Kind != suiteDefectKind && server == nil {
+			// A control tests the suite against a broken client, not
+			// client-go; an entry of the server's behaviour (a kube-apiserver
+			// range) explains it as it explains the spec: the server takes
+			// away what the broken client needs to break.
+			continue
+		}
+		if v.matches(spec) && v.Applies(col.ClientGo, col.Gates) && (v.Run == nil || v.Run(col.Commit)) {
 			out = append(out, v)
 		}
 	}
@@ -611,7 +635,11 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 				if _, ok := g.specs[name]; !ok {
 					g.cols = append(g.cols, name)
 				}
-				g.specs[name] = append(g.specs[name], strings.TrimSpace(strings.TrimPrefix(spec, v.SpecContains)))
+				listed := spec // in full where the specs do not all begin with SpecContains
+				if len(v.entry.Also) == 0 {
+					listed = strings.TrimSpace(strings.TrimPrefix(spec, v.SpecContains))
+				}
+				g.specs[name] = append(g.specs[name], listed)
 			}
 		}
 	}
@@ -624,7 +652,7 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 		return scenarioNumber(x.v.SpecContains) - scenarioNumber(y.v.SpecContains)
 	})
 	for _, g := range groups {
-		fmt.Fprintf(b, "%s %s\n\n", level, g.v.SpecContains)
+		fmt.Fprintf(b, "%s %s\n\n", level, g.v.heading())
 		if full {
 			fmt.Fprintf(b, "**%s**. Upstream: %s.\n\n%s.\n\n", g.v.Kind, g.v.Upstream, upperFirst(g.v.Why))
 		}
@@ -635,6 +663,9 @@ func writeGrouped(b *strings.Builder, findings map[string][]finding, level strin
 			all = append(all, g.specs[c]...)
 		}
 		prefix := commonWordPrefix(all)
+		if len(g.v.entry.Also) > 0 {
+			prefix = "" // the specs do not all begin with SpecContains
+		}
 		if prefix != "" {
 			sep := " "
 			if strings.ContainsAny(prefix[:1], ",;:") {

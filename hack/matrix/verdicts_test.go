@@ -437,3 +437,25 @@ func TestControlsAreNotClientGos(t *testing.T) {
 		t.Errorf("the spec is not explained: %q", problems)
 	}
 }
+
+// TestServerEntriesByColumnServer: an entry of a kube-apiserver range
+// explains failures on columns of those servers only, controls included
+// (the server takes away what the broken client needs to break).
+func TestServerEntriesByColumnServer(t *testing.T) {
+	e := known.Entry{Spec: "S21 a stream", Kind: known.KindChange, Upstream: "u", Why: "w", KubeAPIServer: &known.Range{From: "v1.33.0", Before: "v1.34.0"}}
+	v := verdict{SpecContains: e.Spec, Applies: func(string, gateSet) bool { return true }, Kind: e.Kind, Upstream: e.Upstream, entry: e}
+	run := verdictRun{Date: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Cores: 2}
+	for _, tc := range []struct {
+		kube      string
+		explained bool
+	}{{"v1.33.13", true}, {"v1.34.4", false}} {
+		col := column{ClientGo: "v0.37.2", Kube: tc.kube, Cells: map[string]cell{
+			"S21 a stream cut resumes":            {Outcome: "failed"},
+			"S21 a stream cut fails when it lies": {Outcome: "failed", Control: true},
+		}}
+		_, problems := verdictDoc(run, []column{col}, []verdict{v})
+		if want := map[bool]int{true: 0, false: 2}[tc.explained]; len(problems) != want {
+			t.Errorf("on %s: problems %q, want %d", tc.kube, problems, want)
+		}
+	}
+}

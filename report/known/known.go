@@ -200,6 +200,10 @@ type Entry struct {
 	// Spec is a substring of the spec's full text (Ginkgo's containers and
 	// leaf, space separated, as the informer report names specs).
 	Spec string `json:"spec"`
+	// Also are more such substrings, for an entry that the specs of
+	// several scenarios show (a server's behaviour): the entry explains a
+	// spec that holds Spec or any of them.
+	Also []string `json:"also,omitempty"`
 	// Kind is KindChange, KindRegression or KindSuiteDefect.
 	Kind string `json:"kind"`
 	// Upstream names the PR, issue or release note; Links are their
@@ -318,8 +322,8 @@ func (d Data) Check() error {
 	seen := map[string]bool{}
 	for i, e := range d.Entries {
 		name := fmt.Sprintf("entries[%d] (%.40s)", i, e.Spec)
-		if e.Spec == "" || e.Upstream == "" || e.Why == "" {
-			errs = append(errs, name+": spec, upstream and why are required")
+		if e.Spec == "" || e.Upstream == "" || e.Why == "" || slices.Contains(e.Also, "") {
+			errs = append(errs, name+": spec, upstream and why are required (and no empty also)")
 		}
 		key := e.Spec + "\x00" + e.Upstream
 		if seen[key] {
@@ -328,8 +332,8 @@ func (d Data) Check() error {
 		seen[key] = true
 		switch e.Kind {
 		case KindChange, KindRegression:
-			if len(e.ChangedIn) == 0 {
-				errs = append(errs, name+": a client-go change or regression names the release that changed or fixed it (changedIn)")
+			if len(e.ChangedIn) == 0 && e.KubeAPIServer == nil {
+				errs = append(errs, name+": a client-go change or regression names the release that changed or fixed it (changedIn), a server's the kube-apiserver versions it holds on (kubeAPIServer)")
 			}
 			if e.FixedBySuite != "" {
 				errs = append(errs, name+": fixedBySuite is a suite defect's")
@@ -455,7 +459,9 @@ func (e Entry) Applies(clientGo string, off func(gate string) bool) bool {
 }
 
 // Matches says whether the entry is about spec (a spec's full text).
-func (e Entry) Matches(spec string) bool { return strings.Contains(spec, e.Spec) }
+func (e Entry) Matches(spec string) bool {
+	return strings.Contains(spec, e.Spec) || slices.ContainsFunc(e.Also, func(a string) bool { return strings.Contains(spec, a) })
+}
 
 // Changes is the entry's changes in words: "changed in client-go v0.36.0
 // (gates AtomicFIFO, UnlockWhileProcessingFIFO)".
@@ -525,6 +531,12 @@ func (d Data) Explain(s Subject) Verdict {
 	v := Verdict{ClientGo: s.ClientGo}
 	switch {
 	case s.Control:
+		// A control tests the suite against a broken client, not
+		// client-go, unless the server takes away what the broken client
+		// needs to break (an entry of a kube-apiserver range).
+		if e := d.serverEntries(s); len(e) > 0 {
+			return Verdict{Known: true, Entries: e, ClientGo: s.ClientGo}
+		}
 		v.Why = "a negative control: its deliberately broken client was not caught, a defect of this suite's check, not client-go's behaviour"
 		return v
 	case s.ClientGo == "":
@@ -559,6 +571,18 @@ func (d Data) Explain(s Subject) Verdict {
 		v.Caveat = "client-go is replaced by " + s.Replacement + ": the data describes the released " + s.ClientGo
 	}
 	return v
+}
+
+// serverEntries is the entries of d of a kube-apiserver range that hold
+// s's server and match its spec: what that server does, whatever the client.
+func (d Data) serverEntries(s Subject) []Entry {
+	var out []Entry
+	for _, e := range d.Entries {
+		if e.Kind != KindSuiteDefect && e.KubeAPIServer != nil && s.KubeAPIServer != "" && e.KubeAPIServer.Contains(s.KubeAPIServer) && e.Matches(s.Spec) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Line is the verdict in one line: "known for client-go v0.33.0: kubernetes

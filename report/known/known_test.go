@@ -215,3 +215,25 @@ func TestNoiseRules(t *testing.T) {
 		}
 	}
 }
+
+// A control is never client-go's, but a server that takes away what its
+// broken client needs to break explains it on that server only.
+func TestServerEntryExplainsControls(t *testing.T) {
+	d := Data{Run: Run{Commit: "c", ClientGo: []string{"v0.31.0", "v0.37.2"}}, Entries: []Entry{
+		{Spec: "S21 x", Kind: KindChange, Upstream: "u", Why: "w", KubeAPIServer: &Range{From: "v1.33.0", Before: "v1.34.0"}},
+		{Spec: "S21 x", Kind: KindChange, Upstream: "client-go's", Why: "w", ChangedIn: []Change{{ClientGo: "v0.31.0"}}},
+	}}
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	control := Subject{Spec: "S21 x fails when y", ClientGo: "v0.37.2", Control: true, KubeAPIServer: "v1.33.13"}
+	if v := d.Explain(control); !v.Known || len(v.Entries) != 1 || v.Entries[0].Upstream != "u" {
+		t.Errorf("on v1.33.13: %s, want known by the server's entry alone", v.Line())
+	}
+	for _, server := range []string{"v1.34.4", ""} {
+		control.KubeAPIServer = server
+		if v := d.Explain(control); v.Known || !strings.Contains(v.Line(), "negative control") {
+			t.Errorf("on %q: %s, want the control unexplained", server, v.Line())
+		}
+	}
+}

@@ -9,15 +9,22 @@ import (
 	"github.com/informer-conformance/informer-conformance/scenarios"
 )
 
+// The detector specs' texts (the verdict data names them too).
+const (
+	detectorDescribe = "client-go's watch-list consistency detector"
+	detectorChecks   = "checks each streaming list with one LIST at its resourceVersion, which is no re-initialisation"
+	detectorControl  = "fails, naming the detector and the informer, when a streaming list loses an object"
+)
+
 // The watch-list consistency detector's specs: the scenario, and what it
 // expects of client-go, is scenarios.StreamingListChecked.
-var _ = Describe("client-go's watch-list consistency detector", Label("consistency-detector"), func() {
-	e2e.DescribeSyncModes("checks each streaming list with one LIST at its resourceVersion, which is no re-initialisation",
+var _ = Describe(detectorDescribe, Label("consistency-detector"), func() {
+	e2e.DescribeSyncModes(detectorChecks,
 		func(ctx SpecContext, m e2e.SyncMode) {
 			scenarios.StreamingListChecked(ctx, m.Setup())
 		}, Sample)
 
-	It("fails, naming the detector and the informer, when a streaming list loses an object", NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
+	It(detectorControl, NegativeControl, e2e.StreamingList.Decorations(), func(ctx SpecContext) {
 		// A transport that drops the first object of every streaming
 		// list's initial events: the informer would sync without it.
 		// The detector's LIST has it.
