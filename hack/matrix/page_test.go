@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/informer-conformance/informer-conformance/report/known"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
 // TestVerdictPageAndDataInStep: the verdict page in the tree and the

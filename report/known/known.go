@@ -533,8 +533,9 @@ func (d Data) Explain(s Subject) Verdict {
 	case s.Control:
 		// A control tests the suite against a broken client, not
 		// client-go, unless the server takes away what the broken client
-		// needs to break (an entry of a kube-apiserver range).
-		if e := d.serverEntries(s); len(e) > 0 {
+		// needs to break (an entry of a kube-apiserver range, for a
+		// client-go the data covers).
+		if e := d.serverEntries(s); len(e) > 0 && semver.IsValid(canonical(s.ClientGo)) && d.covers(s.ClientGo) {
 			return Verdict{Known: true, Entries: e, ClientGo: s.ClientGo}
 		}
 		v.Why = "a negative control: its deliberately broken client was not caught, a defect of this suite's check, not client-go's behaviour"

@@ -230,10 +230,10 @@ func TestServerEntryExplainsControls(t *testing.T) {
 	if v := d.Explain(control); !v.Known || len(v.Entries) != 1 || v.Entries[0].Upstream != "u" {
 		t.Errorf("on v1.33.13: %s, want known by the server's entry alone", v.Line())
 	}
-	for _, server := range []string{"v1.34.4", ""} {
-		control.KubeAPIServer = server
+	for _, c := range []struct{ server, clientGo string }{{"v1.34.4", "v0.37.2"}, {"", "v0.37.2"}, {"v1.33.13", "v0.39.0"}} {
+		control.KubeAPIServer, control.ClientGo = c.server, c.clientGo
 		if v := d.Explain(control); v.Known || !strings.Contains(v.Line(), "negative control") {
-			t.Errorf("on %q: %s, want the control unexplained", server, v.Line())
+			t.Errorf("on %q with client-go %s: %s, want the control unexplained", c.server, c.clientGo, v.Line())
 		}
 	}
 }
