@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/mod/semver"
 
+	"github.com/informer-conformance/informer-conformance/cluster/binaries"
 	"github.com/informer-conformance/informer-conformance/report/known"
 )
 
@@ -117,7 +118,7 @@ type verdict struct {
 // matches says whether the entry is about spec: it holds SpecContains or
 // one of the entry's other substrings (known.Entry.Also).
 func (v verdict) matches(spec string) bool {
-	return strings.Contains(spec, v.SpecContains) || slices.ContainsFunc(v.entry.Also, func(a string) bool { return strings.Contains(spec, a) })
+	return known.Entry{Spec: v.SpecContains, Also: v.entry.Also}.Matches(spec)
 }
 
 // heading is the entry's heading under Findings: the spec text it is
@@ -211,11 +212,11 @@ func (g gateSet) disables(name string) bool {
 func explain(table []verdict, spec string, col column) []verdict {
 	var out []verdict
 	for _, v := range table {
-		server := v.entry.KubeAPIServer
-		if server != nil && !server.Contains(cmp.Or(col.Kube, knownData().Run.KubeAPIServer)) {
+		// A column without a server ran the pinned default.
+		if !v.entry.HoldsOn(cmp.Or(col.Kube, binaries.DefaultKubeVersion)) {
 			continue // of other servers than the column's
 		}
-		if (col.Cells[spec].Control || isControlName(spec)) && v.Kind != suiteDefectKind && server == nil {
+		if (col.Cells[spec].Control || isControlName(spec)) && v.Kind != suiteDefectKind && v.entry.KubeAPIServer == nil {
 			// A control tests the suite against a broken client, not
 			// client-go; an entry of the server's behaviour (a kube-apiserver
 			// range) explains it as it explains the spec: the server takes

@@ -458,6 +458,13 @@ func (e Entry) Applies(clientGo string, off func(gate string) bool) bool {
 	return true
 }
 
+// HoldsOn says whether the entry holds on kube-apiserver server ("" not
+// known): an entry without a KubeAPIServer range holds on any server, one
+// with a range only on a known server inside it.
+func (e Entry) HoldsOn(server string) bool {
+	return e.KubeAPIServer == nil || server != "" && e.KubeAPIServer.Contains(server)
+}
+
 // Matches says whether the entry is about spec (a spec's full text).
 func (e Entry) Matches(spec string) bool {
 	return strings.Contains(spec, e.Spec) || slices.ContainsFunc(e.Also, func(a string) bool { return strings.Contains(spec, a) })
@@ -558,7 +565,7 @@ func (d Data) Explain(s Subject) Verdict {
 		if e.Kind == KindSuiteDefect || !e.Matches(s.Spec) || !e.Applies(s.ClientGo, off) {
 			continue
 		}
-		if e.KubeAPIServer != nil && (s.KubeAPIServer == "" || !e.KubeAPIServer.Contains(s.KubeAPIServer)) {
+		if !e.HoldsOn(s.KubeAPIServer) {
 			continue
 		}
 		v.Entries = append(v.Entries, e)
@@ -579,7 +586,7 @@ func (d Data) Explain(s Subject) Verdict {
 func (d Data) serverEntries(s Subject) []Entry {
 	var out []Entry
 	for _, e := range d.Entries {
-		if e.Kind != KindSuiteDefect && e.KubeAPIServer != nil && s.KubeAPIServer != "" && e.KubeAPIServer.Contains(s.KubeAPIServer) && e.Matches(s.Spec) {
+		if e.Kind != KindSuiteDefect && e.KubeAPIServer != nil && e.HoldsOn(s.KubeAPIServer) && e.Matches(s.Spec) {
 			out = append(out, e)
 		}
 	}
